@@ -1,0 +1,151 @@
+package board
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Card is the unit of work.
+type Card struct {
+	ID            string          `json:"id"`
+	Identifier    string          `json:"identifier"`
+	Title         string          `json:"title"`
+	Body          string          `json:"body"`
+	State         string          `json:"state"`
+	StateReason   string          `json:"state_reason"`
+	Priority      int             `json:"priority"` // 1 highest … 4; 0 means none (sorted last)
+	Labels        []string        `json:"labels"`
+	Agent         string          `json:"agent"`
+	Spec          json.RawMessage `json:"spec"` // always a JSON object ("{}" when empty)
+	BlockedBy     []string        `json:"blocked_by"`
+	BlockReason   *BlockReason    `json:"block_reason"`
+	GaveUp        *GaveUp         `json:"gave_up"`
+	NextAttemptAt *time.Time      `json:"next_attempt_at"`
+	RetryEpoch    int             `json:"retry_epoch"`
+	Claim         *Claim          `json:"claim"`
+	CreatedAt     time.Time       `json:"created_at"`
+	UpdatedAt     time.Time       `json:"updated_at"`
+	// Version increases with every write; stores apply a change only when the
+	// version they hold equals the one the writer read (compare-and-set).
+	Version int64 `json:"version"`
+}
+
+// BlockReason answers what is wrong, where, and how to continue.
+type BlockReason struct {
+	Kind  string `json:"kind,omitempty"`
+	What  string `json:"what"`
+	Where string `json:"where"`
+	How   string `json:"how"`
+}
+
+// GaveUp is stamped on a card when a budget ran out.
+type GaveUp struct {
+	RunID    string    `json:"run_id"`
+	Attempts int       `json:"attempts"`
+	Kind     string    `json:"kind"`
+	Reason   string    `json:"reason"`
+	At       time.Time `json:"at"`
+}
+
+// Claim is a lease on a card. Every owner write is conditional on (owner, epoch).
+type Claim struct {
+	Owner      string    `json:"owner"`
+	Epoch      int64     `json:"epoch"`
+	LeaseUntil time.Time `json:"lease_until"`
+}
+
+// Outcome is how a run ended.
+type Outcome string
+
+// Run outcomes.
+const (
+	OutcomeNone        Outcome = ""
+	OutcomeSucceeded   Outcome = "succeeded"
+	OutcomeFailed      Outcome = "failed"
+	OutcomeReleased    Outcome = "released"
+	OutcomeBlocked     Outcome = "blocked"
+	OutcomeParked      Outcome = "parked"
+	OutcomeDeferred    Outcome = "deferred"
+	OutcomeInterrupted Outcome = "interrupted"
+	OutcomeCancelled   Outcome = "cancelled"
+	OutcomeLeaseLost   Outcome = "lease_lost"
+)
+
+// Run is one attempt on a card. The attempt number is assigned at claim time
+// and stored; it is never recounted from memory.
+type Run struct {
+	ID         string     `json:"id"`
+	CardID     string     `json:"card_id"`
+	Attempt    int        `json:"attempt"`
+	RetryEpoch int        `json:"retry_epoch"`
+	ClaimEpoch int64      `json:"claim_epoch"`
+	Node       string     `json:"node"`
+	Agent      string     `json:"agent"`
+	Outcome    Outcome    `json:"outcome"`
+	Kind       string     `json:"kind"`
+	Counted    bool       `json:"counted"`
+	Decision   string     `json:"decision"`
+	ExitCode   *int       `json:"exit_code"`
+	Error      string     `json:"error"`
+	ClaimedAt  time.Time  `json:"claimed_at"`
+	StartedAt  *time.Time `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+	TokensIn   int64      `json:"tokens_in"`
+	TokensOut  int64      `json:"tokens_out"`
+	CostUSD    float64    `json:"cost_usd"`
+	LogPath    string     `json:"log_path"`
+	Workspace  string     `json:"workspace"`
+	LastOutput string     `json:"last_output"`
+}
+
+// Open reports whether the run has no outcome yet.
+func (r Run) Open() bool { return r.Outcome == OutcomeNone }
+
+// Event is an append-only audit record.
+type Event struct {
+	Seq    int64           `json:"seq"`
+	At     time.Time       `json:"at"`
+	CardID string          `json:"card_id"`
+	RunID  string          `json:"run_id"`
+	Type   string          `json:"type"`
+	Actor  string          `json:"actor"`
+	Reason string          `json:"reason"`
+	Data   json.RawMessage `json:"data"`
+}
+
+// Comment is a note on a card by an operator, the dispatcher or an agent.
+type Comment struct {
+	ID     string    `json:"id"`
+	CardID string    `json:"card_id"`
+	Author string    `json:"author"`
+	Body   string    `json:"body"`
+	At     time.Time `json:"at"`
+}
+
+// Event types.
+const (
+	EvCreated   = "created"
+	EvEdited    = "edited"
+	EvMoved     = "moved"
+	EvCommented = "commented"
+	EvClaimed   = "claimed"
+	EvStarted   = "started"
+	EvFinished  = "finished"
+	EvReleased  = "released"
+	EvRetry     = "retry_scheduled"
+	EvDeferred  = "deferred"
+	EvBlocked   = "blocked"
+	EvGaveUp    = "gave_up"
+	EvParked    = "parked"
+	EvAnswered  = "answered"
+	EvResumed   = "resumed"
+	EvReopened  = "reopened"
+	EvCancelled = "cancelled"
+	EvRecovered = "recovered"
+	EvLeaseLost = "lease_lost"
+)
+
+// Actor names who did something: "operator", "operator:NAME", "dispatcher:NODE", "agent:PROFILE".
+const (
+	ActorOperator = "operator"
+)

@@ -1,0 +1,53 @@
+// Package policy turns what happened on a run into what drover does next. It is
+// pure: values in, values out, no I/O and no clock of its own.
+package policy
+
+// Kind is a stable snake_case failure kind (see DESIGN.md).
+type Kind string
+
+// Failure kinds.
+const (
+	KindNone                Kind = ""
+	KindRateLimited         Kind = "rate_limited"
+	KindUsageLimited        Kind = "usage_limited"
+	KindQuotaExhausted      Kind = "quota_exhausted"
+	KindProviderUnavailable Kind = "provider_unavailable"
+	KindNetwork             Kind = "network"
+	KindWorkspaceSetup      Kind = "workspace_setup"
+	KindInterrupted         Kind = "interrupted"
+	KindAuthFailed          Kind = "auth_failed"
+	KindConfigError         Kind = "config_error"
+	KindInvalidInput        Kind = "invalid_input"
+	KindContextExhausted    Kind = "context_exhausted"
+	KindPermissionDenied    Kind = "permission_denied"
+	KindRefused             Kind = "refused"
+	KindInputRequired       Kind = "input_required"
+	KindAgentFailed         Kind = "agent_failed"
+	KindMaxTurns            Kind = "max_turns"
+	KindTimeout             Kind = "timeout"
+	KindStalled             Kind = "stalled"
+	KindUnknown             Kind = "unknown"
+	KindNoProgress          Kind = "no_progress"
+	KindCancelled           Kind = "cancelled"
+	// KindSucceeded is not a failure: the sim agent and classify use it for a clean run.
+	KindSucceeded Kind = "succeeded"
+)
+
+// Kinds lists every failure kind in DESIGN.md's order.
+var Kinds = []Kind{
+	KindRateLimited, KindUsageLimited, KindQuotaExhausted, KindProviderUnavailable,
+	KindNetwork, KindWorkspaceSetup, KindInterrupted, KindAuthFailed, KindConfigError,
+	KindInvalidInput, KindContextExhausted, KindPermissionDenied, KindRefused,
+	KindInputRequired, KindAgentFailed, KindMaxTurns, KindTimeout, KindStalled,
+	KindUnknown, KindNoProgress, KindCancelled,
+}
+
+// Valid reports whether k is a known failure kind.
+func (k Kind) Valid() bool {
+	for _, x := range Kinds {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,51 @@
+package policy
+
+import "time"
+
+// Signals is everything known about a finished agent process, as the agent
+// adapter saw it. Classify reads it; it never touches processes or files.
+type Signals struct {
+	AgentKind string // claude, codex, command, sim
+	ExitCode  int    // -1 when the process did not exit normally
+	Signaled  bool   // the process died of a signal
+	// KilledFor is set when drover itself stopped the process:
+	// "timeout", "stall", "cancel", "shutdown", "spend".
+	KilledFor  string
+	Structured Structured
+	Stdout     string // tail of stdout (the adapter decides how much)
+	Stderr     string // tail of stderr
+}
+
+// Structured holds the typed fields an adapter parsed from the agent's own
+// machine-readable output. The zero value means "nothing structured was seen".
+type Structured struct {
+	Present           bool          // the adapter recognised structured output at all
+	IsError           bool          // claude result.is_error; codex turn.failed / error
+	Subtype           string        // claude result.subtype
+	APIErrorStatus    int           // claude result.api_error_status (HTTP status), 0 if null
+	ErrorType         string        // claude assistant message "error" (rate_limit, authentication_failed, billing_error, …)
+	TerminalReason    string        // claude result.terminal_reason
+	ResultText        string        // final result / last agent message text
+	ErrorMessages     []string      // error texts in order (codex error events, turn.failed, claude api errors)
+	RetryStatuses     []int         // HTTP statuses of the CLI's own retries (claude system/api_retry)
+	RetryDelay        time.Duration // last retry delay the CLI honoured (server retry-after)
+	ResetsAt          time.Time     // usage/rate limit reset time, when the output states one
+	PermissionDenials int           // claude result.permission_denials count
+	Question          string        // a question the agent asked a human (input_required)
+	SessionID         string        // claude session_id / codex thread_id
+	Turns             int
+	TokensIn          int64
+	TokensOut         int64
+	CostUSD           float64
+	CostKnown         bool
+	ParseErrors       []string // bad or truncated lines, reported not fatal
+}
+
+// Classification is the verdict on one run's output.
+type Classification struct {
+	Kind       Kind          `json:"kind"`
+	RetryAfter time.Duration `json:"-"`
+	RetryAt    time.Time     `json:"-"` // absolute reset time when known
+	Message    string        `json:"message"`
+	Source     string        `json:"source"` // e.g. "structured:api_error_status", "phrase:rate_limit_exceeded", "exit_code", "rule:NAME"
+}
