@@ -1,0 +1,34 @@
+package policy
+
+import "time"
+
+// Config is the failure policy as WORKFLOW.md's policy: key states it. The
+// config package fills it (durations already parsed); Defaults gives the values
+// used for every key the file leaves out.
+type Config struct {
+	MaxAttempts     int                 `json:"max_attempts"` // negative = unbounded; 0 is refused
+	FailedState     string              `json:"failed_state"` // default "blocked"
+	Backoff         Backoff             `json:"backoff"`
+	ReleaseChurnCap int                 `json:"release_churn_cap"`
+	ContinuationCap int                 `json:"continuation_cap"`
+	Kinds           map[Kind]KindPolicy `json:"kinds"`
+	// Breaker: this many profile-level failures (rate_limited, usage_limited,
+	// provider_unavailable) across cards within Window open the profile's breaker.
+	BreakerThreshold int           `json:"breaker_threshold"`
+	BreakerWindow    time.Duration `json:"breaker_window"`
+	BreakerCooldown  time.Duration `json:"breaker_cooldown"` // open time when no reset time is known
+}
+
+// Backoff is an exponential schedule with jitter: Base × 2^(n-1), at most Max.
+type Backoff struct {
+	Base   time.Duration `json:"base"`
+	Max    time.Duration `json:"max"`
+	Jitter float64       `json:"jitter"` // 0..1, fraction of the delay added at random
+}
+
+// KindPolicy overrides the defaults for one kind. Zero fields keep the default.
+type KindPolicy struct {
+	Cap     *int            `json:"cap,omitempty"`     // per-card cap for this kind (per retry epoch)
+	Tiers   []time.Duration `json:"tiers,omitempty"`   // fixed delays; the last repeats
+	Backoff *Backoff        `json:"backoff,omitempty"` // exponential instead of tiers
+}
