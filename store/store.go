@@ -177,9 +177,9 @@ type OutboxResult struct {
 
 // OutboxFilter selects outbox rows.
 type OutboxFilter struct {
-	CardID    string
-	Pending   *bool
-	Limit     int
+	CardID  string
+	Pending *bool
+	Limit   int
 }
 
 // AgentState is the persisted state of one agent profile's breaker.
