@@ -1,0 +1,475 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Problem is one thing wrong with a config file: the key path at fault, the
+// line it is on (0 when unknown) and a message that says how to fix it.
+type Problem struct {
+	Line int    `json:"line,omitempty"`
+	Path string `json:"path"`
+	Msg  string `json:"message"`
+}
+
+func (p Problem) String() string {
+	if p.Path == "" {
+		return p.Msg
+	}
+	return p.Path + ": " + p.Msg
+}
+
+// Error is an invalid config: every problem found, in file order.
+type Error struct {
+	File     string
+	Problems []Problem
+}
+
+// Error renders the problems on one line, each naming its key path.
+func (e *Error) Error() string {
+	var b strings.Builder
+	for i, p := range e.Problems {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		if i == 0 && e.File != "" {
+			b.WriteString(e.File)
+			if p.Line > 0 {
+				fmt.Fprintf(&b, ":%d", p.Line)
+			}
+			b.WriteString(": ")
+		} else if p.Line > 0 {
+			fmt.Fprintf(&b, "line %d: ", p.Line)
+		}
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// decoder walks yaml.v3 nodes, collecting problems, warnings and ignored keys
+// with their full key paths instead of stopping at the first error.
+type decoder struct {
+	lineOffset int // lines before the YAML starts (the opening ---)
+	probs      []Problem
+	warns      []string
+	ignored    []string
+	getenv     func(string) (string, bool)
+}
+
+func newDecoder(lineOffset int) *decoder {
+	return &decoder{lineOffset: lineOffset, getenv: os.LookupEnv}
+}
+
+func (d *decoder) line(n *yaml.Node) int {
+	if n == nil || n.Line == 0 {
+		return 0
+	}
+	return n.Line + d.lineOffset
+}
+
+func (d *decoder) errf(n *yaml.Node, path, format string, a ...any) {
+	d.probs = append(d.probs, Problem{Line: d.line(n), Path: path, Msg: fmt.Sprintf(format, a...)})
+}
+
+func (d *decoder) warnf(path, format string, a ...any) {
+	d.warns = append(d.warns, path+": "+fmt.Sprintf(format, a...))
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func isNull(n *yaml.Node) bool {
+	return n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		return deref(n.Content[0])
+	}
+	return n
+}
+
+// strictness says what to do with a key a section does not know.
+type strictness int
+
+const (
+	// strict: unknown keys are errors (drover's own sections).
+	strict strictness = iota
+	// lenient: unknown keys are ignored with a warning, unless they look like a
+	// typo of a known key (Symphony-shared sections and the top level).
+	lenient
+)
+
+// fields reads a mapping node into key → value, reporting duplicate and unknown
+// keys. It returns nil when n is not a mapping (after reporting it).
+func (d *decoder) fields(n *yaml.Node, path string, known []string, mode strictness) map[string]*yaml.Node {
+	n = deref(n)
+	if isNull(n) {
+		return map[string]*yaml.Node{}
+	}
+	if n.Kind != yaml.MappingNode {
+		d.errf(n, path, "must be a mapping of keys (%s), not %s", strings.Join(known, ", "), kindName(n))
+		return nil
+	}
+	out := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), n.Content[i+1]
+		if k == nil || k.Kind != yaml.ScalarNode {
+			d.errf(k, path, "keys must be plain names")
+			continue
+		}
+		p := join(path, k.Value)
+		if _, dup := out[k.Value]; dup {
+			d.errf(k, p, "appears twice; keep one")
+			continue
+		}
+		if !contains(known, k.Value) {
+			sugg := suggest(k.Value, known)
+			switch {
+			case mode == strict:
+				d.errf(k, p, "unknown key%s; valid keys here: %s", didYouMean(sugg), strings.Join(known, ", "))
+			case sugg != "":
+				d.errf(k, p, "unknown key%s", didYouMean(sugg))
+			default:
+				d.ignored = append(d.ignored, p)
+				d.warnf(p, "not used by drover; ignored")
+			}
+			continue
+		}
+		out[k.Value] = v
+	}
+	return out
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "something else"
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func didYouMean(s string) string {
+	if s == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", s)
+}
+
+// suggest returns the known word closest to s when it is plausibly a typo.
+func suggest(s string, known []string) string {
+	best, bestD := "", 3
+	for _, k := range known {
+		if dist := levenshtein(strings.ToLower(s), k); dist < bestD {
+			best, bestD = k, dist
+		}
+	}
+	if best != "" && bestD > len(s)/2 {
+		return ""
+	}
+	return best
+}
+
+func levenshtein(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 99
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// scalar returns the scalar node at n, or reports what was found instead.
+func (d *decoder) scalar(n *yaml.Node, path, want string) (*yaml.Node, bool) {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.ScalarNode {
+		d.errf(n, path, "must be %s, not %s", want, kindName(n))
+		return nil, false
+	}
+	return n, true
+}
+
+// expandMode says whether and how $VAR references in a string are expanded.
+type expandMode int
+
+const (
+	expandPlain  expandMode = iota // expand; an unset variable is an error
+	expandSecret                   // expand; an unset variable gives "" and a warning
+	expandNone                     // shell text: leave $ alone
+)
+
+// str reads a string value (null → "").
+func (d *decoder) str(n *yaml.Node, path string, mode expandMode) string {
+	if isNull(deref(n)) {
+		return ""
+	}
+	s, ok := d.scalar(n, path, "a string")
+	if !ok {
+		return ""
+	}
+	if mode == expandNone {
+		return s.Value
+	}
+	v, missing := expandEnv(s.Value, d.getenv)
+	if len(missing) > 0 {
+		names := "$" + strings.Join(missing, ", $")
+		if mode == expandSecret {
+			d.warnf(path, "%s is not set; using an empty value", names)
+		} else {
+			d.errf(s, path, "refers to %s, which is not set; export it or write the value directly", names)
+		}
+	}
+	return v
+}
+
+// expandEnv replaces $NAME and ${NAME} with environment values; $$ is a
+// literal $. Anything else after $ is kept as written. It returns the names
+// that were referenced but unset.
+func expandEnv(s string, getenv func(string) (string, bool)) (string, []string) {
+	if !strings.Contains(s, "$") {
+		return s, nil
+	}
+	var b strings.Builder
+	var missing []string
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '$' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		rest := s[i+1:]
+		name, width := "", 0
+		switch {
+		case rest[0] == '$':
+			b.WriteByte('$')
+			i++
+			continue
+		case rest[0] == '{':
+			end := strings.IndexByte(rest, '}')
+			if end > 1 && isEnvName(rest[1:end]) {
+				name, width = rest[1:end], end+1
+			}
+		default:
+			j := 0
+			for j < len(rest) && isEnvChar(rest[j], j == 0) {
+				j++
+			}
+			name, width = rest[:j], j
+		}
+		if name == "" {
+			b.WriteByte(c)
+			continue
+		}
+		v, ok := getenv(name)
+		if !ok || v == "" {
+			missing = append(missing, name)
+		}
+		b.WriteString(v)
+		i += width
+	}
+	return b.String(), missing
+}
+
+func isEnvChar(c byte, first bool) bool {
+	return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (!first && c >= '0' && c <= '9')
+}
+
+func isEnvName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isEnvChar(s[i], i == 0) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// integer reads a whole number.
+func (d *decoder) integer(n *yaml.Node, path string) (int, bool) {
+	s, ok := d.scalar(n, path, "a whole number")
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(strings.ReplaceAll(s.Value, "_", ""), 0, 64)
+	if err != nil || s.Tag == "!!str" || v > math.MaxInt32 || v < math.MinInt32 {
+		d.errf(s, path, "%q is not a whole number (e.g. 10)", s.Value)
+		return 0, false
+	}
+	return int(v), true
+}
+
+// number reads a float.
+func (d *decoder) number(n *yaml.Node, path string) (float64, bool) {
+	s, ok := d.scalar(n, path, "a number")
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(s.Value, 64)
+	if err != nil || s.Tag == "!!str" || math.IsNaN(v) || math.IsInf(v, 0) {
+		d.errf(s, path, "%q is not a number (e.g. 2.5)", s.Value)
+		return 0, false
+	}
+	return v, true
+}
+
+// boolean reads true/false.
+func (d *decoder) boolean(n *yaml.Node, path string) bool {
+	s, ok := d.scalar(n, path, "true or false")
+	if !ok {
+		return false
+	}
+	var v bool
+	if s.Tag != "!!bool" || s.Decode(&v) != nil {
+		d.errf(s, path, "%q is not true or false", s.Value)
+	}
+	return v
+}
+
+// duration reads a Go duration string ("250ms", "10s", "5m"); negative
+// durations are refused.
+func (d *decoder) duration(n *yaml.Node, path string) (time.Duration, bool) {
+	s, ok := d.scalar(n, path, `a duration such as "10s"`)
+	if !ok {
+		return 0, false
+	}
+	v, err := time.ParseDuration(strings.TrimSpace(s.Value))
+	if err != nil {
+		if _, e2 := strconv.ParseFloat(s.Value, 64); e2 == nil && s.Value != "0" {
+			d.errf(s, path, "%q has no unit; write e.g. %ss or %sms", s.Value, s.Value, s.Value)
+		} else {
+			d.errf(s, path, "%q is not a duration; use Go syntax such as 250ms, 10s, 5m or 1h30m", s.Value)
+		}
+		return 0, false
+	}
+	if v < 0 {
+		d.errf(s, path, "%q is negative; durations must be 0 or more", s.Value)
+		return 0, false
+	}
+	return v, true
+}
+
+// millis reads a Symphony-style *_ms integer as a duration.
+func (d *decoder) millis(n *yaml.Node, path string) (time.Duration, bool) {
+	v, ok := d.integer(n, path)
+	if !ok {
+		return 0, false
+	}
+	if v < 0 {
+		d.errf(n, path, "%d is negative; use 0 or more milliseconds", v)
+		return 0, false
+	}
+	return time.Duration(v) * time.Millisecond, true
+}
+
+// strings reads a list of strings; a single comma-separated string is accepted.
+func (d *decoder) strList(n *yaml.Node, path string, mode expandMode) []string {
+	n = deref(n)
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind == yaml.ScalarNode {
+		var out []string
+		for _, part := range strings.Split(d.str(n, path, mode), ",") {
+			if p := strings.TrimSpace(part); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.errf(n, path, "must be a list of strings, not %s", kindName(n))
+		return nil
+	}
+	out := make([]string, 0, len(n.Content))
+	for i, c := range n.Content {
+		out = append(out, d.str(c, fmt.Sprintf("%s[%d]", path, i), mode))
+	}
+	return out
+}
+
+// sortedKeys returns the keys of m in order, for stable error output.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// entry is one key/value pair of a mapping whose keys are names (profiles,
+// kinds, states), in file order.
+type entry struct {
+	key   string
+	knode *yaml.Node
+	val   *yaml.Node
+}
+
+// entries reads a name → value mapping in file order, reporting duplicates.
+func (d *decoder) entries(n *yaml.Node, path string) []entry {
+	n = deref(n)
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		d.errf(n, path, "must be a mapping of names to settings, not %s", kindName(n))
+		return nil
+	}
+	var out []entry
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := deref(n.Content[i])
+		if k == nil || k.Kind != yaml.ScalarNode {
+			d.errf(k, path, "keys must be plain names")
+			continue
+		}
+		if seen[k.Value] {
+			d.errf(k, join(path, k.Value), "appears twice; keep one")
+			continue
+		}
+		seen[k.Value] = true
+		out = append(out, entry{k.Value, k, n.Content[i+1]})
+	}
+	return out
+}
