@@ -1,0 +1,40 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/drover-dev/drover/board"
+	"github.com/drover-dev/drover/config"
+)
+
+// errConfig marks an invalid WORKFLOW.md (exit 2).
+var errConfig = errors.New("invalid config")
+
+// loadedConfig is the config as the CLI's read and operator commands need it.
+type loadedConfig struct {
+	Board      board.Board
+	StoreDSN   string
+	AgentNames []string
+	Full       *config.Config // nil when no WORKFLOW.md exists
+}
+
+// loadConfig reads WORKFLOW.md; a missing file means the defaults, so the
+// board commands work in any directory.
+func loadConfig(path string) (*loadedConfig, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return &loadedConfig{Board: board.Default()}, nil
+	}
+	c, err := config.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", errConfig, path, err)
+	}
+	lc := &loadedConfig{Board: c.Board, StoreDSN: c.Store.DSN, Full: c}
+	for name := range c.Agents.Profiles {
+		lc.AgentNames = append(lc.AgentNames, name)
+	}
+	sort.Strings(lc.AgentNames)
+	return lc, nil
+}

@@ -1,0 +1,207 @@
+// Package cli is drover's command line: Cobra commands that parse flags, call
+// the operator service, the store or the dispatcher, and print text or JSON.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/drover-dev/drover/board"
+	"github.com/drover-dev/drover/operator"
+	"github.com/drover-dev/drover/store"
+	"github.com/drover-dev/drover/store/sqlstore"
+)
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitFailed  = 1
+	ExitInvalid = 2
+)
+
+// usageError marks bad usage (exit 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// app is what every command needs, built once per invocation.
+type app struct {
+	configPath string
+	storeDSN   string
+	asJSON     bool
+	out, errw  io.Writer
+
+	st     store.Store
+	cfg    *loadedConfig
+	idents map[string]string
+}
+
+// Main runs the CLI with args and returns the process exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	a := &app{out: stdout, errw: stderr}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(context.Background())
+	if a.st != nil {
+		a.st.Close()
+	}
+	if err == nil {
+		return ExitOK
+	}
+	return a.report(err)
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "drover",
+		Short: "drover dispatches coding agents on a board of cards and tells the truth about every outcome",
+		Long: `drover claims eligible cards from a board, runs a coding agent on each in its own
+workspace, and routes every outcome to a state that tells the truth: done, waiting
+for a retry (when and why), blocked (what, where, how to continue), or waiting for
+a human answer.
+
+Start with:  drover demo --until-settled   (a self-contained tour)
+             drover init && drover serve    (your own board)`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.configPath, "config", "WORKFLOW.md", "path to WORKFLOW.md")
+	pf.StringVar(&a.storeDSN, "store", "", "store DSN: sqlite:PATH or postgres://… (default sqlite:<config dir>/.drover/drover.db; env DROVER_STORE)")
+	pf.BoolVar(&a.asJSON, "json", false, "print JSON (read commands) and JSON errors")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usagef("%v (see %s --help)", err, c.CommandPath())
+	})
+	root.AddCommand(a.initCmd(), a.cardCmd(), a.boardCmd(), a.eventsCmd(), a.runsCmd(), a.logsCmd())
+	for _, extra := range extraCommands {
+		root.AddCommand(extra(a))
+	}
+	return root
+}
+
+// extraCommands are registered by other files of this package (serve, demo, …).
+var extraCommands []func(*app) *cobra.Command
+
+// report prints err as one line (or JSON) and returns the exit code.
+func (a *app) report(err error) int {
+	code, exit := classifyErr(err)
+	if a.asJSON {
+		b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": err.Error()}})
+		fmt.Fprintln(a.errw, string(b))
+	} else {
+		fmt.Fprintln(a.errw, "drover: "+err.Error())
+	}
+	return exit
+}
+
+func classifyErr(err error) (string, int) {
+	var ie *board.InputError
+	var ue *usageError
+	var me *board.MoveError
+	var nf *operator.NotFoundError
+	switch {
+	case errors.As(err, &ue):
+		return "bad_usage", ExitInvalid
+	case errors.As(err, &ie):
+		return "invalid_input", ExitInvalid
+	case errors.As(err, &nf):
+		return "not_found", ExitInvalid
+	case errors.As(err, &me):
+		return "refused", ExitFailed
+	case errors.Is(err, store.ErrConflict):
+		return "conflict", ExitFailed
+	case errors.Is(err, store.ErrUnavailable):
+		return "store_unavailable", ExitFailed
+	case errors.Is(err, store.ErrSchemaTooNew):
+		return "schema_too_new", ExitFailed
+	case errors.Is(err, errConfig):
+		return "invalid_config", ExitInvalid
+	}
+	return "failed", ExitFailed
+}
+
+// configDir is where the config file lives (the store defaults beside it).
+func (a *app) configDir() string {
+	abs, err := filepath.Abs(a.configPath)
+	if err != nil {
+		return "."
+	}
+	return filepath.Dir(abs)
+}
+
+// dsn resolves the store DSN: --store, then DROVER_STORE, then the config's
+// store key, then a SQLite file beside the config.
+func (a *app) dsn() string {
+	if a.storeDSN != "" {
+		return normalizeDSN(a.storeDSN, "")
+	}
+	if v := os.Getenv("DROVER_STORE"); v != "" {
+		return normalizeDSN(v, "")
+	}
+	if a.cfg != nil && a.cfg.StoreDSN != "" {
+		return normalizeDSN(a.cfg.StoreDSN, a.configDir())
+	}
+	return "sqlite:" + filepath.Join(a.configDir(), ".drover", "drover.db")
+}
+
+// normalizeDSN makes a relative sqlite path absolute (relative to base when given).
+func normalizeDSN(dsn, base string) string {
+	const p = "sqlite:"
+	if len(dsn) > len(p) && dsn[:len(p)] == p {
+		path := dsn[len(p):]
+		if !filepath.IsAbs(path) && base != "" {
+			path = filepath.Join(base, path)
+		}
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
+		return p + path
+	}
+	return dsn
+}
+
+// open loads the config and opens the store.
+func (a *app) open(ctx context.Context) error {
+	if a.st != nil {
+		return nil
+	}
+	cfg, err := loadConfig(a.configPath)
+	if err != nil {
+		return err
+	}
+	a.cfg = cfg
+	st, err := sqlstore.Open(ctx, a.dsn())
+	if err != nil {
+		return err
+	}
+	a.st = st
+	return nil
+}
+
+// ops is the operator service for this invocation.
+func (a *app) ops() *operator.Service {
+	name := "operator"
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = "operator:" + u.Username
+	}
+	return &operator.Service{Store: a.st, Board: a.cfg.Board, Agents: a.cfg.AgentNames, Actor: name}
+}
+
+// printJSON writes v as indented JSON.
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
