@@ -108,6 +108,9 @@ func Parse(data []byte, baseDir string) (*Config, error) {
 		baseDir = abs
 	}
 	root := deref(&doc)
+	if root != nil && root.Kind == 0 {
+		root = nil // empty front matter: all defaults
+	}
 	if root != nil && root.Kind != yaml.MappingNode && !isNull(root) {
 		return nil, &Error{Problems: []Problem{{Line: d.line(root), Msg: "the front matter must be YAML keys (board:, agents:, policy: …), not " + kindName(root)}}}
 	}

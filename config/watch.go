@@ -1,0 +1,117 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Watcher reloads a WORKFLOW.md when it changes. An invalid edit keeps the
+// last good config; the error is kept for status pages until a valid edit.
+// It is safe for concurrent use.
+type Watcher struct {
+	path string
+
+	mu      sync.Mutex
+	cur     *Config
+	lastErr error
+	seen    string // hash of the last bytes examined, valid or not
+	modTime time.Time
+	size    int64
+}
+
+// NewWatcher watches path; initial is the config already loaded from it.
+func NewWatcher(path string, initial *Config) *Watcher {
+	w := &Watcher{path: path, cur: initial}
+	if initial != nil {
+		w.seen, w.modTime, w.size = initial.Hash, initial.ModTime, initial.Size
+		if initial.Path != "" {
+			w.path = initial.Path
+		}
+	}
+	return w
+}
+
+// Check is called on each tick. It reads the file and re-parses it when its
+// content changed. A valid edit returns the new config and changed=true. An
+// invalid edit returns the last good config, changed=false and the error; the
+// error is returned once, on the tick it was found, and stays available from
+// LastError until the file becomes valid again.
+func (w *Watcher) Check() (cfg *Config, changed bool, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	data, info, rerr := readFile(w.path)
+	if rerr != nil {
+		msg := fmt.Errorf("config reload: %v; keeping the last good config", rerr)
+		if w.seen != "missing" {
+			w.seen, w.lastErr = "missing", msg
+			return w.cur, false, msg
+		}
+		return w.cur, false, nil
+	}
+	sum := sha256.Sum256(data)
+	hash := hex.EncodeToString(sum[:])
+	if hash == w.seen {
+		w.modTime, w.size = info.ModTime(), info.Size()
+		return w.cur, false, nil
+	}
+	w.seen = hash
+	next, perr := Parse(data, filepath.Dir(w.path))
+	if perr != nil {
+		if e, ok := perr.(*Error); ok {
+			e.File = w.path
+		}
+		w.lastErr = fmt.Errorf("config reload failed, keeping the last good config: %w", perr)
+		return w.cur, false, w.lastErr
+	}
+	next.Path, next.ModTime, next.Size = w.path, info.ModTime(), info.Size()
+	w.modTime, w.size = next.ModTime, next.Size
+	if w.cur != nil && w.cur.Hash == next.Hash {
+		// Back to the content already in use (e.g. a bad edit reverted).
+		w.lastErr = nil
+		return w.cur, false, nil
+	}
+	w.cur, w.lastErr = next, nil
+	return next, true, nil
+}
+
+// Current is the config in effect: the last one that loaded cleanly.
+func (w *Watcher) Current() *Config {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cur
+}
+
+// LastError is the error of the last reload attempt, or nil once the file
+// loads cleanly again.
+func (w *Watcher) LastError() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lastErr
+}
+
+// RestartNeeded lists the settings that differ between two configs but only
+// take effect when drover restarts (the store, the server address, the node
+// name and the board prefix).
+func RestartNeeded(old, next *Config) []string {
+	if old == nil || next == nil {
+		return nil
+	}
+	var out []string
+	if old.Store.DSN != next.Store.DSN {
+		out = append(out, "store")
+	}
+	if old.Server.Host != next.Server.Host || old.Server.Port != next.Server.Port {
+		out = append(out, "server")
+	}
+	if old.Dispatch.Node != next.Dispatch.Node {
+		out = append(out, "dispatch.node")
+	}
+	if old.Board.Prefix != next.Board.Prefix {
+		out = append(out, "board.prefix")
+	}
+	return out
+}
