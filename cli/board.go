@@ -36,8 +36,8 @@ func (a *app) boardCmd() *cobra.Command {
 				Sink  bool       `json:"sink"`
 			}
 			out := struct {
-				Prefix  string `json:"prefix"`
-				Columns []col  `json:"columns"`
+				Prefix  string         `json:"prefix"`
+				Columns []col          `json:"columns"`
 				Other   map[string]int `json:"other_states,omitempty"`
 			}{Prefix: a.cfg.Board.Prefix}
 			for _, cl := range a.cfg.Board.Columns {

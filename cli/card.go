@@ -18,8 +18,8 @@ import (
 // cardFlags are the flags shared by card add and card edit.
 type cardFlags struct {
 	title, body, bodyFile, state, agent, spec, specFile string
-	priority                                             int
-	labels, blockedBy                                    []string
+	priority                                            int
+	labels, blockedBy                                   []string
 }
 
 func (f *cardFlags) register(c *cobra.Command, withState bool) {

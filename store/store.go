@@ -195,11 +195,15 @@ type AgentState struct {
 
 // Node is one dispatcher process.
 type Node struct {
-	Name      string    `json:"name"`
-	PID       int       `json:"pid"`
-	StartedAt time.Time `json:"started_at"`
-	SeenAt    time.Time `json:"seen_at"`
-	Running   int       `json:"running"`
+	Name      string     `json:"name"`
+	PID       int        `json:"pid"`
+	StartedAt time.Time  `json:"started_at"`
+	SeenAt    time.Time  `json:"seen_at"`
+	Running   int        `json:"running"`
+	LastTick  *time.Time `json:"last_tick"`
+	// Status is what the node wants operators to see (config errors, store
+	// outages, paused dispatch), as a JSON object.
+	Status json.RawMessage `json:"status"`
 }
 
 // Bool is a helper for filters.

@@ -189,15 +189,20 @@ func (d *DB) ListAgentStates(ctx context.Context) ([]store.AgentState, error) {
 
 // TouchNode implements store.Store.
 func (d *DB) TouchNode(ctx context.Context, n store.Node) error {
-	_, err := d.db.ExecContext(ctx, d.q(`INSERT INTO nodes (name, pid, started_at, seen_at, running) VALUES (?,?,?,?,?)
+	status := string(n.Status)
+	if status == "" {
+		status = "{}"
+	}
+	_, err := d.db.ExecContext(ctx, d.q(`INSERT INTO nodes (name, pid, started_at, seen_at, running, last_tick, status) VALUES (?,?,?,?,?,?,?)
 		ON CONFLICT (name) DO UPDATE SET pid=excluded.pid, started_at=excluded.started_at, seen_at=excluded.seen_at,
-		running=excluded.running`), n.Name, n.PID, ms(n.StartedAt), ms(n.SeenAt), n.Running)
+		running=excluded.running, last_tick=excluded.last_tick, status=excluded.status`),
+		n.Name, n.PID, ms(n.StartedAt), ms(n.SeenAt), n.Running, msPtr(n.LastTick), status)
 	return d.wrap(err)
 }
 
 // ListNodes implements store.Store.
 func (d *DB) ListNodes(ctx context.Context) ([]store.Node, error) {
-	rows, err := d.db.QueryContext(ctx, `SELECT name, pid, started_at, seen_at, running FROM nodes ORDER BY name`)
+	rows, err := d.db.QueryContext(ctx, `SELECT name, pid, started_at, seen_at, running, last_tick, status FROM nodes ORDER BY name`)
 	if err != nil {
 		return nil, d.wrap(err)
 	}
@@ -206,10 +211,13 @@ func (d *DB) ListNodes(ctx context.Context) ([]store.Node, error) {
 	for rows.Next() {
 		var n store.Node
 		var st, seen int64
-		if err := rows.Scan(&n.Name, &n.PID, &st, &seen, &n.Running); err != nil {
+		var tick sql.NullInt64
+		var status string
+		if err := rows.Scan(&n.Name, &n.PID, &st, &seen, &n.Running, &tick, &status); err != nil {
 			return nil, d.wrap(err)
 		}
-		n.StartedAt, n.SeenAt = fromMs(st), fromMs(seen)
+		n.StartedAt, n.SeenAt, n.LastTick = fromMs(st), fromMs(seen), fromNullMs(tick)
+		n.Status = json.RawMessage(status)
 		out = append(out, n)
 	}
 	return out, d.wrap(rows.Err())

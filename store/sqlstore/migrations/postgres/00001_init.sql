@@ -106,7 +106,9 @@ CREATE TABLE nodes (
   pid        BIGINT NOT NULL DEFAULT 0,
   started_at BIGINT NOT NULL,
   seen_at    BIGINT NOT NULL,
-  running    BIGINT NOT NULL DEFAULT 0
+  running    BIGINT NOT NULL DEFAULT 0,
+  last_tick  BIGINT,
+  status     TEXT NOT NULL DEFAULT '{}'
 );
 CREATE TABLE leader (
   id         BIGINT PRIMARY KEY,

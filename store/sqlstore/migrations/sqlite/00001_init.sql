@@ -106,7 +106,9 @@ CREATE TABLE nodes (
   pid        INTEGER NOT NULL DEFAULT 0,
   started_at INTEGER NOT NULL,
   seen_at    INTEGER NOT NULL,
-  running    INTEGER NOT NULL DEFAULT 0
+  running    INTEGER NOT NULL DEFAULT 0,
+  last_tick  INTEGER,
+  status     TEXT NOT NULL DEFAULT '{}'
 );
 CREATE TABLE leader (
   id         INTEGER PRIMARY KEY,
