@@ -50,7 +50,7 @@ func classify(s Signals, rules []Rule, text string) Classification {
 		return c
 	}
 	if p, ok := matchPhrase(text); ok {
-		return Classification{Kind: p.Kind, Source: "phrase:" + p.Name}
+		return Classification{Kind: p.Kind, Source: "phrase:" + p.Name, Message: matchedLine(p, text)}
 	}
 	return byExit(s, text)
 }
@@ -230,13 +230,27 @@ func primaryMessage(s Signals) string {
 	if st.ResultText != "" {
 		return st.ResultText
 	}
+	if st.Present {
+		return "" // stderr beside structured output is log noise
+	}
 	if e := strings.TrimSpace(s.Stderr); e != "" {
 		return lastLine(e)
 	}
-	if !st.Present {
-		return lastLine(strings.TrimSpace(s.Stdout))
+	return lastLine(strings.TrimSpace(s.Stdout))
+}
+
+// matchedLine is the line of text in which p matched.
+func matchedLine(p Phrase, text string) string {
+	loc := p.Re.FindStringIndex(text)
+	if loc == nil {
+		return ""
 	}
-	return ""
+	start := strings.LastIndexByte(text[:loc[0]], '\n') + 1
+	end := len(text)
+	if i := strings.IndexByte(text[loc[0]:], '\n'); i >= 0 {
+		end = loc[0] + i
+	}
+	return strings.TrimSpace(text[start:end])
 }
 
 func lastLine(s string) string {

@@ -40,7 +40,7 @@ var Phrases = []Phrase{
 	// Authentication and permission.
 	phrase("claude_invalid_api_key", `(?i)invalid api key`, KindAuthFailed,
 		"Invalid API key · Fix external API key"),
-	phrase("claude_not_logged_in", `(?i)not logged in\b.*\b/login`, KindAuthFailed,
+	phrase("claude_not_logged_in", `(?i)not logged in\b.*/login`, KindAuthFailed,
 		"Not logged in · Please run /login"),
 	phrase("claude_forbidden", `(?i)failed to authenticate\. API Error: 403\b`, KindPermissionDenied,
 		"Failed to authenticate. API Error: 403 Your API key does not have permission to use the specified resource."),
