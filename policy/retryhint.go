@@ -26,9 +26,7 @@ var (
 // With a zero now, clock times are not resolved. Pure: it never reads the clock.
 func RetryHint(text string, now time.Time) (after time.Duration, at time.Time) {
 	if m := retryAfterRe.FindStringSubmatch(text); m != nil {
-		if f, err := strconv.ParseFloat(m[1], 64); err == nil && f >= 0 && f < 1e7 {
-			after = time.Duration(f * float64(time.Second))
-		}
+		after = parseAmount(m[1], "s")
 	}
 	if m := tryAgainInRe.FindStringSubmatch(text); m != nil && after == 0 {
 		after = parseAmount(m[1], m[2])
@@ -46,22 +44,28 @@ func RetryHint(text string, now time.Time) (after time.Duration, at time.Time) {
 	return after, time.Time{}
 }
 
+// maxHint bounds a believable relative delay; anything longer is ignored.
+const maxHint = 31 * 24 * time.Hour
+
 func parseAmount(num, unit string) time.Duration {
 	f, err := strconv.ParseFloat(num, 64)
-	if err != nil || f < 0 || f > 1e7 {
+	if err != nil || f < 0 {
 		return 0
 	}
+	per := time.Second
 	u := strings.ToLower(unit)
 	switch {
 	case strings.HasPrefix(u, "ms"), strings.HasPrefix(u, "milli"):
-		return time.Duration(f * float64(time.Millisecond))
+		per = time.Millisecond
 	case strings.HasPrefix(u, "h"):
-		return time.Duration(f * float64(time.Hour))
+		per = time.Hour
 	case strings.HasPrefix(u, "m"):
-		return time.Duration(f * float64(time.Minute))
-	default:
-		return time.Duration(f * float64(time.Second))
+		per = time.Minute
 	}
+	if f*float64(per) > float64(maxHint) {
+		return 0
+	}
+	return time.Duration(f * float64(per))
 }
 
 // resolveClock turns "10", "18", "pm", "UTC" into the next such instant after now.

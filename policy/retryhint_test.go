@@ -26,6 +26,8 @@ func TestRetryHint(t *testing.T) {
 		{"retry-after header", "429 Too Many Requests retry-after: 20", now, 20 * time.Second, time.Time{}},
 		{"try again in seconds", "Rate limit reached. Please try again in 1.5s.", now, 1500 * time.Millisecond, time.Time{}},
 		{"try again in minutes", "please try again in 3 minutes", now, 3 * time.Minute, time.Time{}},
+		{"absurd delay is ignored", "try again in 9999999 hours", now, 0, time.Time{}},
+		{"absurd retry-after is ignored", "retry-after: 99999999999", now, 0, time.Time{}},
 		{"bare number is not a time", "resets 3", now, 0, time.Time{}},
 		{"nonsense hour", "resets 13pm", now, 0, time.Time{}},
 		{"nothing", "Request timed out", now, 0, time.Time{}},
