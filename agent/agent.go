@@ -55,17 +55,9 @@ type Profile struct {
 	StallTimeout time.Duration     `json:"stall_timeout"`
 	Provider     string            `json:"provider"`
 	SpecSchema   map[string]any    `json:"spec_schema,omitempty"`
-	Match        []MatchRule       `json:"match,omitempty"`
+	Match        []policy.Rule     `json:"match,omitempty"` // tried before the built-in classification
 	// Price per million tokens, used when the agent reports tokens but no cost.
 	PriceInPerMTok  float64 `json:"price_in_per_mtok"`
 	PriceOutPerMTok float64 `json:"price_out_per_mtok"`
 	MaxLogBytes     int64   `json:"max_log_bytes"`
-}
-
-// MatchRule is a per-profile classification override, tried before the built-ins.
-type MatchRule struct {
-	Name     string `json:"name" yaml:"name"`
-	Regex    string `json:"regex" yaml:"regex"`         // matched against stdout+stderr
-	ExitCode *int   `json:"exit_code" yaml:"exit_code"` // matched against the exit code
-	Kind     string `json:"kind" yaml:"kind"`
 }

@@ -14,6 +14,10 @@ type Signals struct {
 	Structured Structured
 	Stdout     string // tail of stdout (the adapter decides how much)
 	Stderr     string // tail of stderr
+	// Now is the time the run ended, used to resolve relative reset phrases
+	// ("resets 3pm (UTC)", "try again at 7:05 PM"). Zero: such phrases are
+	// not turned into a RetryAt. Classify never reads the clock itself.
+	Now time.Time
 }
 
 // Structured holds the typed fields an adapter parsed from the agent's own
@@ -39,6 +43,29 @@ type Structured struct {
 	CostUSD           float64
 	CostKnown         bool
 	ParseErrors       []string // bad or truncated lines, reported not fatal
+
+	// Finished: the agent printed its own end-of-run record (claude result,
+	// codex turn.completed / turn.failed). A run killed from outside has not.
+	Finished bool
+	// StopReason is claude result.stop_reason ("end_turn", "tool_use",
+	// "refusal", …); "refusal" is the model declining the task.
+	StopReason string
+	// RetryErrors are the error kinds of the CLI's own retries, in order
+	// (claude system/api_retry "error": rate_limit, overloaded, server_error,
+	// authentication_failed, unknown).
+	RetryErrors []string
+	// Retries counts the CLI's own retries (claude api_retry events, codex
+	// "Reconnecting... N/M" error events), whether or not a status was shown.
+	Retries int
+	// RateLimitStatus and RateLimitType come from claude's rate_limit_event
+	// ("rejected", "five_hour"); a rejected one means a plan usage window.
+	RateLimitStatus string
+	RateLimitType   string
+	// DeniedTools names the tools in claude result.permission_denials.
+	DeniedTools []string
+	// Warnings are non-fatal error items (codex item.completed type=error:
+	// "Falling back from WebSockets…", "Model metadata … not found").
+	Warnings []string
 }
 
 // Classification is the verdict on one run's output.

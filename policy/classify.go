@@ -1,0 +1,300 @@
+package policy
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Classify gives the verdict on one finished run. It is pure: everything it
+// needs, including the time used to resolve "resets 3pm", is in s.
+//
+// Order, first answer wins:
+//  1. the profile's own rules (rule:NAME);
+//  2. drover's own reason for stopping the process (killed:REASON);
+//  3. a clean exit: succeeded, or input_required when the agent stopped at a
+//     permission it was denied (structured:permission_denials);
+//  4. typed fields of the agent's structured output (structured:FIELD), some
+//     narrowed by the phrase table within their family;
+//  5. the phrase table (phrase:NAME);
+//  6. the exit code: agent_failed only when there was no text at all,
+//     otherwise unknown with the text kept whole in Message.
+func Classify(s Signals, rules []Rule) Classification {
+	text := failureText(s)
+	c := classify(s, rules, text)
+	if c.Message == "" {
+		c.Message = primaryMessage(s)
+	}
+	addRetry(&c, s, text)
+	return c
+}
+
+func classify(s Signals, rules []Rule, text string) Classification {
+	raw := s.Stdout
+	if s.Stderr != "" {
+		raw += "\n" + s.Stderr
+	}
+	for _, r := range rules {
+		if r.matches(s.ExitCode, raw) {
+			return Classification{Kind: r.Kind, Source: "rule:" + r.Name}
+		}
+	}
+	if c, ok := byKill(s); ok {
+		return c
+	}
+	st := s.Structured
+	if s.ExitCode == 0 && !s.Signaled && !st.IsError {
+		return bySuccess(s)
+	}
+	if c, ok := byStructured(st, text); ok {
+		return c
+	}
+	if p, ok := matchPhrase(text); ok {
+		return Classification{Kind: p.Kind, Source: "phrase:" + p.Name, Message: matchedLine(p, text)}
+	}
+	return byExit(s, text)
+}
+
+// killKinds maps Signals.KilledFor to a kind. "spend" means a spend cap
+// stopped the run: held like a cancel (an operator raises the cap), never
+// retried on its own.
+var killKinds = map[string]Kind{
+	"timeout":  KindTimeout,
+	"stall":    KindStalled,
+	"cancel":   KindCancelled,
+	"shutdown": KindInterrupted,
+	"spend":    KindCancelled,
+}
+
+var killWords = map[string]string{
+	"timeout":  "drover stopped the run: it exceeded its total time limit",
+	"stall":    "drover stopped the run: no output for the stall timeout",
+	"cancel":   "drover stopped the run: an operator cancelled it",
+	"shutdown": "drover stopped the run: the dispatcher was shutting down",
+	"spend":    "drover stopped the run: a spend cap was reached",
+}
+
+func byKill(s Signals) (Classification, bool) {
+	k, ok := killKinds[s.KilledFor]
+	if !ok {
+		return Classification{}, false
+	}
+	msg := killWords[s.KilledFor]
+	if last := primaryMessage(s); last != "" {
+		msg += "; last output: " + last
+	}
+	return Classification{Kind: k, Source: "killed:" + s.KilledFor, Message: msg}, true
+}
+
+// bySuccess handles exit 0 with no error flagged.
+func bySuccess(s Signals) Classification {
+	st := s.Structured
+	if st.Present && st.PermissionDenials > 0 {
+		// Claude stopped at a permission it was denied and said what it
+		// needs; granting it (a human answer) is what changes the outcome.
+		msg := st.ResultText
+		if len(st.DeniedTools) > 0 {
+			msg = fmt.Sprintf("denied: %s; %s", strings.Join(st.DeniedTools, ", "), msg)
+		}
+		return Classification{Kind: KindInputRequired, Source: "structured:permission_denials", Message: msg}
+	}
+	if s.AgentKind == "codex" && st.Present && st.Finished && strings.TrimSpace(st.ResultText) == "" {
+		// Codex can end a refused turn with exit 0 and no agent message;
+		// calling that a success would be a confident guess.
+		return Classification{Kind: KindUnknown, Source: "structured:no_agent_message",
+			Message: "codex exited 0 without a final agent message (a refusal can look like this)"}
+	}
+	return Classification{Kind: KindSucceeded, Source: "exit_code", Message: st.ResultText}
+}
+
+// byStructured reads typed fields. Families that typed fields cannot split
+// (server_error: network vs provider; 429: rate vs usage) are narrowed by
+// the phrase table, but only within the family.
+func byStructured(st Structured, text string) (Classification, bool) {
+	if !st.Present {
+		return Classification{}, false
+	}
+	sc := func(k Kind, src string) (Classification, bool) {
+		return Classification{Kind: k, Source: "structured:" + src}, true
+	}
+	switch {
+	case st.Subtype == "error_max_turns":
+		return sc(KindMaxTurns, "subtype")
+	case st.TerminalReason == "max_turns":
+		return sc(KindMaxTurns, "terminal_reason")
+	case st.TerminalReason == "prompt_too_long":
+		return sc(KindContextExhausted, "terminal_reason")
+	case st.StopReason == "refusal":
+		return sc(KindRefused, "stop_reason")
+	}
+	src := "error_type=" + st.ErrorType
+	switch st.ErrorType {
+	case "authentication_failed":
+		if st.APIErrorStatus == 403 {
+			return sc(KindPermissionDenied, src+",api_error_status=403")
+		}
+		return sc(KindAuthFailed, src)
+	case "billing_error":
+		return sc(KindQuotaExhausted, src)
+	case "rate_limit":
+		return rateFamily(st, text, src)
+	case "model_not_found":
+		return sc(KindConfigError, src)
+	case "max_output_tokens":
+		return sc(KindAgentFailed, src)
+	case "server_error":
+		return narrow(text, src, KindProviderUnavailable,
+			KindNetwork, KindProviderUnavailable, KindTimeout, KindStalled)
+	}
+	src = "api_error_status=" + strconv.Itoa(st.APIErrorStatus)
+	switch code := st.APIErrorStatus; {
+	case code == 401:
+		return sc(KindAuthFailed, src)
+	case code == 402:
+		return sc(KindQuotaExhausted, src)
+	case code == 403:
+		return sc(KindPermissionDenied, src)
+	case code == 404:
+		return sc(KindConfigError, src) // unknown model or wrong endpoint
+	case code == 413:
+		return sc(KindContextExhausted, src)
+	case code == 429:
+		return rateFamily(st, text, src)
+	case code >= 500 && code <= 599:
+		return sc(KindProviderUnavailable, src)
+	}
+	return Classification{}, false
+}
+
+// rateFamily splits a 429 into a plan usage window, exhausted credit or a
+// plain rate limit.
+func rateFamily(st Structured, text, src string) (Classification, bool) {
+	if st.RateLimitStatus == "rejected" {
+		return Classification{Kind: KindUsageLimited, Source: "structured:rate_limit_event"}, true
+	}
+	return narrow(text, src, KindRateLimited, KindUsageLimited, KindQuotaExhausted, KindRateLimited)
+}
+
+// narrow lets a phrase pick among allowed kinds; otherwise def.
+func narrow(text, src string, def Kind, allowed ...Kind) (Classification, bool) {
+	if p, ok := matchPhrase(text); ok {
+		for _, k := range allowed {
+			if p.Kind == k {
+				return Classification{Kind: k, Source: "structured:" + src + ",phrase:" + p.Name}, true
+			}
+		}
+	}
+	return Classification{Kind: def, Source: "structured:" + src}, true
+}
+
+func byExit(s Signals, text string) Classification {
+	src := "exit_code:" + strconv.Itoa(s.ExitCode)
+	if s.Signaled {
+		src = "signal"
+	}
+	switch s.ExitCode {
+	case 126, 127: // shell: not executable / command not found
+		return Classification{Kind: KindConfigError, Source: src}
+	}
+	if strings.TrimSpace(text) == "" {
+		msg := fmt.Sprintf("exit code %d with no output", s.ExitCode)
+		if s.Signaled {
+			msg = "killed by a signal drover did not send, with no output"
+		}
+		return Classification{Kind: KindAgentFailed, Source: src, Message: msg}
+	}
+	return Classification{Kind: KindUnknown, Source: src, Message: text}
+}
+
+// failureText is what the phrase table reads: the agent's own error texts
+// when its structured output had any (never the model's prose, never the
+// prompt echoed in a banner); otherwise stderr, and stdout for agents
+// without structured output.
+func failureText(s Signals) string {
+	if len(s.Structured.ErrorMessages) > 0 {
+		return joinUnique(s.Structured.ErrorMessages)
+	}
+	parts := []string{strings.TrimSpace(s.Stderr)}
+	if !s.Structured.Present {
+		parts = append(parts, strings.TrimSpace(s.Stdout))
+	}
+	return joinUnique(parts)
+}
+
+// primaryMessage is the one text that best says what happened.
+func primaryMessage(s Signals) string {
+	st := s.Structured
+	if n := len(st.ErrorMessages); n > 0 {
+		return st.ErrorMessages[n-1]
+	}
+	if st.ResultText != "" {
+		return st.ResultText
+	}
+	if st.Present {
+		return "" // stderr beside structured output is log noise
+	}
+	if e := strings.TrimSpace(s.Stderr); e != "" {
+		return lastLine(e)
+	}
+	return lastLine(strings.TrimSpace(s.Stdout))
+}
+
+// matchedLine is the line of text in which p matched.
+func matchedLine(p Phrase, text string) string {
+	loc := p.Re.FindStringIndex(text)
+	if loc == nil {
+		return ""
+	}
+	start := strings.LastIndexByte(text[:loc[0]], '\n') + 1
+	end := len(text)
+	if i := strings.IndexByte(text[loc[0]:], '\n'); i >= 0 {
+		end = loc[0] + i
+	}
+	return strings.TrimSpace(text[start:end])
+}
+
+func lastLine(s string) string {
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return strings.TrimSpace(s[i+1:])
+	}
+	return s
+}
+
+func joinUnique(parts []string) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range parts {
+		if p == "" || seen[p] {
+			continue
+		}
+		seen[p] = true
+		out = append(out, p)
+	}
+	return strings.Join(out, "\n")
+}
+
+// addRetry fills RetryAfter/RetryAt for kinds that wait on time.
+func addRetry(c *Classification, s Signals, text string) {
+	switch c.Kind {
+	case KindRateLimited, KindUsageLimited, KindQuotaExhausted, KindProviderUnavailable:
+	default:
+		return
+	}
+	st := s.Structured
+	if !st.ResetsAt.IsZero() && (c.Kind == KindRateLimited || c.Kind == KindUsageLimited) {
+		c.RetryAt = st.ResetsAt
+	}
+	after, at := RetryHint(text, s.Now)
+	if c.RetryAt.IsZero() {
+		c.RetryAt = at
+	}
+	c.RetryAfter = after
+	if c.RetryAfter == 0 && c.Kind == KindRateLimited && st.RetryDelay > 0 {
+		if n := len(st.RetryStatuses); n > 0 && st.RetryStatuses[n-1] == 429 {
+			c.RetryAfter = st.RetryDelay // the server's retry-after, as the CLI honoured it
+		}
+	}
+	if c.RetryAfter == 0 && !c.RetryAt.IsZero() && !s.Now.IsZero() && c.RetryAt.After(s.Now) {
+		c.RetryAfter = c.RetryAt.Sub(s.Now)
+	}
+}

@@ -1,0 +1,140 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func intp(i int) *int { return &i }
+
+func TestClassifyOrder(t *testing.T) {
+	now := time.Date(2026, 11, 29, 19, 16, 0, 0, time.UTC)
+	rateLimited := Structured{Present: true, IsError: true, Finished: true, APIErrorStatus: 429,
+		ErrorMessages: []string{"API Error: Request rejected (429) · This request would exceed the rate limit"}}
+	cases := []struct {
+		name   string
+		s      Signals
+		rules  []Rule
+		kind   Kind
+		source string
+	}{
+		{"rule beats everything", Signals{ExitCode: 3, Stderr: "NEEDS_HUMAN: which db?", KilledFor: "timeout"},
+			[]Rule{{Name: "ask", Regex: `NEEDS_HUMAN`, Kind: KindInputRequired}}, KindInputRequired, "rule:ask"},
+		{"rule needs all conditions", Signals{ExitCode: 3, Stderr: "NEEDS_HUMAN"},
+			[]Rule{{Name: "ask", Regex: `NEEDS_HUMAN`, ExitCode: intp(4), Kind: KindInputRequired}}, KindUnknown, "exit_code:3"},
+		{"rule by exit code", Signals{ExitCode: 75},
+			[]Rule{{Name: "tempfail", ExitCode: intp(75), Kind: KindNetwork}}, KindNetwork, "rule:tempfail"},
+		{"empty rule never matches", Signals{ExitCode: 0},
+			[]Rule{{Name: "empty", Kind: KindRefused}}, KindSucceeded, "exit_code"},
+		{"bad regex never matches", Signals{ExitCode: 0},
+			[]Rule{{Name: "bad", Regex: `(`, Kind: KindRefused}}, KindSucceeded, "exit_code"},
+		{"timeout kill", Signals{ExitCode: -1, Signaled: true, KilledFor: "timeout"}, nil, KindTimeout, "killed:timeout"},
+		{"stall kill", Signals{ExitCode: -1, Signaled: true, KilledFor: "stall"}, nil, KindStalled, "killed:stall"},
+		{"cancel kill", Signals{ExitCode: -1, Signaled: true, KilledFor: "cancel"}, nil, KindCancelled, "killed:cancel"},
+		{"shutdown kill", Signals{ExitCode: -1, Signaled: true, KilledFor: "shutdown"}, nil, KindInterrupted, "killed:shutdown"},
+		{"spend kill is held", Signals{ExitCode: -1, Signaled: true, KilledFor: "spend"}, nil, KindCancelled, "killed:spend"},
+		{"kill beats the structured error", Signals{ExitCode: 1, KilledFor: "timeout", Structured: rateLimited}, nil, KindTimeout, "killed:timeout"},
+		{"clean exit", Signals{ExitCode: 0}, nil, KindSucceeded, "exit_code"},
+		{"clean exit with denials", Signals{ExitCode: 0, Structured: Structured{Present: true, PermissionDenials: 1, ResultText: "Please grant permission"}},
+			nil, KindInputRequired, "structured:permission_denials"},
+		{"codex exit 0 without a message", Signals{AgentKind: "codex", ExitCode: 0, Structured: Structured{Present: true, Finished: true}},
+			nil, KindUnknown, "structured:no_agent_message"},
+		{"is_error with exit 0 is a failure", Signals{ExitCode: 0, Structured: rateLimited, Now: now}, nil, KindRateLimited,
+			"structured:api_error_status=429,phrase:claude_rate_limit"},
+		{"max turns subtype", Signals{ExitCode: 1, Structured: Structured{Present: true, IsError: true, Subtype: "error_max_turns"}},
+			nil, KindMaxTurns, "structured:subtype"},
+		{"refusal stop reason", Signals{ExitCode: 1, Structured: Structured{Present: true, IsError: true, StopReason: "refusal", ErrorType: "invalid_request"}},
+			nil, KindRefused, "structured:stop_reason"},
+		{"server_error without a phrase", Signals{ExitCode: 1, Structured: Structured{Present: true, IsError: true, ErrorType: "server_error", ErrorMessages: []string{"something new"}}},
+			nil, KindProviderUnavailable, "structured:error_type=server_error"},
+		{"phrase outside the family is ignored", Signals{ExitCode: 1, Structured: Structured{Present: true, IsError: true, ErrorType: "server_error", ErrorMessages: []string{"Credit balance is too low"}}},
+			nil, KindProviderUnavailable, "structured:error_type=server_error"},
+		{"unknown 400 falls to phrases", Signals{ExitCode: 1, Structured: Structured{Present: true, IsError: true, APIErrorStatus: 400, ErrorMessages: []string{"Credit balance is too low"}}},
+			nil, KindQuotaExhausted, "phrase:credit_balance_too_low"},
+		{"unknown 400 without phrase is unknown", Signals{ExitCode: 1, Structured: Structured{Present: true, IsError: true, APIErrorStatus: 400, ErrorMessages: []string{"a brand new error"}}},
+			nil, KindUnknown, "exit_code:1"},
+		{"no text at all", Signals{ExitCode: 2}, nil, KindAgentFailed, "exit_code:2"},
+		{"text but no match", Signals{ExitCode: 2, Stderr: "FAIL: TestFoo (0.01s)\n"}, nil, KindUnknown, "exit_code:2"},
+		{"command not found", Signals{ExitCode: 127, Stderr: "sh: agent.sh: not found"}, nil, KindConfigError, "exit_code:127"},
+		{"stray signal", Signals{ExitCode: -1, Signaled: true}, nil, KindAgentFailed, "signal"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := Classify(c.s, c.rules)
+			if got.Kind != c.kind || got.Source != c.source {
+				t.Errorf("got %s (%s) %q; want %s (%s)", got.Kind, got.Source, got.Message, c.kind, c.source)
+			}
+		})
+	}
+}
+
+func TestUnknownKeepsTextWhole(t *testing.T) {
+	text := "line one\nline two: something odd\nline three"
+	c := Classify(Signals{ExitCode: 1, Stderr: text}, nil)
+	if c.Kind != KindUnknown || c.Message != text {
+		t.Errorf("got %s %q; want unknown with the whole text", c.Kind, c.Message)
+	}
+}
+
+func TestRetryFields(t *testing.T) {
+	now := time.Date(2026, 11, 29, 19, 16, 0, 0, time.UTC)
+	reset := time.Unix(1795990709, 0).UTC()
+	t.Run("usage window reset from rate_limit_event", func(t *testing.T) {
+		c := Classify(Signals{ExitCode: 1, Now: now, Structured: Structured{Present: true, IsError: true,
+			ErrorType: "rate_limit", APIErrorStatus: 429, RateLimitStatus: "rejected", ResetsAt: reset,
+			ErrorMessages: []string{"You've hit your session limit · resets 10:18pm (UTC)"}}}, nil)
+		if c.Kind != KindUsageLimited || !c.RetryAt.Equal(reset) || c.RetryAfter != reset.Sub(now) {
+			t.Errorf("got %s at %v after %v", c.Kind, c.RetryAt, c.RetryAfter)
+		}
+	})
+	t.Run("usage window reset from the phrase", func(t *testing.T) {
+		c := Classify(Signals{ExitCode: 1, Now: now, Stderr: "ERROR: You’ve hit your usage limit. … or try again at 9:33 PM."}, nil)
+		want := time.Date(2026, 11, 29, 21, 33, 0, 0, time.UTC)
+		if c.Kind != KindUsageLimited || !c.RetryAt.Equal(want) || c.RetryAfter != want.Sub(now) {
+			t.Errorf("got %s at %v after %v", c.Kind, c.RetryAt, c.RetryAfter)
+		}
+	})
+	t.Run("rate limit delay from api_retry", func(t *testing.T) {
+		c := Classify(Signals{ExitCode: 1, Now: now, Structured: Structured{Present: true, IsError: true,
+			ErrorType: "rate_limit", APIErrorStatus: 429, RetryStatuses: []int{429, 429}, RetryDelay: 2 * time.Second,
+			ErrorMessages: []string{"API Error: Request rejected (429)"}}}, nil)
+		if c.Kind != KindRateLimited || c.RetryAfter != 2*time.Second || !c.RetryAt.IsZero() {
+			t.Errorf("got %s at %v after %v", c.Kind, c.RetryAt, c.RetryAfter)
+		}
+	})
+	t.Run("backoff delays of 5xx are not a retry-after", func(t *testing.T) {
+		c := Classify(Signals{ExitCode: 1, Now: now, Structured: Structured{Present: true, IsError: true,
+			ErrorType: "server_error", APIErrorStatus: 500, RetryStatuses: []int{500}, RetryDelay: 600 * time.Millisecond}}, nil)
+		if c.Kind != KindProviderUnavailable || c.RetryAfter != 0 {
+			t.Errorf("got %s after %v", c.Kind, c.RetryAfter)
+		}
+	})
+	t.Run("no retry time on kinds that do not wait on time", func(t *testing.T) {
+		c := Classify(Signals{ExitCode: 1, Now: now, Stderr: "Invalid API key · retry-after: 20"}, nil)
+		if c.Kind != KindAuthFailed || c.RetryAfter != 0 {
+			t.Errorf("got %s after %v", c.Kind, c.RetryAfter)
+		}
+	})
+}
+
+func TestRuleValidate(t *testing.T) {
+	ok := []Rule{{Name: "a", Regex: "x", Kind: KindNetwork}, {Name: "b", ExitCode: intp(3), Kind: KindSucceeded}}
+	for _, r := range ok {
+		if err := r.Validate(); err != nil {
+			t.Errorf("%+v: %v", r, err)
+		}
+	}
+	bad := map[string]Rule{
+		"name":      {Regex: "x", Kind: KindNetwork},
+		"regex":     {Name: "a", Regex: "(", Kind: KindNetwork},
+		"exit_code": {Name: "a", Kind: KindNetwork},
+		"kind":      {Name: "a", Regex: "x", Kind: "nope"},
+	}
+	for field, r := range bad {
+		err := r.Validate()
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("%+v: err %v; want one naming %s", r, err, field)
+		}
+	}
+}

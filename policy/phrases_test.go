@@ -1,0 +1,39 @@
+package policy
+
+import "testing"
+
+// TestPhraseRows feeds each row's cited message to Classify, as the error
+// text of a failed run without structured output, and expects that row to
+// decide the kind. One subtest per row.
+func TestPhraseRows(t *testing.T) {
+	seen := map[string]bool{}
+	for _, p := range Phrases {
+		t.Run(p.Name, func(t *testing.T) {
+			if seen[p.Name] {
+				t.Fatalf("duplicate row name %q", p.Name)
+			}
+			seen[p.Name] = true
+			if p.Cite == "" {
+				t.Fatal("row cites no message")
+			}
+			if !p.Kind.Valid() {
+				t.Fatalf("kind %q is not a failure kind", p.Kind)
+			}
+			c := Classify(Signals{AgentKind: "command", ExitCode: 1, Stderr: p.Cite}, nil)
+			if c.Kind != p.Kind || c.Source != "phrase:"+p.Name {
+				t.Errorf("cite %q → %s (%s); want %s (phrase:%s)", p.Cite, c.Kind, c.Source, p.Kind, p.Name)
+			}
+		})
+	}
+}
+
+// TestPhrasesNeedAFailure: an agent that exits 0 and talks about rate
+// limits in its answer has succeeded.
+func TestPhrasesNeedAFailure(t *testing.T) {
+	for _, p := range Phrases {
+		c := Classify(Signals{AgentKind: "command", ExitCode: 0, Stdout: p.Cite}, nil)
+		if c.Kind != KindSucceeded {
+			t.Errorf("exit 0 with %q → %s; want succeeded", p.Cite, c.Kind)
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package policy
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var (
+	// "You've hit your session limit · resets 10:18pm (UTC)" (Claude Code 2.1.197)
+	resetsClockRe = regexp.MustCompile(`(?i)\bresets?\s+(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*(?:\(([^)]+)\))?`)
+	// "… or try again at 9:33 PM." (Codex CLI 0.171.0)
+	tryAgainAtRe = regexp.MustCompile(`(?i)\btry again at\s+(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*(?:\(([^)]+)\))?`)
+	// "retry-after: 20", "Retry-After=20"
+	retryAfterRe = regexp.MustCompile(`(?i)\bretry[- _]after["']?\s*[:=]?\s*(\d+(?:\.\d+)?)`)
+	// "Please try again in 20s", "try again in 1.5 seconds", "retry in 3 minutes"
+	tryAgainInRe = regexp.MustCompile(`(?i)\b(?:try again|retry) in\s+(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b`)
+)
+
+// RetryHint reads a retry time out of an error text. after is a relative
+// delay ("retry-after: 20", "try again in 20s"); at is an absolute time
+// ("resets 3pm (UTC)", "try again at 7:05 PM"), resolved against now: a
+// clock time that has already passed today means tomorrow. A time without a
+// zone is read in now's location (the CLI runs on the same machine as drover).
+// With a zero now, clock times are not resolved. Pure: it never reads the clock.
+func RetryHint(text string, now time.Time) (after time.Duration, at time.Time) {
+	if m := retryAfterRe.FindStringSubmatch(text); m != nil {
+		after = parseAmount(m[1], "s")
+	}
+	if m := tryAgainInRe.FindStringSubmatch(text); m != nil && after == 0 {
+		after = parseAmount(m[1], m[2])
+	}
+	if now.IsZero() {
+		return after, time.Time{}
+	}
+	for _, re := range []*regexp.Regexp{resetsClockRe, tryAgainAtRe} {
+		if m := re.FindStringSubmatch(text); m != nil {
+			if t, ok := resolveClock(m[1], m[2], m[3], m[4], now); ok {
+				return after, t
+			}
+		}
+	}
+	return after, time.Time{}
+}
+
+// maxHint bounds a believable relative delay; anything longer is ignored.
+const maxHint = 31 * 24 * time.Hour
+
+func parseAmount(num, unit string) time.Duration {
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || f < 0 {
+		return 0
+	}
+	per := time.Second
+	u := strings.ToLower(unit)
+	switch {
+	case strings.HasPrefix(u, "ms"), strings.HasPrefix(u, "milli"):
+		per = time.Millisecond
+	case strings.HasPrefix(u, "h"):
+		per = time.Hour
+	case strings.HasPrefix(u, "m"):
+		per = time.Minute
+	}
+	if f*float64(per) > float64(maxHint) {
+		return 0
+	}
+	return time.Duration(f * float64(per))
+}
+
+// resolveClock turns "10", "18", "pm", "UTC" into the next such instant after now.
+func resolveClock(hs, ms, ampm, zone string, now time.Time) (time.Time, bool) {
+	h, err := strconv.Atoi(hs)
+	if err != nil {
+		return time.Time{}, false
+	}
+	m := 0
+	if ms != "" {
+		if m, err = strconv.Atoi(ms); err != nil || m > 59 {
+			return time.Time{}, false
+		}
+	}
+	switch strings.ToLower(ampm) {
+	case "am":
+		if h < 1 || h > 12 {
+			return time.Time{}, false
+		}
+		if h == 12 {
+			h = 0
+		}
+	case "pm":
+		if h < 1 || h > 12 {
+			return time.Time{}, false
+		}
+		if h != 12 {
+			h += 12
+		}
+	default:
+		if ms == "" || h > 23 { // a bare "resets 3" is not a time
+			return time.Time{}, false
+		}
+	}
+	loc := zoneLocation(zone, now.Location())
+	local := now.In(loc)
+	t := time.Date(local.Year(), local.Month(), local.Day(), h, m, 0, 0, loc)
+	if !t.After(now) {
+		t = t.AddDate(0, 0, 1)
+	}
+	return t, true
+}
+
+var offsetRe = regexp.MustCompile(`^(?:UTC|GMT)?\s*([+-])(\d{1,2})(?::?(\d{2}))?$`)
+
+// zoneLocation reads "UTC", "GMT", "UTC+2", "+05:30" or an IANA name; anything
+// else falls back to def.
+func zoneLocation(zone string, def *time.Location) *time.Location {
+	z := strings.TrimSpace(zone)
+	switch strings.ToUpper(z) {
+	case "":
+		return def
+	case "UTC", "GMT", "Z":
+		return time.UTC
+	}
+	if m := offsetRe.FindStringSubmatch(strings.ToUpper(z)); m != nil {
+		h, _ := strconv.Atoi(m[2])
+		mm, _ := strconv.Atoi(m[3])
+		off := h*3600 + mm*60
+		if m[1] == "-" {
+			off = -off
+		}
+		return time.FixedZone(z, off)
+	}
+	if strings.Contains(z, "/") {
+		if loc, err := time.LoadLocation(z); err == nil {
+			return loc
+		}
+	}
+	return def
+}

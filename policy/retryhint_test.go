@@ -1,0 +1,43 @@
+package policy
+
+import (
+	"testing"
+	"time"
+)
+
+func TestRetryHint(t *testing.T) {
+	now := time.Date(2026, 11, 29, 19, 16, 0, 0, time.UTC)
+	est := time.FixedZone("EST", -5*3600)
+	cases := []struct {
+		name  string
+		text  string
+		now   time.Time
+		after time.Duration
+		at    time.Time
+	}{
+		{"claude resets utc", "You've hit your session limit · resets 10:18pm (UTC)", now, 0, time.Date(2026, 11, 29, 22, 18, 0, 0, time.UTC)},
+		{"passed today means tomorrow", "resets 3pm (UTC)", now, 0, time.Date(2026, 11, 30, 15, 0, 0, 0, time.UTC)},
+		{"resets 12am", "resets 12am (UTC)", now, 0, time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)},
+		{"offset zone", "resets 11pm (UTC+2)", now, 0, time.Date(2026, 11, 29, 23, 0, 0, 0, time.FixedZone("UTC+2", 7200))},
+		{"codex try again at, local", "purchase more credits or try again at 9:33 PM.", now, 0, time.Date(2026, 11, 29, 21, 33, 0, 0, time.UTC)},
+		{"codex try again at, other local zone", "try again at 7:05 PM.", now.In(est), 0, time.Date(2026, 11, 29, 19, 5, 0, 0, est)},
+		{"24h clock", "try again at 21:05", now, 0, time.Date(2026, 11, 29, 21, 5, 0, 0, time.UTC)},
+		{"zero now leaves clock times alone", "resets 10:18pm (UTC)", time.Time{}, 0, time.Time{}},
+		{"retry-after header", "429 Too Many Requests retry-after: 20", now, 20 * time.Second, time.Time{}},
+		{"try again in seconds", "Rate limit reached. Please try again in 1.5s.", now, 1500 * time.Millisecond, time.Time{}},
+		{"try again in minutes", "please try again in 3 minutes", now, 3 * time.Minute, time.Time{}},
+		{"absurd delay is ignored", "try again in 9999999 hours", now, 0, time.Time{}},
+		{"absurd retry-after is ignored", "retry-after: 99999999999", now, 0, time.Time{}},
+		{"bare number is not a time", "resets 3", now, 0, time.Time{}},
+		{"nonsense hour", "resets 13pm", now, 0, time.Time{}},
+		{"nothing", "Request timed out", now, 0, time.Time{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			after, at := RetryHint(c.text, c.now)
+			if after != c.after || !at.Equal(c.at) {
+				t.Errorf("RetryHint(%q) = %v, %v; want %v, %v", c.text, after, at, c.after, c.at)
+			}
+		})
+	}
+}
