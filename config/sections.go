@@ -241,7 +241,7 @@ func jsonCompatible(v any) any {
 	return out
 }
 
-func decodeMatch(d *decoder, n *yaml.Node, path string) []agent.MatchRule {
+func decodeMatch(d *decoder, n *yaml.Node, path string) []policy.Rule {
 	n = deref(n)
 	if isNull(n) {
 		return nil
@@ -250,14 +250,14 @@ func decodeMatch(d *decoder, n *yaml.Node, path string) []agent.MatchRule {
 		d.errf(n, path, "must be a list of {name, regex, exit_code, kind} rules")
 		return nil
 	}
-	var out []agent.MatchRule
+	var out []policy.Rule
 	for i, c := range n.Content {
 		p := fmt.Sprintf("%s[%d]", path, i)
 		f := d.fields(c, p, []string{"name", "regex", "exit_code", "kind"}, strict)
 		if f == nil {
 			continue
 		}
-		r := agent.MatchRule{Name: d.str(f["name"], p+".name", expandPlain), Regex: d.str(f["regex"], p+".regex", expandNone), Kind: d.str(f["kind"], p+".kind", expandPlain)}
+		r := policy.Rule{Name: d.str(f["name"], p+".name", expandPlain), Regex: d.str(f["regex"], p+".regex", expandNone), Kind: policy.Kind(d.str(f["kind"], p+".kind", expandPlain))}
 		if r.Regex != "" {
 			if _, err := regexp.Compile(r.Regex); err != nil {
 				d.errf(deref(f["regex"]), p+".regex", "does not compile: %v", err)
@@ -272,7 +272,7 @@ func decodeMatch(d *decoder, n *yaml.Node, path string) []agent.MatchRule {
 			d.errf(deref(c), p, "matches nothing; give a regex, an exit_code or both")
 		}
 		if k := policy.Kind(r.Kind); !k.Valid() && k != policy.KindSucceeded {
-			d.errf(deref(c), p+".kind", "%q is not a failure kind%s; valid kinds: %s", r.Kind, didYouMean(suggest(r.Kind, kindNames())), strings.Join(kindNames(), ", "))
+			d.errf(deref(c), p+".kind", "%q is not a failure kind%s; valid kinds: %s", r.Kind, didYouMean(suggest(string(r.Kind), kindNames())), strings.Join(kindNames(), ", "))
 		}
 		out = append(out, r)
 	}
