@@ -373,3 +373,14 @@ func dedupe(xs []string) []string {
 	}
 	return out
 }
+
+// ResumeAgent closes a paused or open agent profile breaker, so dispatch for
+// the profile starts again (the next failure of the same kind pauses it again).
+func (s *Service) ResumeAgent(ctx context.Context, name string) (store.AgentState, error) {
+	if len(s.Agents) > 0 && !contains(s.Agents, name) {
+		return store.AgentState{}, &board.InputError{Field: "name", Msg: fmt.Sprintf("unknown agent profile %q; the profiles are %s", name, strings.Join(s.Agents, ", "))}
+	}
+	st := store.AgentState{Name: name, State: "closed", Reason: "resumed by " + s.actor(), UpdatedAt: s.now()}
+	ev := board.Event{At: s.now(), Type: "agent_resumed", Actor: s.actor(), Reason: "agent profile " + name + " resumed", Data: json.RawMessage(fmt.Sprintf(`{"agent":%q}`, name))}
+	return st, s.Store.Apply(ctx, store.Change{AgentState: &st, Events: []board.Event{ev}})
+}
