@@ -261,6 +261,7 @@ func (x *decider) capped(d Decision) Decision {
 	head += ", not counted toward max_attempts)"
 	if limit != NoCap && m > limit {
 		budget := fmt.Sprintf("policy.kinds.%s.cap", x.k)
+		head = fmt.Sprintf("%s hit %s for the %s time in this retry epoch (%s: %d %s)", x.run(), x.k, ordinal(m), budget, limit, plural(noun, limit))
 		if x.k == KindProviderUnavailable {
 			head += "; it fails on this card only"
 		}
@@ -327,4 +328,28 @@ func (x *decider) success(d Decision) Decision {
 	d.Verb, d.Event = VerbRetry, board.EvRetry
 	d.Explain = head + "; continue now"
 	return d
+}
+
+func ordinal(n int) string {
+	suf := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suf = "st"
+	case n%10 == 2:
+		suf = "nd"
+	case n%10 == 3:
+		suf = "rd"
+	}
+	return fmt.Sprintf("%d%s", n, suf)
+}
+
+func plural(noun string, n int) string {
+	if n == 1 {
+		return noun
+	}
+	if noun == "retry" {
+		return "retries"
+	}
+	return noun + "s"
 }

@@ -119,7 +119,7 @@ var specs = map[Kind]KindSpec{
 	KindNoProgress: {Verb: VerbBlock, Outcome: board.OutcomeSucceeded, DefaultCap: NoCap,
 		WhatCanChange: "a human looks at why the card stays eligible after clean exits"},
 	KindCancelled: {Verb: VerbHold, Outcome: board.OutcomeCancelled, DefaultCap: NoCap,
-		WhatCanChange: "an operator (never retried automatically)"},
+		WhatCanChange: "an operator resumes or cancels the card (never retried automatically)"},
 	KindSucceeded: {Verb: VerbComplete, Outcome: board.OutcomeSucceeded, DefaultCap: NoCap,
 		WhatCanChange: "nothing: the work is done"},
 }
@@ -152,11 +152,11 @@ func Defaults() Config {
 		ReleaseChurnCap: 5,
 		ContinuationCap: 3,
 		Kinds: map[Kind]KindPolicy{
-			KindNetwork:             {Cap: intp(3), Tiers: []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute}},
-			KindWorkspaceSetup:      {Cap: intp(3)},
-			KindInterrupted:         {Cap: intp(3), Tiers: []time.Duration{0}},
-			KindProviderUnavailable: {Cap: intp(10)},
-			KindRateLimited:         {Cap: intp(5)},
+			KindNetwork:             {Cap: capOf(3), Tiers: []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute}},
+			KindWorkspaceSetup:      {Cap: capOf(3)},
+			KindInterrupted:         {Cap: capOf(3), Tiers: []time.Duration{0}},
+			KindProviderUnavailable: {Cap: capOf(10)},
+			KindRateLimited:         {Cap: capOf(5)},
 		},
 		BreakerThreshold: 5,
 		BreakerWindow:    5 * time.Minute,
@@ -164,7 +164,7 @@ func Defaults() Config {
 	}
 }
 
-func intp(n int) *int { return &n }
+func capOf(n int) *int { return &n }
 
 // Cap is the effective per-card cap of k under cfg: the number of retries (or
 // deferrals) of that kind allowed in one retry epoch. NoCap when unbounded by a
