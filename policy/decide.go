@@ -120,7 +120,25 @@ type decider struct {
 	id    string
 }
 
-// Decide routes a finished run to a truthful state. It is pure.
+// Decide routes a finished run to a truthful state. It is pure. The rules:
+//
+//   - a card in a sink (blocked, done, cancelled) is held there, whatever the run did;
+//   - counted kinds (agent_failed, max_turns, timeout, stalled, unknown, and any
+//     unrecognised kind) spend max_attempts: the run that makes the counted
+//     total reach max_attempts gives up to failed_state; before that, retry
+//     after Delay(n) where n is the counted total;
+//   - uncounted kinds with a cap (network, workspace_setup, interrupted,
+//     provider_unavailable, rate_limited) may be retried or deferred cap times
+//     in an epoch; the next run of that kind gives up to failed_state;
+//   - usage_limited defers and pauses the profile until the reset; auth_failed,
+//     quota_exhausted, config_error defer and pause the profile until an operator;
+//   - invalid_input, context_exhausted, permission_denied, refused block at once;
+//     input_required parks; cancelled holds (or blocks if the card was left in
+//     the running column); succeeded completes, or continues while the card
+//     stays eligible until the continuation_cap-th clean exit in a row blocks
+//     with no_progress;
+//   - every retry or deferral waits at least until the provider's RetryAt or
+//     RetryAfter.
 func Decide(in Input) Decision {
 	x := decider{in: in, k: in.Classification.Kind, msg: in.Classification.Message, id: ident(in.Card)}
 	if n := len(in.History); n > 0 {
