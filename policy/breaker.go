@@ -1,0 +1,167 @@
+package policy
+
+import (
+	"fmt"
+	"time"
+)
+
+// Breaker states of an agent profile.
+const (
+	BreakerClosed   = "closed"    // dispatch as usual
+	BreakerOpen     = "open"      // no dispatch until Until
+	BreakerHalfOpen = "half_open" // exactly one probe run may start
+	BreakerPaused   = "paused"    // no dispatch until an operator resumes the profile
+)
+
+// BreakerState is one agent profile's circuit breaker. The dispatcher stores
+// it (so a restart keeps it) and changes it only through the functions below.
+// The zero value is a closed breaker.
+type BreakerState struct {
+	State       string      `json:"state"`
+	Kind        Kind        `json:"kind,omitempty"`   // the kind that opened or paused it
+	Reason      string      `json:"reason,omitempty"` // why, in words
+	Since       *time.Time  `json:"since,omitempty"`  // when it last left closed
+	Until       *time.Time  `json:"until,omitempty"`  // open: when the probe may start; nil when paused
+	Hits        []time.Time `json:"hits,omitempty"`   // profile-level failures within the window
+	ProbeCardID string      `json:"probe_card_id,omitempty"`
+}
+
+func (st BreakerState) state() string {
+	if st.State == "" {
+		return BreakerClosed
+	}
+	return st.State
+}
+
+func (st BreakerState) clone() BreakerState {
+	st.Hits = append([]time.Time(nil), st.Hits...)
+	return st
+}
+
+// Observe feeds one routed run of the profile into its breaker and returns the
+// new state and whether the state (or its Until) changed; the dispatcher writes
+// an event, and for a pause a profile_paused notification, only when changed.
+//
+//   - auth_failed, quota_exhausted, config_error pause the profile until an
+//     operator resumes it (Until nil). A paused breaker ignores everything else,
+//     so a burst of such failures pauses and notifies once.
+//   - usage_limited opens the breaker at once until retryAt (or the cooldown).
+//   - rate_limited and provider_unavailable are hits: BreakerThreshold hits
+//     within BreakerWindow open it until max(retryAt, at+BreakerCooldown). A hit
+//     while half-open re-opens it; a hit while open may push Until later.
+//   - any other outcome of the probe card while half-open closes the breaker:
+//     the provider answered.
+func Observe(cfg Config, st BreakerState, kind Kind, cardID string, at, retryAt time.Time) (BreakerState, bool) {
+	st = st.clone()
+	prev := st.state()
+	if prev == BreakerPaused {
+		return st, false
+	}
+	s := Spec(kind)
+	if !known(kind) {
+		s.Profile = ProfileNone
+	}
+	switch s.Profile {
+	case ProfileUntilOperator:
+		return BreakerState{State: BreakerPaused, Kind: kind, Since: &at,
+			Reason: fmt.Sprintf("%s on card %s: paused until an operator runs drover agent resume", kind, cardID)}, true
+	case ProfileBreaker, ProfileUntilReset:
+		st.Hits = pruneHits(st.Hits, at.Add(-cfg.BreakerWindow))
+		st.Hits = append(st.Hits, at)
+		until := at.Add(cfg.BreakerCooldown)
+		if retryAt.After(until) {
+			until = retryAt
+		}
+		switch {
+		case prev == BreakerOpen:
+			if st.Until == nil || until.After(*st.Until) {
+				st.Until = &until
+				return st, true
+			}
+			return st, false
+		case prev == BreakerHalfOpen:
+			return st.open(kind, at, until, fmt.Sprintf("%s on card %s while half-open", kind, cardID)), true
+		case s.Profile == ProfileUntilReset:
+			return st.open(kind, at, until, fmt.Sprintf("%s on card %s: the plan's usage window is spent", kind, cardID)), true
+		case len(st.Hits) >= max(cfg.BreakerThreshold, 1):
+			return st.open(kind, at, until, fmt.Sprintf("%d profile-level failures within %s (last: %s on card %s)",
+				len(st.Hits), FormatDuration(cfg.BreakerWindow), kind, cardID)), true
+		}
+		return st, false
+	}
+	if prev == BreakerHalfOpen && st.ProbeCardID != "" && cardID == st.ProbeCardID {
+		return closed(), true
+	}
+	return st, false
+}
+
+func (st BreakerState) open(kind Kind, at, until time.Time, reason string) BreakerState {
+	st.State, st.Kind, st.Reason, st.Since, st.Until, st.ProbeCardID = BreakerOpen, kind, reason, &at, &until, ""
+	return st
+}
+
+func closed() BreakerState { return BreakerState{State: BreakerClosed} }
+
+func pruneHits(hits []time.Time, after time.Time) []time.Time {
+	out := hits[:0]
+	for _, h := range hits {
+		if h.After(after) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// Allow says whether the profile may start a run now. probe is true when the
+// run would be the single half-open probe: the dispatcher then records it with
+// StartProbe before it starts. why explains a refusal (or the probe).
+func Allow(st BreakerState, now time.Time) (ok bool, probe bool, why string) {
+	switch st.state() {
+	case BreakerPaused:
+		return false, false, fmt.Sprintf("paused until an operator resumes it (%s)", st.Reason)
+	case BreakerOpen:
+		if st.Until != nil && now.Before(*st.Until) {
+			return false, false, fmt.Sprintf("breaker open until %s: %s", clock(*st.Until, now), st.Reason)
+		}
+		return true, true, "breaker cooldown over: one probe run"
+	case BreakerHalfOpen:
+		if st.ProbeCardID != "" {
+			return false, false, fmt.Sprintf("breaker half-open: waiting for probe card %s", st.ProbeCardID)
+		}
+		return true, true, "breaker half-open: one probe run"
+	}
+	return true, false, ""
+}
+
+// StartProbe records that cardID is the half-open probe.
+func StartProbe(st BreakerState, cardID string) BreakerState {
+	st = st.clone()
+	st.State, st.ProbeCardID = BreakerHalfOpen, cardID
+	return st
+}
+
+// ReleaseProbe forgets a probe that was released without running, so another
+// card may probe.
+func ReleaseProbe(st BreakerState) BreakerState {
+	st = st.clone()
+	if st.state() == BreakerHalfOpen {
+		st.ProbeCardID = ""
+	}
+	return st
+}
+
+// ProbeResult closes the breaker after a successful probe, or re-opens it for
+// another cooldown after a failed one. It needs cfg for the cooldown (a
+// deliberate addition to the sketched signature).
+func ProbeResult(cfg Config, st BreakerState, succeeded bool, now time.Time) BreakerState {
+	if st.state() == BreakerPaused {
+		return st.clone()
+	}
+	if succeeded {
+		return closed()
+	}
+	return st.clone().open(st.Kind, now, now.Add(cfg.BreakerCooldown), "the probe run failed")
+}
+
+// ResumeByOperator closes the breaker whatever its state (drover agent resume).
+func ResumeByOperator(st BreakerState) BreakerState { return closed() }
