@@ -1,0 +1,5 @@
+package proc
+
+import "syscall"
+
+func killPid(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
