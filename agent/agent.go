@@ -41,6 +41,9 @@ type Progress struct {
 type Result struct {
 	Signals  policy.Signals
 	LastLine string
+	// Forced, when set, is the verdict itself (the sim agent plays kinds that
+	// only the dispatcher can observe); the dispatcher skips classification.
+	Forced *policy.Classification
 }
 
 // Profile is a named agent configuration from WORKFLOW.md's agents.profiles.
