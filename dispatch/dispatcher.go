@@ -1,0 +1,267 @@
+// Package dispatch is drover's main job: it claims eligible cards, runs their
+// agents in workspaces, and routes every finished run through the failure
+// policy to a state that tells the truth. One Dispatcher is the single
+// authority for its process's mutable state; the store is the authority
+// across processes.
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/drover-dev/drover/agent"
+	"github.com/drover-dev/drover/agent/adapters"
+	"github.com/drover-dev/drover/config"
+	"github.com/drover-dev/drover/store"
+)
+
+// Options wires a Dispatcher.
+type Options struct {
+	Store   store.Store
+	Config  *config.Config
+	Watcher *config.Watcher // optional: hot reload on each tick
+	Node    string          // default: Config.Dispatch.Node
+	LogDir  string          // run logs go to LogDir/<identifier>/<run>.log
+	// NewAgent builds the agent for a profile (default adapters.New).
+	NewAgent func(agent.Profile) (agent.Agent, error)
+	// Outbox turns a notice into outbox rows (default: none).
+	Outbox func(cfg *config.Config, n Notice) []store.OutboxItem
+	// Env is added to every agent's environment (e.g. DROVER_CONFIG, DROVER_STORE).
+	Env           map[string]string
+	Log           *slog.Logger
+	Now           func() time.Time
+	Rand          func() float64
+	ShutdownGrace time.Duration // how long Run waits for agents to stop (default 20s)
+	Metrics       Metrics       // optional
+	// OnTick is called after every tick (tests, benchmarks).
+	OnTick func()
+}
+
+// Metrics receives what the dispatcher observes (Prometheus in production).
+type Metrics interface {
+	RunFinished(outcome, kind string, counted bool)
+	DispatchLatency(d time.Duration)
+	TickDuration(d time.Duration)
+	Running(n int)
+}
+
+// Dispatcher claims, runs and routes.
+type Dispatcher struct {
+	o    Options
+	cfg  atomic.Pointer[config.Config]
+	node string
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	jobs     map[string]*job // by card id
+	status   NodeStatus
+	lastTick time.Time
+	usable   map[string]string // profile → why it cannot run here ("" = fine)
+
+	wake    chan struct{}
+	done    chan struct{}
+	started time.Time
+}
+
+// NodeStatus is what this node wants operators to see; it is stored on the
+// node row so `drover status` in another process shows it too.
+type NodeStatus struct {
+	ConfigError    string `json:"config_error,omitempty"`
+	StoreError     string `json:"store_error,omitempty"`
+	DispatchPaused string `json:"dispatch_paused,omitempty"`
+	Unusable       map[string]string `json:"unusable_agents,omitempty"`
+}
+
+// New checks the options and returns a dispatcher.
+func New(o Options) (*Dispatcher, error) {
+	if o.Store == nil || o.Config == nil {
+		return nil, errors.New("dispatch: Store and Config are required")
+	}
+	if o.NewAgent == nil {
+		o.NewAgent = adapters.New
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Rand == nil {
+		o.Rand = rand.Float64
+	}
+	if o.ShutdownGrace == 0 {
+		o.ShutdownGrace = 20 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.LogDir == "" {
+		o.LogDir = os.TempDir()
+	}
+	d := &Dispatcher{o: o, jobs: map[string]*job{}, wake: make(chan struct{}, 1), done: make(chan struct{}, 1), usable: map[string]string{}}
+	d.node = o.Node
+	if d.node == "" {
+		d.node = o.Config.Dispatch.Node
+	}
+	if d.node == "" {
+		d.node, _ = os.Hostname()
+	}
+	d.log = o.Log.With("node", d.node)
+	d.cfg.Store(o.Config)
+	return d, nil
+}
+
+// Node is this dispatcher's node name.
+func (d *Dispatcher) Node() string { return d.node }
+
+// Config is the configuration in force.
+func (d *Dispatcher) Config() *config.Config { return d.cfg.Load() }
+
+// Refresh asks for a tick as soon as possible (coalesced).
+func (d *Dispatcher) Refresh() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Running is the number of live runs in this process.
+func (d *Dispatcher) Running() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.jobs)
+}
+
+// ErrNodeTaken: another live process uses this node name.
+var ErrNodeTaken = errors.New("node name in use")
+
+// Run dispatches until ctx ends, then stops its agents, records their runs as
+// interrupted, returns the cards to eligible and returns.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	d.started = d.o.Now()
+	if err := d.register(ctx); err != nil {
+		return err
+	}
+	changes := d.o.Store.Watch(ctx)
+	d.log.Info("dispatcher started", "store", d.o.Store.Backend(), "max_concurrent", d.cfg.Load().Dispatch.MaxConcurrent)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		next := d.Tick(ctx)
+		if d.o.OnTick != nil {
+			d.o.OnTick()
+		}
+		wait := d.cfg.Load().Dispatch.PollInterval
+		if wait <= 0 {
+			wait = 5 * time.Second
+		}
+		if !next.IsZero() {
+			if w := next.Sub(d.o.Now()); w < wait {
+				wait = max(w, 10*time.Millisecond)
+			}
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return d.shutdown()
+		case <-changes:
+		case <-d.wake:
+		case <-d.done:
+		case <-timer.C:
+		}
+		// Let a burst of changes settle into one tick.
+		select {
+		case <-ctx.Done():
+			return d.shutdown()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// register records the node, refusing to run beside a live process of the same name.
+func (d *Dispatcher) register(ctx context.Context) error {
+	nodes, err := d.o.Store.ListNodes(ctx)
+	if err != nil {
+		return err
+	}
+	lease := d.lease()
+	for _, n := range nodes {
+		if n.Name == d.node && n.PID != os.Getpid() && d.o.Now().Sub(n.SeenAt) < lease && pidAlive(n.PID) {
+			return errors.Join(ErrNodeTaken, errors.New("another drover serve (pid "+itoa(n.PID)+") is live with node name "+d.node+"; give each process its own dispatch.node"))
+		}
+	}
+	return d.touch(ctx)
+}
+
+func pidAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+func (d *Dispatcher) lease() time.Duration {
+	if l := d.cfg.Load().Dispatch.Lease; l > 0 {
+		return l
+	}
+	return 30 * time.Second
+}
+
+// touch writes the node row with its status.
+func (d *Dispatcher) touch(ctx context.Context) error {
+	d.mu.Lock()
+	st, _ := json.Marshal(d.status)
+	running := len(d.jobs)
+	tick := d.lastTick
+	d.mu.Unlock()
+	n := store.Node{Name: d.node, PID: os.Getpid(), StartedAt: d.started, SeenAt: d.o.Now(), Running: running, Status: st}
+	if !tick.IsZero() {
+		n.LastTick = &tick
+	}
+	return d.o.Store.TouchNode(ctx, n)
+}
+
+// Status returns this node's status.
+func (d *Dispatcher) Status() NodeStatus {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.status
+}
+
+// shutdown stops every agent (cause "shutdown") and waits for their routing.
+func (d *Dispatcher) shutdown() error {
+	d.mu.Lock()
+	jobs := make([]*job, 0, len(d.jobs))
+	for _, j := range d.jobs {
+		jobs = append(jobs, j)
+	}
+	d.mu.Unlock()
+	d.log.Info("stopping", "running", len(jobs))
+	for _, j := range jobs {
+		j.cancel(errShutdown)
+	}
+	deadline := time.After(d.o.ShutdownGrace)
+	for _, j := range jobs {
+		select {
+		case <-j.finished:
+		case <-deadline:
+			d.log.Warn("agents still stopping at the end of the shutdown grace", "left", d.Running())
+			return nil
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = d.touch(ctx)
+	return nil
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

@@ -1,0 +1,334 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/drover-dev/drover/agent"
+	"github.com/drover-dev/drover/board"
+	"github.com/drover-dev/drover/config"
+	"github.com/drover-dev/drover/policy"
+	"github.com/drover-dev/drover/store"
+)
+
+// Tick is one pass: reload config, recover dead owners' claims, reconcile
+// live runs with the board, and start what is eligible. It returns the
+// earliest time something becomes due (zero when nothing is scheduled).
+func (d *Dispatcher) Tick(ctx context.Context) time.Time {
+	start := time.Now()
+	d.reload()
+	next, err := d.tick(ctx)
+	d.mu.Lock()
+	if err != nil && ctx.Err() == nil {
+		d.status.StoreError = err.Error()
+		d.log.Error("tick failed; agents keep running and writes are retried", "err", err)
+	} else {
+		d.status.StoreError = ""
+	}
+	d.lastTick = d.o.Now()
+	d.mu.Unlock()
+	if err := d.touch(ctx); err != nil && ctx.Err() == nil {
+		d.log.Warn("could not record node status", "err", err)
+	}
+	if d.o.Metrics != nil {
+		d.o.Metrics.TickDuration(time.Since(start))
+		d.o.Metrics.Running(d.Running())
+	}
+	return next
+}
+
+func (d *Dispatcher) reload() {
+	if d.o.Watcher == nil {
+		return
+	}
+	cfg, changed, err := d.o.Watcher.Check()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err != nil {
+		if d.status.ConfigError != err.Error() {
+			d.log.Error("config reload failed; keeping the last good config", "err", err)
+		}
+		d.status.ConfigError = err.Error()
+		return
+	}
+	d.status.ConfigError = ""
+	if changed && cfg != nil {
+		if msg := config.RestartNeeded(d.cfg.Load(), cfg); len(msg) > 0 {
+			d.log.Warn("config changed keys that apply only after a restart", "keys", msg)
+		}
+		d.cfg.Store(cfg)
+		d.usable = map[string]string{}
+		d.log.Info("config reloaded", "path", cfg.Path)
+	}
+}
+
+func (d *Dispatcher) tick(ctx context.Context) (time.Time, error) {
+	now := d.o.Now()
+	if err := d.recover(ctx, now); err != nil {
+		return time.Time{}, err
+	}
+	d.reconcile(ctx)
+	return d.dispatch(ctx, now)
+}
+
+// recover takes back claims whose owner stopped renewing them. Any node may
+// try (the compare-and-set on the card's version lets exactly one win); the
+// leader does it for everyone, every node does it for its own past lives.
+func (d *Dispatcher) recover(ctx context.Context, now time.Time) error {
+	lead, err := d.o.Store.TryLead(ctx, d.node, 2*d.lease())
+	if err != nil {
+		return err
+	}
+	cards, err := d.o.Store.ListCards(ctx, store.CardFilter{Claimed: store.Bool(true)})
+	if err != nil {
+		return err
+	}
+	for _, c := range cards {
+		if d.hasJob(c.ID) {
+			continue
+		}
+		mine := c.Claim.Owner == d.node // a claim of ours we hold no job for: a previous life of this node
+		expired := c.Claim.LeaseUntil.Before(now)
+		if mine || (lead && expired) {
+			if err := d.recoverCard(ctx, c, mine); err != nil && !errors.Is(err, store.ErrConflict) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// reconcile stops runs whose card an operator moved away or whose claim this
+// node lost.
+func (d *Dispatcher) reconcile(ctx context.Context) {
+	cfg := d.cfg.Load()
+	for _, j := range d.snapshotJobs() {
+		c, err := d.o.Store.GetCard(ctx, j.card.ID)
+		if err != nil {
+			continue // store trouble: keep the agent running
+		}
+		switch {
+		case c.Claim == nil || c.Claim.Owner != d.node || c.Claim.Epoch != j.claim.Epoch:
+			j.cancel(errLeaseLost)
+		default:
+			switch cfg.Board.RoleOf(c.State) {
+			case board.RoleRunning, board.RoleCompleted, board.RoleDone:
+				// still ours to finish (an agent may move its own card on)
+			default:
+				j.cancel(fmt.Errorf("%w: %s moved %s to %s", errCancelled, "an operator", c.Identifier, c.State))
+			}
+		}
+	}
+}
+
+// dispatch claims and starts eligible cards while slots are free.
+func (d *Dispatcher) dispatch(ctx context.Context, now time.Time) (time.Time, error) {
+	cfg := d.cfg.Load()
+	var eligible []string
+	for _, c := range cfg.Board.Columns {
+		if c.Role == board.RoleEligible {
+			eligible = append(eligible, c.Name)
+		}
+	}
+	cards, err := d.o.Store.ListCards(ctx, store.CardFilter{States: eligible, Claimed: store.Bool(false)})
+	if err != nil {
+		return time.Time{}, err
+	}
+	spendWhy, err := d.spendPaused(ctx, cfg, now)
+	if err != nil {
+		return time.Time{}, err
+	}
+	breakers, err := d.breakers(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	var next time.Time
+	soonest := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	for _, st := range breakers {
+		if st.Until != nil && st.Until.After(now) {
+			soonest(*st.Until)
+		}
+	}
+	probing := map[string]bool{}
+	for _, c := range cards {
+		if c.NextAttemptAt != nil && c.NextAttemptAt.After(now) {
+			soonest(*c.NextAttemptAt)
+			continue
+		}
+		profile := d.profileName(c)
+		bs := breakers[profile]
+		bok, probe, bwhy := policy.Allow(bs, now)
+		if probe && probing[profile] {
+			bok, bwhy = false, "a probe run for "+profile+" is already on its way"
+		}
+		f := Facts{Board: cfg.Board, Card: c, Now: now, Profile: profile, BreakerOK: bok, BreakerWhy: bwhy,
+			SpendWhy: spendWhy, SlotsFree: d.slotsFree(cfg), StateFree: d.stateFree(cfg, c.State)}
+		_, f.ProfileOK = cfg.Agents.Profile(profile)
+		if f.ProfileOK {
+			f.Unusable = d.unusable(cfg, profile)
+		}
+		if len(c.BlockedBy) > 0 {
+			f.Blockers = d.blockers(ctx, c)
+		}
+		if !f.ProfileOK {
+			d.blockInvalid(ctx, c, "agent", fmt.Sprintf("the card names agent profile %q, which is not in agents.profiles", profile),
+				fmt.Sprintf("drover card edit %s --agent NAME (profiles: %v), then drover card resume %s", c.Identifier, profileNames(cfg), c.Identifier))
+			continue
+		}
+		if !AllOK(Eligible(f)) {
+			if f.SlotsFree <= 0 {
+				break
+			}
+			continue
+		}
+		if d.validate(ctx, c, profile) {
+			continue // blocked for invalid input, once, before any session
+		}
+		if err := d.claimAndStart(ctx, c, profile, probe); err != nil {
+			if errors.Is(err, store.ErrConflict) {
+				continue // someone else took it, or it changed: next tick sees the truth
+			}
+			return next, err
+		}
+		if probe {
+			probing[profile] = true
+		}
+	}
+	return next, nil
+}
+
+func (d *Dispatcher) profileName(c board.Card) string {
+	if c.Agent != "" {
+		return c.Agent
+	}
+	return d.cfg.Load().Agents.Default
+}
+
+func profileNames(cfg *config.Config) []string {
+	var out []string
+	for n := range cfg.Agents.Profiles {
+		out = append(out, n)
+	}
+	return out
+}
+
+// unusable says why this node cannot run a profile (its binary is missing).
+func (d *Dispatcher) unusable(cfg *config.Config, profile string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if why, ok := d.usable[profile]; ok {
+		return why
+	}
+	p, _ := cfg.Agents.Profile(profile)
+	p = resolveCommand(cfg, p)
+	why := ""
+	if p.Kind != "sim" {
+		cmd := p.Command
+		if cmd == "" {
+			cmd = p.Kind
+		}
+		if _, err := exec.LookPath(cmd); err != nil {
+			why = fmt.Sprintf("agent %s: command %q is not found on this node (agents.profiles.%s.command)", profile, cmd, profile)
+		}
+	}
+	d.usable[profile] = why
+	if why != "" {
+		if d.status.Unusable == nil {
+			d.status.Unusable = map[string]string{}
+		}
+		d.status.Unusable[profile] = why
+	} else if d.status.Unusable != nil {
+		delete(d.status.Unusable, profile)
+	}
+	return why
+}
+
+// resolveCommand makes a relative command path (./agent.sh) relative to the
+// WORKFLOW.md it was written in, not to the card's workspace.
+func resolveCommand(cfg *config.Config, p agent.Profile) agent.Profile {
+	if strings.Contains(p.Command, "/") && !filepath.IsAbs(p.Command) && cfg.Path != "" {
+		p.Command = filepath.Join(filepath.Dir(cfg.Path), p.Command)
+	}
+	return p
+}
+
+func (d *Dispatcher) slotsFree(cfg *config.Config) int {
+	n := cfg.Dispatch.MaxConcurrent
+	if n <= 0 {
+		n = 1
+	}
+	return n - d.Running()
+}
+
+func (d *Dispatcher) stateFree(cfg *config.Config, state string) int {
+	limit, ok := cfg.Dispatch.MaxConcurrentByState[state]
+	if !ok {
+		return -1
+	}
+	n := 0
+	for _, j := range d.snapshotJobs() {
+		if j.fromState == state {
+			n++
+		}
+	}
+	return limit - n
+}
+
+func (d *Dispatcher) blockers(ctx context.Context, c board.Card) []board.Card {
+	var out []board.Card
+	for _, id := range c.BlockedBy {
+		if b, err := d.o.Store.GetCard(ctx, id); err == nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// spendPaused says why the day's spend cap pauses dispatch ("" when it does not).
+func (d *Dispatcher) spendPaused(ctx context.Context, cfg *config.Config, now time.Time) (string, error) {
+	capUSD := cfg.Limits.MaxCostPerDayUSD
+	why := ""
+	if capUSD > 0 {
+		spent, err := d.o.Store.Spend(ctx, cfg.Limits.DayStart(now), "")
+		if err != nil {
+			return "", err
+		}
+		if pause, _, reason := policy.SpendDecision(policy.SpendLimits{PerDay: capUSD}, spent, 0, 0); pause {
+			why = reason + "; new dispatch resumes at the next day boundary (limits.day_boundary) or when limits.max_cost_per_day_usd is raised"
+		}
+	}
+	d.mu.Lock()
+	d.status.DispatchPaused = why
+	d.mu.Unlock()
+	return why, nil
+}
+
+// breakers loads every profile's breaker state.
+func (d *Dispatcher) breakers(ctx context.Context) (map[string]policy.BreakerState, error) {
+	states, err := d.o.Store.ListAgentStates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]policy.BreakerState{}
+	for _, a := range states {
+		var bs policy.BreakerState
+		if len(a.Data) > 0 {
+			_ = json.Unmarshal(a.Data, &bs)
+		}
+		if a.State == policy.BreakerClosed {
+			bs = policy.BreakerState{State: policy.BreakerClosed, Hits: bs.Hits}
+		}
+		out[a.Name] = bs
+	}
+	return out, nil
+}
