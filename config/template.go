@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/osteele/liquid"
@@ -79,7 +80,7 @@ func compilePrompt(d *decoder, cfg *Config) {
 		d.probs = append(d.probs, Problem{Line: line, Path: "prompt", Msg: "template does not compile: " + liquidMsg(err) + " (Liquid syntax: {{ card.title }}, {% if … %}…{% endif %})"})
 		return
 	}
-	c := &checker{eng: eng, locals: map[string]bool{"forloop": true, "tablerowloop": true}, filterOK: map[string]bool{}}
+	c := &checker{eng: eng, locals: map[string]bool{"forloop": true, "tablerowloop": true}, filterOK: map[string]bool{}, mul: 1}
 	c.walk(tmpl.GetRoot())
 	for _, r := range c.refs {
 		c.check(r)
@@ -123,11 +124,47 @@ func (c *Config) RenderPrompt(card board.Card, attempt int, runID, workspace str
 	if err != nil {
 		return "", err
 	}
-	out, serr := c.tmpl.RenderString(vars)
-	if serr != nil {
+	var buf capWriter
+	serr, panicked := safeRender(c.tmpl, &buf, vars)
+	switch {
+	case buf.over:
+		return "", &RenderError{Msg: fmt.Sprintf("the rendered prompt is larger than %d bytes; shorten the template or the card", MaxPromptBytes)}
+	case panicked != nil:
+		return "", &RenderError{Msg: fmt.Sprintf("the template failed for this card: %v", panicked)}
+	case serr != nil:
 		return "", renderError(serr)
 	}
-	return out, nil
+	return buf.String(), nil
+}
+
+// safeRender renders, turning a panic inside the Liquid engine (it panics on
+// write errors inside loops, and on some filter failures) into a value.
+func safeRender(t *liquid.Template, w *capWriter, vars map[string]any) (serr liquid.SourceError, panicked any) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = r
+		}
+	}()
+	return t.FRender(w, vars), nil
+}
+
+// MaxPromptBytes bounds a rendered prompt.
+const MaxPromptBytes = 4 << 20
+
+// MaxLiteralRange bounds a literal (a..b) range in the template.
+const MaxLiteralRange = 10000
+
+type capWriter struct {
+	strings.Builder
+	over bool
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	if w.Len()+len(p) > MaxPromptBytes {
+		w.over = true
+		return 0, errors.New("prompt too large")
+	}
+	return w.Builder.Write(p)
 }
 
 var objectSrc = regexp.MustCompile(`\{\{-?\s*(.*?)\s*-?\}\}`)
@@ -200,12 +237,14 @@ type checker struct {
 	refs     []ref
 	probs    []Problem
 	filterOK map[string]bool
+	mul      int64 // iterations of the enclosing literal-range loops
 }
 
 var (
 	assignRe  = regexp.MustCompile(`^\s*([A-Za-z_][\w-]*)\s*=(.*)$`)
 	captureRe = regexp.MustCompile(`^\s*([A-Za-z_][\w-]*)\s*$`)
 	loopRe    = regexp.MustCompile(`^\s*([A-Za-z_][\w-]*)\s+in\s+(.*)$`)
+	rangeRe   = regexp.MustCompile(`\(\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*\)`)
 )
 
 func (c *checker) walk(n render.Node) {
@@ -223,9 +262,22 @@ func (c *checker) walk(n render.Node) {
 			return
 		}
 		c.tag(n.SourceLoc.LineNo, n.Source, n.Name, n.Args)
+		outer := c.mul
+		if n.Name == "for" || n.Name == "tablerow" {
+			if m := rangeRe.FindStringSubmatch(n.Args); m != nil {
+				a, _ := strconv.ParseInt(m[1], 10, 64)
+				b, _ := strconv.ParseInt(m[2], 10, 64)
+				span := max(b-a, a-b) + 1
+				if span <= MaxLiteralRange && c.mul*span > MaxLiteralRange {
+					c.probs = append(c.probs, Problem{Line: n.SourceLoc.LineNo, Path: "prompt", Msg: fmt.Sprintf("nested loops in %s run more than %d times; a prompt loop should be short", oneLine(n.Source), MaxLiteralRange)})
+				}
+				c.mul = min(c.mul*span, MaxLiteralRange+1)
+			}
+		}
 		for _, ch := range n.Body {
 			c.walk(ch)
 		}
+		c.mul = outer
 		for _, cl := range n.Clauses {
 			c.walk(cl)
 		}
@@ -261,6 +313,13 @@ var keywords = map[string]bool{"and": true, "or": true, "not": true, "contains":
 // scan finds variable roots (with their first field) and filter names in a
 // Liquid expression.
 func (c *checker) scan(line int, src, expr string) {
+	for _, m := range rangeRe.FindAllStringSubmatch(expr, -1) {
+		a, errA := strconv.ParseInt(m[1], 10, 64)
+		b, errB := strconv.ParseInt(m[2], 10, 64)
+		if errA != nil || errB != nil || b-a > MaxLiteralRange || a-b > MaxLiteralRange {
+			c.probs = append(c.probs, Problem{Line: line, Path: "prompt", Msg: fmt.Sprintf("range (%s..%s) in %s is longer than %d; a prompt loop should be short", m[1], m[2], oneLine(src), MaxLiteralRange)})
+		}
+	}
 	expectFilter, afterDot := false, false
 	for i := 0; i < len(expr); {
 		ch := expr[i]

@@ -68,3 +68,22 @@ func TestRenderBindings(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", out, want)
 	}
 }
+
+func TestTemplateBounds(t *testing.T) {
+	for _, body := range []string{
+		"{% for i in (1..1000000000) %}{% endfor %}",
+		"{% for i in (1..1000) %}{% for j in (1..1000) %}{% endfor %}{% endfor %}",
+		"{{ (1..99999999999) | join: ',' }}",
+	} {
+		if _, err := Parse([]byte("---\n---\n"+body), "/x"); err == nil || !strings.Contains(err.Error(), "prompt") {
+			t.Errorf("%s: err = %v", body, err)
+		}
+	}
+	cfg := mustParse(t, "---\n---\n{% for i in (1..10000) %}{{ card.body }}{{ card.body }}{{ card.body }}{{ card.body }}{{ card.body }}{% endfor %}")
+	card := sampleCard()
+	card.Body = strings.Repeat("x", 100)
+	_, err := cfg.RenderPrompt(card, 1, "r", "/w")
+	if err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("oversized prompt: %v", err)
+	}
+}
