@@ -12,48 +12,6 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Problem is one thing wrong with a config file: the key path at fault, the
-// line it is on (0 when unknown) and a message that says how to fix it.
-type Problem struct {
-	Line int    `json:"line,omitempty"`
-	Path string `json:"path"`
-	Msg  string `json:"message"`
-}
-
-func (p Problem) String() string {
-	if p.Path == "" {
-		return p.Msg
-	}
-	return p.Path + ": " + p.Msg
-}
-
-// Error is an invalid config: every problem found, in file order.
-type Error struct {
-	File     string
-	Problems []Problem
-}
-
-// Error renders the problems on one line, each naming its key path.
-func (e *Error) Error() string {
-	var b strings.Builder
-	for i, p := range e.Problems {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		if i == 0 && e.File != "" {
-			b.WriteString(e.File)
-			if p.Line > 0 {
-				fmt.Fprintf(&b, ":%d", p.Line)
-			}
-			b.WriteString(": ")
-		} else if p.Line > 0 {
-			fmt.Fprintf(&b, "line %d: ", p.Line)
-		}
-		b.WriteString(p.String())
-	}
-	return b.String()
-}
-
 // decoder walks yaml.v3 nodes, collecting problems, warnings and ignored keys
 // with their full key paths instead of stopping at the first error.
 type decoder struct {
@@ -262,67 +220,6 @@ func (d *decoder) str(n *yaml.Node, path string, mode expandMode) string {
 		}
 	}
 	return v
-}
-
-// expandEnv replaces $NAME and ${NAME} with environment values; $$ is a
-// literal $. Anything else after $ is kept as written. It returns the names
-// that were referenced but unset.
-func expandEnv(s string, getenv func(string) (string, bool)) (string, []string) {
-	if !strings.Contains(s, "$") {
-		return s, nil
-	}
-	var b strings.Builder
-	var missing []string
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '$' || i+1 >= len(s) {
-			b.WriteByte(c)
-			continue
-		}
-		rest := s[i+1:]
-		name, width := "", 0
-		switch {
-		case rest[0] == '$':
-			b.WriteByte('$')
-			i++
-			continue
-		case rest[0] == '{':
-			end := strings.IndexByte(rest, '}')
-			if end > 1 && isEnvName(rest[1:end]) {
-				name, width = rest[1:end], end+1
-			}
-		default:
-			j := 0
-			for j < len(rest) && isEnvChar(rest[j], j == 0) {
-				j++
-			}
-			name, width = rest[:j], j
-		}
-		if name == "" {
-			b.WriteByte(c)
-			continue
-		}
-		v, ok := getenv(name)
-		if !ok || v == "" {
-			missing = append(missing, name)
-		}
-		b.WriteString(v)
-		i += width
-	}
-	return b.String(), missing
-}
-
-func isEnvChar(c byte, first bool) bool {
-	return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (!first && c >= '0' && c <= '9')
-}
-
-func isEnvName(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !isEnvChar(s[i], i == 0) {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // integer reads a whole number.

@@ -70,7 +70,7 @@ func decodeLimits(d *decoder, n *yaml.Node) Limits {
 }
 
 func decodeNotify(d *decoder, n *yaml.Node) Notify {
-	nt := Notify{Slack: Slack{Events: DefaultSlackEvents}}
+	nt := Notify{Slack: Slack{Events: append([]string(nil), DefaultSlackEvents...)}}
 	f := d.fields(n, "notify", []string{"slack", "webhook", "allow_private"}, strict)
 	if v, ok := f["slack"]; ok {
 		sf := d.fields(v, "notify.slack", []string{"url", "events"}, strict)
@@ -146,7 +146,11 @@ func decodeHooks(d *decoder, n *yaml.Node) Hooks {
 	h.BeforeRemove = d.str(f["before_remove"], "hooks.before_remove", expandNone)
 	h.Timeout = durationPair(d, f, "hooks", "timeout", "timeout_ms", h.Timeout)
 	if h.Timeout == 0 {
-		d.errf(deref(f["timeout"]), "hooks.timeout", "0 is not allowed; hooks need a time limit (e.g. 60s)")
+		key := "timeout"
+		if _, ok := f["timeout_ms"]; ok {
+			key = "timeout_ms"
+		}
+		d.errf(deref(f[key]), "hooks."+key, "0 is not allowed; hooks need a time limit (e.g. 60s)")
 		h.Timeout = DefaultHookTimeout
 	}
 	return h

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/osteele/liquid"
-	"github.com/osteele/liquid/render"
 
 	"github.com/drover-dev/drover/board"
 )
@@ -79,7 +78,7 @@ func compilePrompt(d *decoder, cfg *Config) {
 		d.probs = append(d.probs, Problem{Line: line, Path: "prompt", Msg: "template does not compile: " + liquidMsg(err) + " (Liquid syntax: {{ card.title }}, {% if … %}…{% endif %})"})
 		return
 	}
-	c := &checker{eng: eng, locals: map[string]bool{"forloop": true, "tablerowloop": true}, filterOK: map[string]bool{}}
+	c := &checker{eng: eng, locals: map[string]bool{"forloop": true, "tablerowloop": true}, filterOK: map[string]bool{}, mul: 1}
 	c.walk(tmpl.GetRoot())
 	for _, r := range c.refs {
 		c.check(r)
@@ -123,11 +122,47 @@ func (c *Config) RenderPrompt(card board.Card, attempt int, runID, workspace str
 	if err != nil {
 		return "", err
 	}
-	out, serr := c.tmpl.RenderString(vars)
-	if serr != nil {
+	var buf capWriter
+	serr, panicked := safeRender(c.tmpl, &buf, vars)
+	switch {
+	case buf.over:
+		return "", &RenderError{Msg: fmt.Sprintf("the rendered prompt is larger than %d bytes; shorten the template or the card", MaxPromptBytes)}
+	case panicked != nil:
+		return "", &RenderError{Msg: fmt.Sprintf("the template failed for this card: %v", panicked)}
+	case serr != nil:
 		return "", renderError(serr)
 	}
-	return out, nil
+	return buf.String(), nil
+}
+
+// safeRender renders, turning a panic inside the Liquid engine (it panics on
+// write errors inside loops, and on some filter failures) into a value.
+func safeRender(t *liquid.Template, w *capWriter, vars map[string]any) (serr liquid.SourceError, panicked any) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = r
+		}
+	}()
+	return t.FRender(w, vars), nil
+}
+
+// MaxPromptBytes bounds a rendered prompt.
+const MaxPromptBytes = 4 << 20
+
+// MaxLiteralRange bounds a literal (a..b) range in the template.
+const MaxLiteralRange = 10000
+
+type capWriter struct {
+	strings.Builder
+	over bool
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	if w.Len()+len(p) > MaxPromptBytes {
+		w.over = true
+		return 0, errors.New("prompt too large")
+	}
+	return w.Builder.Write(p)
 }
 
 var objectSrc = regexp.MustCompile(`\{\{-?\s*(.*?)\s*-?\}\}`)
@@ -182,173 +217,4 @@ func (c *Config) bindings(card board.Card, attempt int, runID, workspace string)
 		"run":       map[string]any{"id": runID, "attempt": attempt},
 		"workspace": workspace,
 	}, nil
-}
-
-// ref is a variable or filter use found in the template.
-type ref struct {
-	line   int
-	src    string // the tag or object source, for messages
-	root   string
-	field  string
-	filter string
-}
-
-// checker walks a compiled template and collects variable and filter uses.
-type checker struct {
-	eng      *liquid.Engine
-	locals   map[string]bool
-	refs     []ref
-	probs    []Problem
-	filterOK map[string]bool
-}
-
-var (
-	assignRe  = regexp.MustCompile(`^\s*([A-Za-z_][\w-]*)\s*=(.*)$`)
-	captureRe = regexp.MustCompile(`^\s*([A-Za-z_][\w-]*)\s*$`)
-	loopRe    = regexp.MustCompile(`^\s*([A-Za-z_][\w-]*)\s+in\s+(.*)$`)
-)
-
-func (c *checker) walk(n render.Node) {
-	switch n := n.(type) {
-	case *render.SeqNode:
-		for _, ch := range n.Children {
-			c.walk(ch)
-		}
-	case *render.ObjectNode:
-		c.scan(n.SourceLoc.LineNo, n.Source, n.Args)
-	case *render.TagNode:
-		c.tag(n.SourceLoc.LineNo, n.Source, n.Name, n.Args)
-	case *render.BlockNode:
-		if n.Name == "comment" || n.Name == "raw" {
-			return
-		}
-		c.tag(n.SourceLoc.LineNo, n.Source, n.Name, n.Args)
-		for _, ch := range n.Body {
-			c.walk(ch)
-		}
-		for _, cl := range n.Clauses {
-			c.walk(cl)
-		}
-	}
-}
-
-func (c *checker) tag(line int, src, name, args string) {
-	switch name {
-	case "assign":
-		if m := assignRe.FindStringSubmatch(args); m != nil {
-			c.locals[m[1]] = true
-			c.scan(line, src, m[2])
-		}
-	case "capture":
-		if m := captureRe.FindStringSubmatch(args); m != nil {
-			c.locals[m[1]] = true
-		}
-	case "for", "tablerow":
-		if m := loopRe.FindStringSubmatch(args); m != nil {
-			c.locals[m[1]] = true
-			c.scan(line, src, m[2])
-		}
-	case "include":
-		c.probs = append(c.probs, Problem{Line: line, Path: "prompt", Msg: "{% include %} is not supported: the prompt must be self-contained so it can be checked at load; paste the text in"})
-	case "else", "break", "continue":
-	default:
-		c.scan(line, src, args)
-	}
-}
-
-var keywords = map[string]bool{"and": true, "or": true, "not": true, "contains": true, "true": true, "false": true, "nil": true, "null": true, "empty": true, "blank": true, "in": true, "reversed": true}
-
-// scan finds variable roots (with their first field) and filter names in a
-// Liquid expression.
-func (c *checker) scan(line int, src, expr string) {
-	expectFilter, afterDot := false, false
-	for i := 0; i < len(expr); {
-		ch := expr[i]
-		switch {
-		case ch == '\'' || ch == '"':
-			j := strings.IndexByte(expr[i+1:], ch)
-			if j < 0 {
-				return
-			}
-			i += j + 2
-			afterDot = false
-		case ch >= '0' && ch <= '9':
-			for i < len(expr) && (expr[i] >= '0' && expr[i] <= '9' || expr[i] == '.') {
-				i++
-			}
-		case ch == '_' || ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z':
-			j := i
-			for j < len(expr) && (expr[j] == '_' || expr[j] == '-' || expr[j] >= 'a' && expr[j] <= 'z' || expr[j] >= 'A' && expr[j] <= 'Z' || expr[j] >= '0' && expr[j] <= '9') {
-				j++
-			}
-			if j < len(expr) && expr[j] == '?' {
-				j++
-			}
-			word := expr[i:j]
-			next := strings.TrimLeft(expr[j:], " \t\n")
-			switch {
-			case expectFilter:
-				c.refs = append(c.refs, ref{line: line, src: src, filter: word})
-				expectFilter = false
-			case afterDot, keywords[word], strings.HasPrefix(next, ":"):
-			default:
-				r := ref{line: line, src: src, root: word}
-				if strings.HasPrefix(next, ".") {
-					rest := next[1:]
-					k := 0
-					for k < len(rest) && (rest[k] == '_' || rest[k] == '-' || rest[k] >= 'a' && rest[k] <= 'z' || rest[k] >= 'A' && rest[k] <= 'Z' || rest[k] >= '0' && rest[k] <= '9' || rest[k] == '?') {
-						k++
-					}
-					r.field = rest[:k]
-				}
-				c.refs = append(c.refs, r)
-			}
-			afterDot = false
-			i = j
-		case ch == '|':
-			expectFilter, afterDot = true, false
-			i++
-		case ch == '.':
-			afterDot = true
-			i++
-		case ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r':
-			i++
-		default:
-			afterDot = false
-			i++
-		}
-	}
-}
-
-func (c *checker) check(r ref) {
-	src := oneLine(r.src)
-	switch {
-	case r.filter != "":
-		if !c.filterDefined(r.filter) {
-			c.probs = append(c.probs, Problem{Line: r.line, Path: "prompt", Msg: fmt.Sprintf("unknown filter %q in %s; see the Liquid filters (e.g. upcase, default, join)", r.filter, src)})
-		}
-	case c.locals[r.root]:
-	case !contains(promptRoots, r.root):
-		c.probs = append(c.probs, Problem{Line: r.line, Path: "prompt", Msg: fmt.Sprintf("unknown variable %q in %s%s; the prompt can use %s", r.root, src, didYouMean(suggest(r.root, promptRoots)), strings.Join(promptRoots, ", "))})
-	case r.field != "" && rootFields[r.root] != nil && !contains(rootFields[r.root], r.field) && !isCollectionProp(r.field):
-		fs := rootFields[r.root]
-		c.probs = append(c.probs, Problem{Line: r.line, Path: "prompt", Msg: fmt.Sprintf("unknown variable %q in %s%s; %s has %s", r.root+"."+r.field, src, didYouMean(suggest(r.field, fs)), r.root, strings.Join(fs, ", "))})
-	}
-}
-
-func isCollectionProp(f string) bool { return f == "size" || f == "first" || f == "last" }
-
-// filterDefined asks the engine itself whether a filter exists.
-func (c *checker) filterDefined(name string) bool {
-	if ok, seen := c.filterOK[name]; seen {
-		return ok
-	}
-	ok := true
-	if !regexp.MustCompile(`^[A-Za-z_][\w-]*\??$`).MatchString(name) {
-		ok = false
-	} else if _, err := c.eng.ParseAndRenderString("{{ 'x' | "+name+" }}", nil); err != nil && strings.Contains(err.Error(), "undefined filter") {
-		ok = false
-	}
-	c.filterOK[name] = ok
-	return ok
 }

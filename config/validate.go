@@ -42,7 +42,11 @@ func validate(d *decoder, cfg *Config, top map[string]*yaml.Node) {
 	}
 	cols := strings.Join(cfg.Board.Names(), ", ")
 
-	// policy.failed_state must be a blocked or cancelled column.
+	// policy.failed_state defaults to the board's first blocked column and
+	// must be a blocked or cancelled column.
+	if c, ok := cfg.Board.First(board.RoleBlocked); ok && !has(top, "policy", "failed_state") {
+		cfg.Policy.FailedState = c.Name
+	}
 	if fs := cfg.Policy.FailedState; boardOK {
 		n := at("policy", "failed_state")
 		if c, ok := cfg.Board.Column(fs); !ok {
