@@ -154,6 +154,9 @@ func Run(ctx context.Context, s Spec) (Exit, error) {
 	p.closeChild()
 	pgid := cmd.Process.Pid
 
+	if s.OnStart != nil { // before the readers start: callbacks never overlap
+		s.OnStart(pgid)
+	}
 	var cbMu sync.Mutex
 	var lastOut atomic.Int64
 	lastOut.Store(time.Now().UnixNano())
@@ -177,9 +180,6 @@ func Run(ctx context.Context, s Spec) (Exit, error) {
 	go func() { defer readers.Done(); errs.run(p.errR) }()
 	if p.inW != nil {
 		go func() { p.inW.Write(s.Stdin); p.inW.Close() }()
-	}
-	if s.OnStart != nil {
-		s.OnStart(pgid)
 	}
 
 	st := &stopper{pgid: pgid, grace: grace, sink: sink}

@@ -121,10 +121,11 @@ func TestStallFiresWithoutOutput(t *testing.T) {
 }
 
 func TestSteadyOutputDoesNotStall(t *testing.T) {
-	// 15 lines 100ms apart: 1.5s in total, far beyond the stall timeout,
-	// but never 400ms without output. Half on stderr: any output counts.
-	s := shSpec(t, "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do echo $i; echo e$i >&2; sleep 0.1; done")
-	s.StallTimeout = 400 * time.Millisecond
+	// 25 lines 100ms apart: 2.5s in total, over three stall timeouts, but
+	// never 800ms without output (a margin for loaded CI machines). Stderr
+	// output counts as much as stdout.
+	s := shSpec(t, "i=0; while [ $i -lt 25 ]; do i=$((i+1)); echo $i; echo e$i >&2; sleep 0.1; done")
+	s.StallTimeout = 800 * time.Millisecond
 	var mu sync.Mutex
 	var lines []string
 	s.OnStdoutLine = func(b []byte) { mu.Lock(); lines = append(lines, string(b)); mu.Unlock() }
@@ -135,7 +136,7 @@ func TestSteadyOutputDoesNotStall(t *testing.T) {
 	if ex.KilledFor != "" || ex.Code != 0 || ex.Signaled {
 		t.Fatalf("exit = %+v, want a clean exit", ex)
 	}
-	if len(lines) != 15 || lines[0] != "1" || lines[14] != "15" {
+	if len(lines) != 25 || lines[0] != "1" || lines[24] != "25" {
 		t.Errorf("lines = %q", lines)
 	}
 }
