@@ -74,9 +74,9 @@ type Dispatcher struct {
 // NodeStatus is what this node wants operators to see; it is stored on the
 // node row so `drover status` in another process shows it too.
 type NodeStatus struct {
-	ConfigError    string `json:"config_error,omitempty"`
-	StoreError     string `json:"store_error,omitempty"`
-	DispatchPaused string `json:"dispatch_paused,omitempty"`
+	ConfigError    string            `json:"config_error,omitempty"`
+	StoreError     string            `json:"store_error,omitempty"`
+	DispatchPaused string            `json:"dispatch_paused,omitempty"`
 	Unusable       map[string]string `json:"unusable_agents,omitempty"`
 }
 
