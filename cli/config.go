@@ -38,3 +38,15 @@ func loadConfig(path string) (*loadedConfig, error) {
 	sort.Strings(lc.AgentNames)
 	return lc, nil
 }
+
+// fullConfig is the loaded WORKFLOW.md, or the defaults when there is none.
+func (a *app) fullConfig() *config.Config {
+	if a.cfg != nil && a.cfg.Full != nil {
+		return a.cfg.Full
+	}
+	cfg, err := config.Parse([]byte("---\n---\n"), a.configDir())
+	if err != nil {
+		panic("default config does not parse: " + err.Error())
+	}
+	return cfg
+}
