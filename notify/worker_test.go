@@ -208,3 +208,43 @@ func outboxRow(t *testing.T, st store.Store) store.OutboxItem {
 	}
 	return rows[0]
 }
+
+func TestOnlyTheLeaderDelivers(t *testing.T) {
+	st := openStore(t)
+	hook := newReceiver(t)
+	cfg := notifyConfig("", hook.URL)
+	clk := &clock{t: time.Now()}
+	a, b := newWorker(st, cfg, clk), newWorker(st, cfg, clk)
+	a.Node, b.Node = "node-a", "node-b"
+	a.LeaderTTL, b.LeaderTTL = time.Minute, time.Minute
+	if ok, err := st.TryLead(context.Background(), "node-a", time.Minute); err != nil || !ok {
+		t.Fatalf("node-a could not lead: %v", err)
+	}
+	enqueue(t, st, cfg, gaveUp(clk.Now()))
+	if d, f := tick(t, b); d+f != 0 {
+		t.Fatalf("a follower delivered %d, failed %d", d, f)
+	}
+	if d, _ := tick(t, a); d != 1 {
+		t.Fatalf("the leader delivered %d, want 1", d)
+	}
+}
+
+func TestRunDeliversUntilCancelled(t *testing.T) {
+	st := openStore(t)
+	hook := newReceiver(t)
+	cfg := notifyConfig("", hook.URL)
+	w := &notify.Worker{Store: st, Config: func() config.Notify { return cfg }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.Run(ctx, 10*time.Millisecond); close(done) }()
+	enqueue(t, st, cfg, gaveUp(time.Now()))
+	deadline := time.Now().Add(5 * time.Second)
+	for len(hook.requests()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if n := len(hook.requests()); n != 1 {
+		t.Fatalf("receiver got %d requests, want 1", n)
+	}
+}
