@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -142,3 +143,5 @@ func indent(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -113,14 +113,14 @@ type Slack struct {
 type Webhook struct {
 	URL    string   `json:"url"`    // secret
 	Secret string   `json:"secret"` // secret; HMAC key for the signature header
-	Events []string `json:"events"` // empty: every event
+	Events []string `json:"events"` // empty: the default events (notify.DefaultEvents)
 }
 
 // NotifyEvents are the event names notify.*.events may list.
 var NotifyEvents = []string{"blocked", "gave_up", "parked", "profile_paused", "profile_resumed", "succeeded", "done", "cancelled", "spend_paused", "config_error"}
 
 // DefaultSlackEvents are sent to Slack when notify.slack.events is not given.
-var DefaultSlackEvents = []string{"blocked", "gave_up", "parked", "profile_paused"}
+var DefaultSlackEvents = []string{"blocked", "gave_up", "parked", "profile_paused", "spend_paused", "config_error"}
 
 // Workspace cleanup modes.
 const (
