@@ -127,6 +127,9 @@ func (d *Dispatcher) claimAndStart(ctx context.Context, c board.Card, profile st
 	if c.NextAttemptAt != nil && c.NextAttemptAt.After(eligibleSince) {
 		eligibleSince = *c.NextAttemptAt
 	}
+	if d.startHook != nil && !d.startHook(claimed, *run) {
+		return nil
+	}
 	d.start(claimed, *run, profile, c.State, eligibleSince)
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/drover-dev/drover/agent"
 	"github.com/drover-dev/drover/agent/adapters"
+	"github.com/drover-dev/drover/board"
 	"github.com/drover-dev/drover/config"
 	"github.com/drover-dev/drover/store"
 )
@@ -65,6 +66,9 @@ type Dispatcher struct {
 	status   NodeStatus
 	lastTick time.Time
 	usable   map[string]string // profile → why it cannot run here ("" = fine)
+
+	// startHook, when set (tests), may veto starting the agent after a claim.
+	startHook func(board.Card, board.Run) bool
 
 	wake    chan struct{}
 	done    chan struct{}

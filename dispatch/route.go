@@ -23,7 +23,7 @@ import (
 // someone else or the claim was lost (then only the run is marked).
 func (d *Dispatcher) routeOnce(ctx context.Context, cardID string, claim board.Claim, run board.Run, cls policy.Classification, res *agent.Result, recovering bool) error {
 	backoff := 200 * time.Millisecond
-	for {
+	for conflicts := 0; ; {
 		err := d.routeTry(ctx, cardID, claim, run, cls, res, recovering)
 		switch {
 		case err == nil:
@@ -31,7 +31,13 @@ func (d *Dispatcher) routeOnce(ctx context.Context, cardID string, claim board.C
 		case errors.Is(err, errRouted):
 			return nil
 		case errors.Is(err, store.ErrConflict):
-			continue // the card moved on meanwhile: read it again and decide again
+			// The card moved on meanwhile: read it again and decide again.
+			// Each retry sees a newer version, so this ends; the bound is a
+			// guard against a store that keeps refusing for another reason.
+			if conflicts++; conflicts > 50 {
+				return fmt.Errorf("routing run %s: still conflicting after %d tries: %w", run.ID, conflicts, err)
+			}
+			continue
 		case errors.Is(err, store.ErrUnavailable) && ctx.Err() == nil:
 			d.log.Warn("store unavailable while routing; retrying", "run_id", run.ID, "err", err)
 			select {
