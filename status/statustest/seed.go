@@ -43,8 +43,8 @@ type World struct {
 	Now    time.Time
 	// Cards by role of their situation.
 	Ready, Running, Retrying, Blocked, Parked board.Card
-	RunID   string // the open run of Running
-	LogPath string // its log file
+	RunID                                     string // the open run of Running
+	LogPath                                   string // its log file
 }
 
 // Open returns an empty SQLite store in t.TempDir and the parsed Workflow.
