@@ -36,7 +36,11 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		if !safeMethod(r.Method) {
 			if code, msg := s.csrfOK(r); code != "" {
-				writeError(w, http.StatusForbidden, code, msg)
+				st := http.StatusForbidden
+				if code == "unsupported_media_type" {
+					st = http.StatusUnsupportedMediaType
+				}
+				writeError(w, st, code, msg)
 				return
 			}
 		}

@@ -115,24 +115,26 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 	poll := time.NewTicker(5 * time.Second) // safety net if a change signal is missed
 	defer poll.Stop()
 	var lastChange time.Time
-	for {
+	for first := true; ; first = false {
 		changed := false
-		select {
-		case <-ctx.Done():
-			return
-		case <-beat.C:
-			rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
-			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
+		if !first {
+			select {
+			case <-ctx.Done():
 				return
+			case <-beat.C:
+				rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+				if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
+					return
+				}
+				fl.Flush()
+				continue
+			case _, ok := <-changes:
+				if !ok {
+					return
+				}
+				changed = true
+			case <-poll.C:
 			}
-			fl.Flush()
-			continue
-		case _, ok := <-changes:
-			if !ok {
-				return
-			}
-			changed = true
-		case <-poll.C:
 		}
 		sent := 0
 		for {

@@ -20,6 +20,7 @@ import (
 	"github.com/drover-dev/drover/config"
 	"github.com/drover-dev/drover/server"
 	"github.com/drover-dev/drover/status/statustest"
+	"github.com/drover-dev/drover/store"
 )
 
 // harness is a server over a seeded SQLite store.
@@ -178,3 +179,5 @@ func (h *harness) want(r resp, status int) resp {
 	}
 	return r
 }
+
+func cardStore(t *testing.T) (store.Store, *config.Config) { return statustest.Open(t) }
