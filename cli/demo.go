@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -104,6 +105,9 @@ final state, attempts and reason.`,
 			if untilSettled {
 				defer os.RemoveAll(dir)
 			}
+			if port != 0 && !portFree(port) {
+				port = 0 // another drover holds the default port: take any free one
+			}
 			a.configPath = filepath.Join(dir, "WORKFLOW.md")
 			if err := os.WriteFile(a.configPath, []byte(fmt.Sprintf(demoWorkflow, port)), 0o644); err != nil {
 				return err
@@ -126,6 +130,11 @@ final state, attempts and reason.`,
 			defer cancel()
 			if !a.asJSON {
 				fmt.Fprintf(a.out, "demo board in %s with %d cards (store %s)\n", dir, len(demoCards), a.dsn())
+			}
+			a.announce = func(addr string) {
+				if !a.asJSON {
+					fmt.Fprintf(a.out, "dashboard: %s\n", addr)
+				}
 			}
 			errc := make(chan error, 1)
 			go func() { errc <- a.runServer(ctx, a.cfg.Full, log, nil) }()
@@ -169,6 +178,15 @@ final state, attempts and reason.`,
 	c.Flags().IntVar(&port, "port", 4840, "dashboard port on 127.0.0.1 (0 turns the dashboard off)")
 	c.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "with --until-settled: give up after this long")
 	return c
+}
+
+func portFree(port int) bool {
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	ln.Close()
+	return true
 }
 
 func seedDemo(ctx context.Context, ops *operator.Service) error {

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -143,5 +142,3 @@ func indent(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

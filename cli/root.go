@@ -45,6 +45,10 @@ type app struct {
 	st     store.Store
 	cfg    *loadedConfig
 	idents map[string]string
+	// dashboard is the address the server listens on (set by startSurfaces);
+	// announce, when set, is told it.
+	dashboard string
+	announce  func(addr string)
 }
 
 // Main runs the CLI with args and returns the process exit code.

@@ -16,6 +16,7 @@ import (
 	"github.com/drover-dev/drover/board"
 	"github.com/drover-dev/drover/config"
 	"github.com/drover-dev/drover/dispatch"
+	"github.com/drover-dev/drover/metrics"
 )
 
 func init() { extraCommands = append(extraCommands, (*app).serveCmd) }
@@ -87,7 +88,8 @@ func validateForServe(cfg *config.Config) error {
 // runServer runs the dispatcher (and the surfaces around it) until ctx ends.
 // ready, when not nil, is called once the dispatcher exists.
 func (a *app) runServer(ctx context.Context, cfg *config.Config, log *slog.Logger, ready func(*dispatch.Dispatcher)) error {
-	if err := validateForServe(cfg); err != nil {
+	err := validateForServe(cfg)
+	if err != nil {
 		return err
 	}
 	var watcher *config.Watcher
@@ -95,11 +97,18 @@ func (a *app) runServer(ctx context.Context, cfg *config.Config, log *slog.Logge
 		watcher = config.NewWatcher(cfg.Path, cfg)
 	}
 	absConfig, _ := filepath.Abs(a.configPath)
-	d, err := dispatch.New(dispatch.Options{
+	var d *dispatch.Dispatcher
+	m := metrics.New(a.st, func() *config.Config {
+		if d != nil {
+			return d.Config()
+		}
+		return cfg
+	}, log)
+	d, err = dispatch.New(dispatch.Options{
 		Store: a.st, Config: cfg, Watcher: watcher, Log: log,
 		LogDir: filepath.Join(a.configDir(), ".drover", "logs"),
 		Env:    map[string]string{"DROVER_CONFIG": absConfig, "DROVER_STORE": a.dsn()},
-		Outbox: outboxFor, Metrics: a.metrics(),
+		Outbox: outboxFor, Metrics: m,
 	})
 	if err != nil {
 		return err
@@ -107,7 +116,7 @@ func (a *app) runServer(ctx context.Context, cfg *config.Config, log *slog.Logge
 	if ready != nil {
 		ready(d)
 	}
-	stopSurfaces, err := a.startSurfaces(ctx, d, log)
+	stopSurfaces, err := a.startSurfaces(ctx, d, m, log)
 	if err != nil {
 		return err
 	}

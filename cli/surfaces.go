@@ -2,12 +2,17 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"net"
+	"strconv"
 	"time"
 
 	"github.com/drover-dev/drover/config"
 	"github.com/drover-dev/drover/dispatch"
+	"github.com/drover-dev/drover/metrics"
 	"github.com/drover-dev/drover/notify"
+	"github.com/drover-dev/drover/server"
 	"github.com/drover-dev/drover/store"
 )
 
@@ -27,19 +32,45 @@ func cardURL(cfg *config.Config, ident string) string {
 	if cfg.Server.Port == 0 {
 		return ""
 	}
-	return "http://" + cfg.Server.Host + ":" + itoa(cfg.Server.Port) + "/cards/" + ident
+	return "http://" + net.JoinHostPort(cfg.Server.Host, strconv.Itoa(cfg.Server.Port)) + "/cards/" + ident
 }
 
-func (a *app) metrics() dispatch.Metrics { return nil }
-
-// startSurfaces starts the notification worker (and the HTTP server).
-func (a *app) startSurfaces(ctx context.Context, d *dispatch.Dispatcher, log *slog.Logger) (func(), error) {
+// startSurfaces starts the notification worker and, when server.port is
+// set, the dashboard and HTTP API. It returns once the server listens.
+func (a *app) startSurfaces(ctx context.Context, d *dispatch.Dispatcher, m *metrics.Metrics, log *slog.Logger) (func(), error) {
 	if err := notify.CheckConfig(d.Config().Notify); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", errConfig, err)
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	w := &notify.Worker{Store: a.st, Config: func() config.Notify { return d.Config().Notify }, Log: log, Node: d.Node()}
 	done := make(chan struct{})
 	go func() { defer close(done); w.Run(wctx, 2*time.Second) }()
-	return func() { cancel(); <-done }, nil
+	stop := func() { cancel(); <-done }
+
+	cfg := d.Config()
+	if cfg.Server.Port == 0 {
+		return stop, nil
+	}
+	ready := make(chan string, 1)
+	srv := server.New(server.Options{
+		Store: a.st, Config: d.Config, Refresh: d.Refresh, Registry: m.Registry, Log: log,
+		Explain: func(ctx context.Context, ref string) (any, error) {
+			return dispatch.Explain(ctx, a.st, d.Config(), ref, time.Now())
+		},
+		Ready: func(addr string) { ready <- addr },
+	})
+	errc := make(chan error, 1)
+	sdone := make(chan struct{})
+	go func() { defer close(sdone); errc <- srv.ListenAndServe(wctx, cfg.Server.Host, cfg.Server.Port) }()
+	select {
+	case addr := <-ready:
+		a.dashboard = "http://" + addr + "/"
+		if a.announce != nil {
+			a.announce(a.dashboard)
+		}
+		return func() { cancel(); <-done; <-sdone }, nil
+	case err := <-errc:
+		stop()
+		return nil, err
+	}
 }

@@ -48,10 +48,9 @@ type Options struct {
 
 // Metrics receives what the dispatcher observes (Prometheus in production).
 type Metrics interface {
-	RunFinished(outcome, kind string, counted bool)
-	DispatchLatency(d time.Duration)
-	TickDuration(d time.Duration)
-	Running(n int)
+	ObserveRun(r board.Run)
+	ObserveStart(agent string, latency time.Duration)
+	ObserveTick(d time.Duration)
 }
 
 // Dispatcher claims, runs and routes.

@@ -61,7 +61,7 @@ func (d *Dispatcher) start(c board.Card, r board.Run, profile, fromState string,
 	d.jobs[c.ID] = j
 	d.mu.Unlock()
 	if d.o.Metrics != nil && !eligibleSince.IsZero() {
-		d.o.Metrics.DispatchLatency(d.o.Now().Sub(eligibleSince))
+		d.o.Metrics.ObserveStart(profile, d.o.Now().Sub(eligibleSince))
 	}
 	go d.runJob(j)
 }

@@ -240,7 +240,7 @@ func (d *Dispatcher) cleanup(cfg *config.Config, c board.Card, r board.Run) {
 
 func (d *Dispatcher) count(r board.Run) {
 	if d.o.Metrics != nil {
-		d.o.Metrics.RunFinished(string(r.Outcome), r.Kind, r.Counted)
+		d.o.Metrics.ObserveRun(r)
 	}
 }
 

@@ -37,8 +37,7 @@ func (d *Dispatcher) Tick(ctx context.Context) time.Time {
 		d.log.Warn("could not record node status", "err", err)
 	}
 	if d.o.Metrics != nil {
-		d.o.Metrics.TickDuration(time.Since(start))
-		d.o.Metrics.Running(d.Running())
+		d.o.Metrics.ObserveTick(time.Since(start))
 	}
 	return next
 }

@@ -62,6 +62,8 @@ type Options struct {
 	// loopback names (DNS-rebinding guard). ListenAndServe sets it for a
 	// loopback host.
 	LoopbackOnly bool
+	// Ready, when set, is called with the bound address once listening.
+	Ready func(addr string)
 	// Heartbeat is the SSE keep-alive interval; 0 means 15s.
 	Heartbeat time.Duration
 	// MaxBody bounds request bodies; 0 means 2 MiB.
@@ -168,6 +170,9 @@ func (s *Server) ListenAndServe(ctx context.Context, host string, port int) erro
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	s.opts.Log.Info("dashboard and API listening", "addr", "http://"+ln.Addr().String(), "auth", s.opts.AuthToken != "")
+	if s.opts.Ready != nil {
+		s.opts.Ready(ln.Addr().String())
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
