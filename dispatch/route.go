@@ -71,7 +71,8 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 	fin := stored
 	fin.FinishedAt = &now
 	if res != nil {
-		fillRun(&fin, res)
+		p, _ := cfg.Agents.Profile(stored.Agent)
+		fillRun(&fin, res, p)
 	}
 	if card.Claim == nil || card.Claim.Owner != claim.Owner || card.Claim.Epoch != claim.Epoch {
 		// Our claim is gone: a stale owner writes nothing to the card.
@@ -134,8 +135,12 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 	}
 	if dec.Verb == policy.VerbPark {
 		q := cls.Message
-		if res != nil && res.Signals.Structured.Question != "" {
-			q = res.Signals.Structured.Question
+		if res != nil {
+			if st := res.Signals.Structured; st.Question != "" {
+				q = st.Question
+			} else if st.ResultText != "" {
+				q = st.ResultText
+			}
 		}
 		ch.Comments = append(ch.Comments, board.Comment{CardID: cardID, Author: "agent:" + profile, Body: "Question: " + q, At: now})
 	}
@@ -170,8 +175,9 @@ func currentLast(runs []board.Run, cur board.Run) []board.Run {
 	return append(out, cur)
 }
 
-// fillRun copies the agent's figures onto the run.
-func fillRun(r *board.Run, res *agent.Result) {
+// fillRun copies the agent's figures onto the run. Without a reported cost,
+// tokens are priced by the profile's price_in/out_per_mtok.
+func fillRun(r *board.Run, res *agent.Result, p agent.Profile) {
 	s := res.Signals
 	if s.ExitCode >= 0 && !s.Signaled {
 		code := s.ExitCode
@@ -181,8 +187,11 @@ func fillRun(r *board.Run, res *agent.Result) {
 	if st.TokensIn > 0 || st.TokensOut > 0 {
 		r.TokensIn, r.TokensOut = st.TokensIn, st.TokensOut
 	}
-	if st.CostKnown || st.CostUSD > 0 {
+	switch {
+	case st.CostKnown || st.CostUSD > 0:
 		r.CostUSD = st.CostUSD
+	case p.PriceInPerMTok > 0 || p.PriceOutPerMTok > 0:
+		r.CostUSD = float64(r.TokensIn)*p.PriceInPerMTok/1e6 + float64(r.TokensOut)*p.PriceOutPerMTok/1e6
 	}
 	if res.LastLine != "" {
 		r.LastOutput = clip(res.LastLine, 500)
