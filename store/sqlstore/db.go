@@ -201,10 +201,16 @@ func (d *DB) wrap(err error) error {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
+		// Connection exceptions (class 08) and an administrator's shutdown or
+		// restart (57P01-57P03) mean the database went away, not that the
+		// statement was wrong.
+		if strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P0") {
+			return fmt.Errorf("%w: %v", store.ErrUnavailable, err)
+		}
 		return err
 	}
 	msg := err.Error()
-	for _, s := range []string{"connection refused", "broken pipe", "connection reset", "bad connection", "EOF", "closed", "no such host", "failed to connect", "conn busy", "SQLITE_READONLY", "readonly database", "disk I/O", "database or disk is full"} {
+	for _, s := range []string{"connection refused", "broken pipe", "connection reset", "bad connection", "EOF", "closed", "no such host", "failed to connect", "conn busy", "unexpected EOF", "server closed", "the database system is", "SQLITE_READONLY", "readonly database", "disk I/O", "database or disk is full"} {
 		if strings.Contains(msg, s) {
 			return fmt.Errorf("%w: %v", store.ErrUnavailable, err)
 		}
