@@ -234,9 +234,10 @@ func MeasureWake(ctx context.Context, dir string, poll time.Duration, path WakeP
 	}
 	lat := make([]time.Duration, 0, samples)
 	for i := 0; i < samples; i++ {
-		l, err := w.Once(ctx)
+		err := w.Settle(ctx)
+		var l time.Duration
 		if err == nil {
-			err = w.Settle(ctx)
+			l, err = w.Once(ctx)
 		}
 		if err != nil {
 			w.Close()

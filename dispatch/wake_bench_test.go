@@ -40,6 +40,9 @@ func BenchmarkWakeUp(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer w.Close()
+			if err := w.Settle(ctx); err != nil { // asleep, and on poll_only a random phase
+				b.Fatal(err)
+			}
 			var total time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
