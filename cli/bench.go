@@ -161,7 +161,7 @@ func (a *app) benchDispatch(c *cobra.Command, cards, slots int) error {
 		}{"dispatch", st})
 	}
 	w := a.out
-	fmt.Fprintf(w, "dispatch: %d sim cards (zero delay) through %d slots on a scratch SQLite store\n", st.Cards, st.Slots)
+	fmt.Fprintf(w, "dispatch: %d sim cards (zero delay), a dispatcher with %d slot(s), a scratch SQLite store\n", st.Cards, st.Slots)
 	fmt.Fprintf(w, "  wall           %10.0fms  %.1f cards/s\n", st.WallMS, st.CardsPerS)
 	fmt.Fprintf(w, "  per card       %10.1fms  claim → routed, mean\n", st.PerCardMS)
 	fmt.Fprintf(w, "  ideal          %10.0fms  %d/%d × per card\n", st.IdealMS, st.Cards, st.Slots)
