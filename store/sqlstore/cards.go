@@ -151,6 +151,35 @@ func (d *DB) GetCard(ctx context.Context, ref string) (board.Card, error) {
 
 // ListCards implements store.Store.
 func (d *DB) ListCards(ctx context.Context, f store.CardFilter) ([]board.Card, error) {
+	q, args := d.listCardsSQL(f, false)
+	return d.queryCards(ctx, d.db, q, args)
+}
+
+type querier interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
+func (d *DB) queryCards(ctx context.Context, db querier, q string, args []any) ([]board.Card, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, d.wrap(err)
+	}
+	defer rows.Close()
+	out := []board.Card{}
+	for rows.Next() {
+		c, err := scanCard(rows)
+		if err != nil {
+			return nil, d.wrap(err)
+		}
+		out = append(out, c)
+	}
+	return out, d.wrap(rows.Err())
+}
+
+// listCardsSQL is the query ListCards issues for f, with its arguments.
+// noIndex forbids SQLite the indexes of cards (NOT INDEXED); PostgreSQL's
+// equivalent is set per transaction by ListCardsFullScan.
+func (d *DB) listCardsSQL(f store.CardFilter, noIndex bool) (string, []any) {
 	var where []string
 	var args []any
 	if len(f.States) > 0 {
@@ -191,6 +220,9 @@ func (d *DB) ListCards(ctx context.Context, f store.CardFilter) ([]board.Card, e
 		args = append(args, "%"+strings.ToLower(f.Query)+"%", strings.ToUpper(f.Query))
 	}
 	sqlText := `SELECT ` + cardCols + ` FROM cards`
+	if noIndex && d.dialect == sqlite {
+		sqlText += " NOT INDEXED"
+	}
 	if len(where) > 0 {
 		sqlText += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -202,21 +234,63 @@ func (d *DB) ListCards(ctx context.Context, f store.CardFilter) ([]board.Card, e
 	if f.Limit > 0 {
 		sqlText += fmt.Sprintf(" LIMIT %d OFFSET %d", f.Limit, f.Offset)
 	}
-	q := d.q(sqlText)
-	rows, err := d.db.QueryContext(ctx, q, args...)
+	return d.q(sqlText), args
+}
+
+// ExplainListCards returns the query plan of the SQL that ListCards issues
+// for f (EXPLAIN QUERY PLAN on SQLite, EXPLAIN on PostgreSQL), one line per
+// plan node. Tests and benchmarks use it to check that a filter is served by
+// an index.
+func (d *DB) ExplainListCards(ctx context.Context, f store.CardFilter) (string, error) {
+	q, args := d.listCardsSQL(f, false)
+	prefix, col := "EXPLAIN ", 0
+	if d.dialect == sqlite {
+		prefix, col = "EXPLAIN QUERY PLAN ", 3 // id, parent, notused, detail
+	}
+	rows, err := d.db.QueryContext(ctx, prefix+q, args...)
+	if err != nil {
+		return "", d.wrap(err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return "", d.wrap(err)
+	}
+	var lines []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return "", d.wrap(err)
+		}
+		lines = append(lines, fmt.Sprint(vals[col]))
+	}
+	return strings.Join(lines, "\n"), d.wrap(rows.Err())
+}
+
+// ListCardsFullScan is ListCards with the indexes on cards forbidden (SQLite
+// NOT INDEXED; PostgreSQL index and bitmap scans switched off for one
+// read-only transaction). It exists for benchmarks: side by side with
+// ListCards it shows what the indexes are worth.
+func (d *DB) ListCardsFullScan(ctx context.Context, f store.CardFilter) ([]board.Card, error) {
+	q, args := d.listCardsSQL(f, true)
+	if d.dialect == sqlite {
+		return d.queryCards(ctx, d.db, q, args)
+	}
+	tx, err := d.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, d.wrap(err)
 	}
-	defer rows.Close()
-	out := []board.Card{}
-	for rows.Next() {
-		c, err := scanCard(rows)
-		if err != nil {
+	defer tx.Rollback()
+	for _, set := range []string{"enable_indexscan", "enable_indexonlyscan", "enable_bitmapscan"} {
+		if _, err := tx.ExecContext(ctx, "SET LOCAL "+set+" = off"); err != nil {
 			return nil, d.wrap(err)
 		}
-		out = append(out, c)
 	}
-	return out, d.wrap(rows.Err())
+	return d.queryCards(ctx, tx, q, args)
 }
 
 // CountByState implements store.Store.

@@ -62,12 +62,17 @@ func (d *DB) startForeignWatch() {
 	if d.dialect == postgres {
 		go d.listen(ctx)
 	} else {
-		go d.pollDataVersion(ctx)
+		// The baseline is read before Watch returns: a commit by another
+		// connection right after Watch must differ from it, not become it.
+		var last int64 = -1
+		if err := d.db.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&last); err != nil {
+			last = -1
+		}
+		go d.pollDataVersion(ctx, last)
 	}
 }
 
-func (d *DB) pollDataVersion(ctx context.Context) {
-	var last int64 = -1
+func (d *DB) pollDataVersion(ctx context.Context, last int64) {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -92,6 +97,11 @@ func (d *DB) listen(ctx context.Context) {
 		conn, err := pgx.Connect(ctx, d.dsn)
 		if err == nil {
 			_, err = conn.Exec(ctx, `LISTEN drover_changes`)
+			if err == nil {
+				// Changes committed between Watch and LISTEN sent no
+				// notification this connection could receive.
+				d.hub.publish()
+			}
 			for err == nil {
 				_, err = conn.WaitForNotification(ctx)
 				if err == nil {
