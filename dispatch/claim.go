@@ -112,9 +112,12 @@ func (d *Dispatcher) claimAndStart(ctx context.Context, c board.Card, profile st
 		Actor: d.actor(), Reason: fmt.Sprintf("attempt %d (retry epoch %d) claimed by %s", attempt, epoch, d.node),
 		Data: jsonOf(map[string]any{"attempt": attempt, "from": c.State, "probe": probe})}}}
 	if probe {
-		bs, _ := d.breakers(ctx)
-		st := policy.StartProbe(bs[profile], c.ID)
-		ch.AgentState = agentState(profile, st, now)
+		bs, err := d.breakers(ctx)
+		if err != nil {
+			return err
+		}
+		st := policy.StartProbe(bs[profile].BreakerState, c.ID)
+		ch.AgentState = agentState(profile, st, bs[profile].version, now)
 	}
 	if err := d.o.Store.Apply(ctx, ch); err != nil {
 		return err
@@ -164,6 +167,14 @@ func (d *Dispatcher) recoverCard(ctx context.Context, c board.Card, mine bool) e
 		next.StateReason = "recovered: " + why
 		return d.o.Store.Apply(ctx, store.Change{Card: &next, ClaimGuard: c.Claim,
 			Events: []board.Event{{CardID: c.ID, Type: board.EvRecovered, Actor: d.actor(), Reason: next.StateReason}}})
+	}
+	// The agent may have finished before its owner died: its log then says
+	// how, and the run is routed as it would have been.
+	cfg := d.cfg.Load()
+	p, _ := cfg.Agents.Profile(open.Agent)
+	if got, ok := classifyFromLog(open.LogPath, p.Kind, p.Match, d.o.Now()); ok {
+		d.log.Info("recovered a finished run from its log", "card_id", c.ID, "identifier", c.Identifier, "run_id", open.ID, "kind", got.Kind)
+		cls = got
 	}
 	return d.routeOnce(ctx, c.ID, *c.Claim, *open, cls, nil, true)
 }

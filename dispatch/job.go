@@ -181,7 +181,7 @@ func (d *Dispatcher) progress(j *job) func(agent.Progress) {
 	capUSD := d.cfg.Load().Limits.MaxCostPerCardUSD
 	var before float64
 	if capUSD > 0 {
-		before, _ = d.o.Store.Spend(context.Background(), time.Time{}, j.card.ID)
+		before, _ = d.cardSpend(context.Background(), j.card)
 	}
 	return func(p agent.Progress) {
 		mu.Lock()

@@ -94,7 +94,7 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 	profile := fin.Agent
 	var dec policy.Decision
 	if res != nil && res.Signals.KilledFor == "spend" {
-		spent, _ := d.o.Store.Spend(ctx, time.Time{}, cardID)
+		spent, _ := d.cardSpend(ctx, card)
 		dec = policy.SpendBlock(card, policy.SpendLimits{PerDay: cfg.Limits.MaxCostPerDayUSD, PerCard: cfg.Limits.MaxCostPerCardUSD}, spent, run.ID, blockedColumn(cfg))
 	} else {
 		dec = policy.Decide(policy.Input{Config: cfg.Policy, Card: card, CardRole: cfg.Board.RoleOf(card.State), Classification: cls,
@@ -205,7 +205,7 @@ func (d *Dispatcher) breakerChange(ctx context.Context, cfg *config.Config, ch *
 	if err != nil {
 		return
 	}
-	st := bs[profile]
+	st := bs[profile].BreakerState
 	before, _ := json.Marshal(st)
 	retryAt := cls.RetryAt
 	if retryAt.IsZero() && cls.RetryAfter > 0 {
@@ -224,7 +224,7 @@ func (d *Dispatcher) breakerChange(ctx context.Context, cfg *config.Config, ch *
 	if string(before) == string(after) {
 		return
 	}
-	ch.AgentState = agentState(profile, st, now)
+	ch.AgentState = agentState(profile, st, bs[profile].version, now)
 	if st.State != bs[profile].State {
 		ch.Events = append(ch.Events, board.Event{At: now, Type: "agent_" + st.State, Actor: d.actor(),
 			Reason: fmt.Sprintf("agent profile %s is %s: %s", profile, st.State, st.Reason), Data: jsonOf(map[string]any{"agent": profile, "until": st.Until})})
@@ -255,13 +255,14 @@ func (d *Dispatcher) count(r board.Run) {
 
 func (d *Dispatcher) actor() string { return "dispatcher:" + d.node }
 
-func agentState(profile string, st policy.BreakerState, now time.Time) *store.AgentState {
+// agentState is the stored form of a breaker; version guards the write.
+func agentState(profile string, st policy.BreakerState, version int64, now time.Time) *store.AgentState {
 	data, _ := json.Marshal(st)
 	state := st.State
 	if state == "" {
 		state = policy.BreakerClosed
 	}
-	return &store.AgentState{Name: profile, State: state, Kind: string(st.Kind), Reason: st.Reason, Until: st.Until, Data: data, UpdatedAt: now}
+	return &store.AgentState{Name: profile, State: state, Kind: string(st.Kind), Reason: st.Reason, Until: st.Until, Data: data, UpdatedAt: now, Version: version}
 }
 
 func column(cfg *config.Config, role board.Role) string {

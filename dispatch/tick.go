@@ -2,6 +2,8 @@ package dispatch
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,6 +54,10 @@ func (d *Dispatcher) reload() {
 	if err != nil {
 		if d.status.ConfigError != err.Error() {
 			d.log.Error("config reload failed; keeping the last good config", "err", err)
+			cur := d.cfg.Load()
+			sum := sha256.Sum256([]byte(err.Error()))
+			go d.noticeOnce(context.Background(), cur, "config_error", "config/"+hex.EncodeToString(sum[:8]),
+				"WORKFLOW.md edit refused, the last good config stays in force: "+err.Error())
 		}
 		d.status.ConfigError = err.Error()
 		return
@@ -165,8 +171,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, now time.Time) (time.Time, er
 			continue
 		}
 		profile := d.profileName(c)
-		bs := breakers[profile]
-		bok, probe, bwhy := policy.Allow(bs, now)
+		bok, probe, bwhy := policy.Allow(breakers[profile].BreakerState, now)
 		if probe && probing[profile] {
 			bok, bwhy = false, "a probe run for "+profile+" is already on its way"
 		}
@@ -192,6 +197,9 @@ func (d *Dispatcher) dispatch(ctx context.Context, now time.Time) (time.Time, er
 		}
 		if d.validate(ctx, c, profile) {
 			continue // blocked for invalid input, once, before any session
+		}
+		if d.overCardCap(ctx, cfg, c) {
+			continue
 		}
 		if err := d.claimAndStart(ctx, c, profile, probe); err != nil {
 			if errors.Is(err, store.ErrConflict) {
@@ -304,6 +312,8 @@ func (d *Dispatcher) spendPaused(ctx context.Context, cfg *config.Config, now ti
 		}
 		if pause, _, reason := policy.SpendDecision(policy.SpendLimits{PerDay: capUSD}, spent, 0, 0); pause {
 			why = reason + "; new dispatch resumes at the next day boundary (limits.day_boundary) or when limits.max_cost_per_day_usd is raised"
+			day := cfg.Limits.DayStart(now)
+			d.noticeOnce(ctx, cfg, "spend_paused", "spend/"+dayKey(day)+"/paused", why)
 		}
 	}
 	d.mu.Lock()
@@ -312,13 +322,20 @@ func (d *Dispatcher) spendPaused(ctx context.Context, cfg *config.Config, now ti
 	return why, nil
 }
 
+// breaker is a profile's breaker as stored, with the version that guards
+// its next write.
+type breaker struct {
+	policy.BreakerState
+	version int64
+}
+
 // breakers loads every profile's breaker state.
-func (d *Dispatcher) breakers(ctx context.Context) (map[string]policy.BreakerState, error) {
+func (d *Dispatcher) breakers(ctx context.Context) (map[string]breaker, error) {
 	states, err := d.o.Store.ListAgentStates(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]policy.BreakerState{}
+	out := map[string]breaker{}
 	for _, a := range states {
 		var bs policy.BreakerState
 		if len(a.Data) > 0 {
@@ -327,7 +344,7 @@ func (d *Dispatcher) breakers(ctx context.Context) (map[string]policy.BreakerSta
 		if a.State == policy.BreakerClosed {
 			bs = policy.BreakerState{State: policy.BreakerClosed, Hits: bs.Hits}
 		}
-		out[a.Name] = bs
+		out[a.Name] = breaker{bs, a.Version}
 	}
 	return out, nil
 }

@@ -380,7 +380,7 @@ func (s *Service) ResumeAgent(ctx context.Context, name string) (store.AgentStat
 	if len(s.Agents) > 0 && !contains(s.Agents, name) {
 		return store.AgentState{}, &board.InputError{Field: "name", Msg: fmt.Sprintf("unknown agent profile %q; the profiles are %s", name, strings.Join(s.Agents, ", "))}
 	}
-	st := store.AgentState{Name: name, State: "closed", Reason: "resumed by " + s.actor(), UpdatedAt: s.now()}
+	st := store.AgentState{Name: name, State: "closed", Reason: "resumed by " + s.actor(), UpdatedAt: s.now(), Version: -1}
 	ev := board.Event{At: s.now(), Type: "agent_resumed", Actor: s.actor(), Reason: "agent profile " + name + " resumed", Data: json.RawMessage(fmt.Sprintf(`{"agent":%q}`, name))}
 	return st, s.Store.Apply(ctx, store.Change{AgentState: &st, Events: []board.Event{ev}})
 }

@@ -191,6 +191,10 @@ type AgentState struct {
 	Until     *time.Time      `json:"until"`
 	Data      json.RawMessage `json:"data"` // the breaker's own bookkeeping
 	UpdatedAt time.Time       `json:"updated_at"`
+	// Version guards read-modify-write: a Change writes the state only if the
+	// stored version still equals it (0: only if no row exists yet). Negative
+	// writes unconditionally (an operator's resume).
+	Version int64 `json:"version"`
 }
 
 // Node is one dispatcher process.

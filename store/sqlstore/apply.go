@@ -149,11 +149,27 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 			}
 		}
 		if a := ch.AgentState; a != nil {
-			if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO agent_states (name, state, kind, reason, until, data, updated_at)
-				VALUES (?,?,?,?,?,?,?) ON CONFLICT (name) DO UPDATE SET state=excluded.state, kind=excluded.kind,
-				reason=excluded.reason, until=excluded.until, data=excluded.data, updated_at=excluded.updated_at`),
-				a.Name, a.State, a.Kind, a.Reason, msPtr(a.Until), nullText(a.Data), ms(now)); err != nil {
+			var res sql.Result
+			var err error
+			args := []any{a.Name, a.State, a.Kind, a.Reason, msPtr(a.Until), nullText(a.Data), ms(now)}
+			switch {
+			case a.Version < 0:
+				res, err = tx.ExecContext(ctx, d.q(`INSERT INTO agent_states (name, state, kind, reason, until, data, updated_at)
+					VALUES (?,?,?,?,?,?,?) ON CONFLICT (name) DO UPDATE SET state=excluded.state, kind=excluded.kind,
+					reason=excluded.reason, until=excluded.until, data=excluded.data, updated_at=excluded.updated_at,
+					version=agent_states.version+1`), args...)
+			case a.Version == 0:
+				res, err = tx.ExecContext(ctx, d.q(`INSERT INTO agent_states (name, state, kind, reason, until, data, updated_at)
+					VALUES (?,?,?,?,?,?,?) ON CONFLICT (name) DO NOTHING`), args...)
+			default:
+				res, err = tx.ExecContext(ctx, d.q(`UPDATE agent_states SET state=?, kind=?, reason=?, until=?, data=?, updated_at=?,
+					version=version+1 WHERE name=? AND version=?`), append(args[1:], a.Name, a.Version)...)
+			}
+			if err != nil {
 				return err
+			}
+			if n, _ := res.RowsAffected(); n != 1 {
+				return fmt.Errorf("%w (agent %s state changed meanwhile)", store.ErrConflict, a.Name)
 			}
 		}
 		return nil

@@ -163,7 +163,7 @@ func (d *DB) MarkOutbox(ctx context.Context, id string, r store.OutboxResult) er
 
 // ListAgentStates implements store.Store.
 func (d *DB) ListAgentStates(ctx context.Context) ([]store.AgentState, error) {
-	rows, err := d.db.QueryContext(ctx, `SELECT name, state, kind, reason, until, data, updated_at FROM agent_states ORDER BY name`)
+	rows, err := d.db.QueryContext(ctx, `SELECT name, state, kind, reason, until, data, updated_at, version FROM agent_states ORDER BY name`)
 	if err != nil {
 		return nil, d.wrap(err)
 	}
@@ -174,7 +174,7 @@ func (d *DB) ListAgentStates(ctx context.Context) ([]store.AgentState, error) {
 		var until sql.NullInt64
 		var data sql.NullString
 		var updated int64
-		if err := rows.Scan(&a.Name, &a.State, &a.Kind, &a.Reason, &until, &data, &updated); err != nil {
+		if err := rows.Scan(&a.Name, &a.State, &a.Kind, &a.Reason, &until, &data, &updated, &a.Version); err != nil {
 			return nil, d.wrap(err)
 		}
 		a.Until = fromNullMs(until)

@@ -409,10 +409,23 @@ func testAgentStates(t *testing.T, s store.Store) {
 	until := time.Now().Add(time.Minute).Truncate(time.Millisecond)
 	must(t, s.Apply(ctx, store.Change{AgentState: &store.AgentState{Name: "claude", State: "open", Kind: "rate_limited", Reason: "429", Until: &until}}))
 	must(t, s.Apply(ctx, store.Change{AgentState: &store.AgentState{Name: "codex", State: "paused", Kind: "auth_failed"}}))
-	must(t, s.Apply(ctx, store.Change{AgentState: &store.AgentState{Name: "claude", State: "half_open", Kind: "rate_limited", Until: &until}}))
+	// A second "first write" of the same profile loses: its reader was stale.
+	if err := s.Apply(ctx, store.Change{AgentState: &store.AgentState{Name: "claude", State: "closed"}}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("insert over an existing state: err = %v, want ErrConflict", err)
+	}
+	as, _ := s.ListAgentStates(ctx)
+	v := as[0].Version
+	must(t, s.Apply(ctx, store.Change{AgentState: &store.AgentState{Name: "claude", State: "half_open", Kind: "rate_limited", Until: &until, Version: v}}))
+	// The same version again is a lost update: refused.
+	if err := s.Apply(ctx, store.Change{AgentState: &store.AgentState{Name: "claude", State: "open", Version: v}}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("stale version: err = %v, want ErrConflict", err)
+	}
+	// An operator's resume writes whatever is stored.
+	must(t, s.Apply(ctx, store.Change{AgentState: &store.AgentState{Name: "codex", State: "closed", Version: -1}}))
 	as, err := s.ListAgentStates(ctx)
 	must(t, err)
-	if len(as) != 2 || as[0].Name != "claude" || as[0].State != "half_open" || !as[0].Until.Equal(until) || as[1].Until != nil {
+	if len(as) != 2 || as[0].Name != "claude" || as[0].State != "half_open" || !as[0].Until.Equal(until) || as[0].Version != v+1 ||
+		as[1].State != "closed" || as[1].Until != nil {
 		t.Fatalf("agent states = %+v", as)
 	}
 }

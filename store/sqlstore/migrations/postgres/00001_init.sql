@@ -99,7 +99,8 @@ CREATE TABLE agent_states (
   reason     TEXT NOT NULL DEFAULT '',
   until      BIGINT,
   data       TEXT,
-  updated_at BIGINT NOT NULL
+  updated_at BIGINT NOT NULL,
+  version    BIGINT NOT NULL DEFAULT 1
 );
 CREATE TABLE nodes (
   name       TEXT PRIMARY KEY,

@@ -99,7 +99,8 @@ CREATE TABLE agent_states (
   reason     TEXT NOT NULL DEFAULT '',
   until      INTEGER,
   data       TEXT,
-  updated_at INTEGER NOT NULL
+  updated_at INTEGER NOT NULL,
+  version    INTEGER NOT NULL DEFAULT 1
 );
 CREATE TABLE nodes (
   name       TEXT PRIMARY KEY,
