@@ -42,14 +42,15 @@ policy:
   breaker: {threshold: 3, window: 1m, cooldown: 300ms}
 dispatch: {node: n1, lease: 3s, poll_interval: 100ms, max_concurrent: 4}
 notify: {webhook: {url: "http://127.0.0.1:9/hook"}, allow_private: true}
+%s
 ---
 {{ card.title }}
 `
 
-func newWorld(t *testing.T, maxAttempts int) *world {
+func newWorld(t *testing.T, maxAttempts int, extra ...string) *world {
 	t.Helper()
 	dir := t.TempDir()
-	cfg, err := config.Parse([]byte(fmt.Sprintf(testWorkflow, maxAttempts)), dir)
+	cfg, err := config.Parse([]byte(fmt.Sprintf(testWorkflow, maxAttempts, strings.Join(extra, "\n"))), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
