@@ -141,10 +141,6 @@ func (d *Dispatcher) dispatch(ctx context.Context, now time.Time) (time.Time, er
 			eligible = append(eligible, c.Name)
 		}
 	}
-	cards, err := d.o.Store.ListCards(ctx, store.CardFilter{States: eligible, Claimed: store.Bool(false)})
-	if err != nil {
-		return time.Time{}, err
-	}
 	spendWhy, err := d.spendPaused(ctx, cfg, now)
 	if err != nil {
 		return time.Time{}, err
@@ -164,12 +160,40 @@ func (d *Dispatcher) dispatch(ctx context.Context, now time.Time) (time.Time, er
 			soonest(*st.Until)
 		}
 	}
+	// The soonest scheduled retry sets the wake-up timer.
+	later, err := d.o.Store.ListCards(ctx, store.CardFilter{States: eligible, Claimed: store.Bool(false), ScheduledAfter: &now, Order: "next_attempt", Limit: 1})
+	if err != nil {
+		return time.Time{}, err
+	}
+	if len(later) == 1 {
+		soonest(*later[0].NextAttemptAt)
+	}
+	// Due cards in board order, a page at a time, only while slots are free:
+	// a tick's work follows the free slots, not the size of the backlog.
 	probing := map[string]bool{}
-	for _, c := range cards {
-		if c.NextAttemptAt != nil && c.NextAttemptAt.After(now) {
-			soonest(*c.NextAttemptAt)
-			continue
+	const page = 200
+	for skipped := 0; d.slotsFree(cfg) > 0; {
+		cards, err := d.o.Store.ListCards(ctx, store.CardFilter{States: eligible, Claimed: store.Bool(false), DueBy: &now, Limit: page, Offset: skipped})
+		if err != nil {
+			return next, err
 		}
+		taken, err := d.offer(ctx, cfg, cards, now, spendWhy, breakers, probing)
+		if err != nil {
+			return next, err
+		}
+		skipped += len(cards) - taken
+		if len(cards) < page {
+			break
+		}
+	}
+	return next, nil
+}
+
+// offer checks each card of a page and claims the eligible ones while slots
+// are free. It returns how many cards left the due set (claimed or blocked).
+func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []board.Card, now time.Time, spendWhy string, breakers map[string]breaker, probing map[string]bool) (int, error) {
+	taken := 0
+	for _, c := range cards {
 		profile := d.profileName(c)
 		bok, probe, bwhy := policy.Allow(breakers[profile].BreakerState, now)
 		if probe && probing[profile] {
@@ -187,6 +211,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, now time.Time) (time.Time, er
 		if !f.ProfileOK {
 			d.blockInvalid(ctx, c, "agent", fmt.Sprintf("the card names agent profile %q, which is not in agents.profiles", profile),
 				fmt.Sprintf("drover card edit %s --agent NAME (profiles: %v), then drover card resume %s", c.Identifier, profileNames(cfg), c.Identifier))
+			taken++
 			continue
 		}
 		if !AllOK(Eligible(f)) {
@@ -195,23 +220,23 @@ func (d *Dispatcher) dispatch(ctx context.Context, now time.Time) (time.Time, er
 			}
 			continue
 		}
-		if d.validate(ctx, c, profile) {
-			continue // blocked for invalid input, once, before any session
-		}
-		if d.overCardCap(ctx, cfg, c) {
+		if d.validate(ctx, c, profile) || d.overCardCap(ctx, cfg, c) {
+			taken++ // blocked once, before any session
 			continue
 		}
 		if err := d.claimAndStart(ctx, c, profile, probe); err != nil {
 			if errors.Is(err, store.ErrConflict) {
-				continue // someone else took it, or it changed: next tick sees the truth
+				taken++ // someone else took it, or it changed: next tick sees the truth
+				continue
 			}
-			return next, err
+			return taken, err
 		}
+		taken++
 		if probe {
 			probing[profile] = true
 		}
 	}
-	return next, nil
+	return taken, nil
 }
 
 func (d *Dispatcher) profileName(c board.Card) string {

@@ -111,11 +111,14 @@ type CardFilter struct {
 	// LeaseExpiredBefore selects claimed cards whose lease ended before it.
 	LeaseExpiredBefore *time.Time
 	// DueBy selects cards with next_attempt_at empty or at or before it.
-	DueBy  *time.Time
-	Query  string // substring of title or identifier
+	DueBy *time.Time
+	// ScheduledAfter selects cards whose next_attempt_at is after it.
+	ScheduledAfter *time.Time
+	Query          string // substring of title or identifier
 	Limit  int    // 0 = no limit
 	Offset int
-	// Order: "" board order (priority, then age, then identifier), "updated" newest first.
+	// Order: "" board order (priority, then age, then identifier), "updated"
+	// newest first, "next_attempt" soonest scheduled retry first.
 	Order string
 }
 

@@ -215,6 +215,10 @@ func (d *DB) listCardsSQL(f store.CardFilter, noIndex bool) (string, []any) {
 		where = append(where, "(next_attempt_at IS NULL OR next_attempt_at <= ?)")
 		args = append(args, ms(*f.DueBy))
 	}
+	if f.ScheduledAfter != nil {
+		where = append(where, "next_attempt_at > ?")
+		args = append(args, ms(*f.ScheduledAfter))
+	}
 	if f.Query != "" {
 		where = append(where, "(LOWER(title) LIKE ? OR identifier = ?)")
 		args = append(args, "%"+strings.ToLower(f.Query)+"%", strings.ToUpper(f.Query))
@@ -226,9 +230,12 @@ func (d *DB) listCardsSQL(f store.CardFilter, noIndex bool) (string, []any) {
 	if len(where) > 0 {
 		sqlText += " WHERE " + strings.Join(where, " AND ")
 	}
-	if f.Order == "updated" {
+	switch f.Order {
+	case "updated":
 		sqlText += " ORDER BY updated_at DESC, id DESC"
-	} else {
+	case "next_attempt":
+		sqlText += " ORDER BY next_attempt_at, id"
+	default:
 		sqlText += " ORDER BY prio_order, created_at, id"
 	}
 	if f.Limit > 0 {

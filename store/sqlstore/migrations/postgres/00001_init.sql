@@ -30,6 +30,7 @@ CREATE TABLE cards (
 CREATE INDEX cards_state_order ON cards (state, prio_order, created_at, id);
 CREATE INDEX cards_claim ON cards (claim_lease_until) WHERE claim_owner IS NOT NULL;
 CREATE INDEX cards_updated ON cards (updated_at);
+CREATE INDEX cards_next ON cards (state, next_attempt_at) WHERE next_attempt_at IS NOT NULL;
 CREATE TABLE runs (
   id          TEXT PRIMARY KEY,
   card_id     TEXT NOT NULL REFERENCES cards(id),
