@@ -115,8 +115,8 @@ type CardFilter struct {
 	// ScheduledAfter selects cards whose next_attempt_at is after it.
 	ScheduledAfter *time.Time
 	Query          string // substring of title or identifier
-	Limit  int    // 0 = no limit
-	Offset int
+	Limit          int    // 0 = no limit
+	Offset         int
 	// Order: "" board order (priority, then age, then identifier), "updated"
 	// newest first, "next_attempt" soonest scheduled retry first.
 	Order string
