@@ -98,7 +98,7 @@ Start with:  drover demo --until-settled   (a self-contained tour)
 	return root
 }
 
-// guardGroups makes every command that only groups subcommands (drover,
+// guardGroups makes bad usage exit 2 everywhere. It makes every command that only groups subcommands (drover,
 // drover card, drover board, …) print its help when called bare and refuse
 // an unknown subcommand as bad usage (exit 2). Left alone, Cobra prints the
 // help and exits 0 for "drover card frob", and exits 1 for "drover frob".
@@ -117,6 +117,18 @@ func guardGroups(c *cobra.Command) {
 				hint = fmt.Sprintf(" (did you mean %s?)", s[0])
 			}
 			return usagef("unknown command %q for %q%s; see %s --help", args[0], c.CommandPath(), hint, c.CommandPath())
+		}
+	}
+	// Cobra's own argument checks (cobra.NoArgs, MaximumNArgs, …) return plain
+	// errors, which would exit 1; a wrong argument count is bad usage.
+	if check := c.Args; check != nil {
+		c.Args = func(c *cobra.Command, args []string) error {
+			err := check(c, args)
+			var ue *usageError
+			if err == nil || errors.As(err, &ue) {
+				return err
+			}
+			return usagef("%v; see %s --help", err, c.CommandPath())
 		}
 	}
 	for _, sub := range c.Commands() {
