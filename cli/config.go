@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/drover-dev/drover/board"
 	"github.com/drover-dev/drover/config"
@@ -29,6 +30,10 @@ func loadConfig(path string) (*loadedConfig, error) {
 	}
 	c, err := config.Load(path)
 	if err != nil {
+		if strings.HasPrefix(err.Error(), path) {
+			// config.Load already names the file (and the line).
+			return nil, fmt.Errorf("%w: %v", errConfig, err)
+		}
 		return nil, fmt.Errorf("%w: %s: %v", errConfig, path, err)
 	}
 	lc := &loadedConfig{Board: c.Board, StoreDSN: c.Store.DSN, Full: c}

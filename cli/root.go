@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -93,7 +94,46 @@ Start with:  drover demo --until-settled   (a self-contained tour)
 	for _, extra := range extraCommands {
 		root.AddCommand(extra(a))
 	}
+	guardGroups(root)
 	return root
+}
+
+// guardGroups makes bad usage exit 2 everywhere. It makes every command that only groups subcommands (drover,
+// drover card, drover board, …) print its help when called bare and refuse
+// an unknown subcommand as bad usage (exit 2). Left alone, Cobra prints the
+// help and exits 0 for "drover card frob", and exits 1 for "drover frob".
+func guardGroups(c *cobra.Command) {
+	if c.HasSubCommands() && c.Run == nil && c.RunE == nil {
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return c.Help()
+			}
+			hint := ""
+			if c.SuggestionsMinimumDistance <= 0 {
+				c.SuggestionsMinimumDistance = 2
+			}
+			if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+				hint = fmt.Sprintf(" (did you mean %s?)", s[0])
+			}
+			return usagef("unknown command %q for %q%s; see %s --help", args[0], c.CommandPath(), hint, c.CommandPath())
+		}
+	}
+	// Cobra's own argument checks (cobra.NoArgs, MaximumNArgs, …) return plain
+	// errors, which would exit 1; a wrong argument count is bad usage.
+	if check := c.Args; check != nil {
+		c.Args = func(c *cobra.Command, args []string) error {
+			err := check(c, args)
+			var ue *usageError
+			if err == nil || errors.As(err, &ue) {
+				return err
+			}
+			return usagef("%v; see %s --help", err, c.CommandPath())
+		}
+	}
+	for _, sub := range c.Commands() {
+		guardGroups(sub)
+	}
 }
 
 // extraCommands are registered by other files of this package (serve, demo, …).
@@ -102,11 +142,14 @@ var extraCommands []func(*app) *cobra.Command
 // report prints err as one line (or JSON) and returns the exit code.
 func (a *app) report(err error) int {
 	code, exit := classifyErr(err)
+	// One line, whatever the error: driver errors (pgx's connect errors, for
+	// one) span several lines.
+	msg := strings.Join(strings.Fields(err.Error()), " ")
 	if a.asJSON {
-		b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": err.Error()}})
+		b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": msg}})
 		fmt.Fprintln(a.errw, string(b))
 	} else {
-		fmt.Fprintln(a.errw, "drover: "+err.Error())
+		fmt.Fprintln(a.errw, "drover: "+msg)
 	}
 	return exit
 }

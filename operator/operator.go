@@ -5,12 +5,16 @@ package operator
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/oklog/ulid/v2"
 
 	"github.com/drover-dev/drover/board"
 	"github.com/drover-dev/drover/store"
@@ -223,8 +227,11 @@ func (s *Service) Move(ctx context.Context, ref, state, reason string) (board.Ca
 	})
 }
 
-// Comment adds a comment.
+// Comment adds a comment and returns it as stored (with its id).
 func (s *Service) Comment(ctx context.Context, ref, text string) (board.Comment, error) {
+	if strings.TrimSpace(text) == "" {
+		return board.Comment{}, &board.InputError{Field: "text", Msg: "is empty; write the comment text"}
+	}
 	if err := validateText("text", text); err != nil {
 		return board.Comment{}, err
 	}
@@ -232,9 +239,12 @@ func (s *Service) Comment(ctx context.Context, ref, text string) (board.Comment,
 	if err != nil {
 		return board.Comment{}, err
 	}
-	cm := board.Comment{CardID: c.ID, Author: s.actor(), Body: text, At: s.now()}
-	err = s.Store.Apply(ctx, store.Change{Comments: []board.Comment{cm}, Events: []board.Event{s.event(&c, board.EvCommented, firstLine(text), nil)}})
-	return cm, err
+	cm := board.Comment{ID: newID(), CardID: c.ID, Author: s.actor(), Body: text, At: s.now().Truncate(time.Millisecond)}
+	err = s.Store.Apply(ctx, store.Change{Comments: []board.Comment{cm}, Events: []board.Event{s.event(&c, board.EvCommented, firstLine(text), map[string]string{"comment_id": cm.ID})}})
+	if err != nil {
+		return board.Comment{}, err
+	}
+	return cm, nil
 }
 
 // Block moves a card to the blocked column with the operator's reason.
@@ -372,6 +382,19 @@ func dedupe(xs []string) []string {
 		}
 	}
 	return out
+}
+
+var (
+	idMu      sync.Mutex
+	idEntropy = ulid.Monotonic(rand.Reader, 0)
+)
+
+// newID names a row before it is written (a lower-case ULID, the same shape
+// the store gives the rows it names itself), so callers can return it.
+func newID() string {
+	idMu.Lock()
+	defer idMu.Unlock()
+	return strings.ToLower(ulid.MustNew(ulid.Now(), idEntropy).String())
 }
 
 // ResumeAgent closes a paused or open agent profile breaker, so dispatch for

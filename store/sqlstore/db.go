@@ -9,7 +9,9 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -129,7 +131,7 @@ func (d *DB) Backend() string {
 // Ping implements store.Store.
 func (d *DB) Ping(ctx context.Context) error {
 	if err := d.db.PingContext(ctx); err != nil {
-		return fmt.Errorf("%w: %s: %v", store.ErrUnavailable, redact(d.dsn), err)
+		return fmt.Errorf("%w: cannot reach %s (%v); check that the database is running and that --store (or DROVER_STORE) names it", store.ErrUnavailable, redact(d.dsn), err)
 	}
 	return nil
 }
@@ -145,7 +147,11 @@ func (d *DB) migrate(ctx context.Context) error {
 	var opts []goose.ProviderOption
 	if d.dialect == postgres {
 		sub, gd = "migrations/postgres", goose.DialectPostgres
-		locker, err := lock.NewPostgresSessionLocker()
+		// goose's default lock id is one constant for every schema of a
+		// database, so drover stores in different schemas of one database
+		// (tests, several boards) waited on each other's migrations in 5s
+		// steps. Lock per schema instead, polling every second.
+		locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(migrationLockID(d.dsn)), lock.WithLockTimeout(1, 300))
 		if err != nil {
 			return err
 		}
@@ -168,6 +174,18 @@ func (d *DB) migrate(ctx context.Context) error {
 		return fmt.Errorf("store: applying migrations: %w", d.wrap(err))
 	}
 	return nil
+}
+
+// migrationLockID is the advisory lock that serialises migrations of one
+// schema: derived from the database and search_path named by the DSN.
+func migrationLockID(dsn string) int64 {
+	key := dsn
+	if u, err := url.Parse(dsn); err == nil {
+		key = u.Path + "?" + u.Query().Get("search_path") + "&" + u.Query().Get("options")
+	}
+	h := fnv.New64a()
+	h.Write([]byte("drover-migrate:" + key))
+	return int64(h.Sum64() & math.MaxInt64)
 }
 
 // q rewrites ? placeholders to $n for PostgreSQL.
