@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drover-dev/drover/agent/proc"
 	"github.com/drover-dev/drover/agent/sim"
 	"github.com/drover-dev/drover/board"
 	"github.com/drover-dev/drover/policy"
@@ -161,6 +162,11 @@ func (d *Dispatcher) recoverCard(ctx context.Context, c board.Card, mine bool) e
 		next.StateReason = "recovered: " + why
 		return d.o.Store.Apply(ctx, store.Change{Card: &next, ClaimGuard: c.Claim,
 			Events: []board.Event{{CardID: c.ID, Type: board.EvRecovered, Actor: d.actor(), Reason: next.StateReason}}})
+	}
+	// Pdeathsig took the dead owner's agent with it, but not the agent's own
+	// children: stop whatever still carries this run's DROVER_RUN_ID.
+	if n := proc.KillTagged("DROVER_RUN_ID", open.ID); n > 0 {
+		d.log.Warn("stopped processes left over from the interrupted run", "card_id", c.ID, "identifier", c.Identifier, "run_id", open.ID, "processes", n)
 	}
 	return d.routeOnce(ctx, c.ID, *c.Claim, *open, cls, nil, true)
 }
