@@ -113,11 +113,16 @@ func (d *Dispatcher) claimAndStart(ctx context.Context, c board.Card, profile st
 		Actor: d.actor(), Reason: fmt.Sprintf("attempt %d (retry epoch %d) claimed by %s", attempt, epoch, d.node),
 		Data: jsonOf(map[string]any{"attempt": attempt, "from": c.State, "probe": probe})}}}
 	if probe {
+		d.routeMu.Lock()
 		bs, _ := d.breakers(ctx)
 		st := policy.StartProbe(bs[profile], c.ID)
 		ch.AgentState = agentState(profile, st, now)
 	}
-	if err := d.o.Store.Apply(ctx, ch); err != nil {
+	err = d.o.Store.Apply(ctx, ch)
+	if probe {
+		d.routeMu.Unlock()
+	}
+	if err != nil {
 		return err
 	}
 	claimed, err := d.o.Store.GetCard(ctx, c.ID)
