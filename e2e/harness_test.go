@@ -244,6 +244,7 @@ type card struct {
 	NextAttemptAt *time.Time      `json:"next_attempt_at"`
 	RetryEpoch    int             `json:"retry_epoch"`
 	Events        []event         `json:"events"`
+	Runs          []run           `json:"runs"`
 }
 
 type blockReason struct {
