@@ -372,3 +372,25 @@ func TestServeRefusesBadPolicy(t *testing.T) {
 func (e *env) addCardMaybe() {
 	e.drover(nil, "card", "add", "--title", "x", "--spec", `{"sim":["succeeded"]}`)
 }
+
+// Two cards hitting auth_failed at the same time still pause the profile
+// once and notify once.
+func TestConcurrentAuthFailuresNotifyOnce(t *testing.T) {
+	t.Parallel()
+	h := newHook(t)
+	e := newEnv(t, wf{Default: "sim", MaxConcurrent: 2, Notify: h.notifyYAML()}, "", false)
+	a := e.addCard("bad key 1", "--spec", `{"sim":["auth_failed"],"sim_delay":"200ms"}`)
+	b := e.addCard("bad key 2", "--spec", `{"sim":["auth_failed"],"sim_delay":"200ms"}`)
+	e.start()
+	eventually(t, 15*time.Second, "both runs routed", func() bool {
+		return len(e.runs(a.Identifier)) == 1 && len(e.runs(b.Identifier)) == 1 && e.runs(a.Identifier)[0].Outcome != "" && e.runs(b.Identifier)[0].Outcome != ""
+	})
+	eventually(t, 10*time.Second, "a profile_paused notification", func() bool { return h.count("profile_paused") >= 1 })
+	time.Sleep(1500 * time.Millisecond)
+	if n := h.count("profile_paused"); n != 1 {
+		t.Errorf("%d profile_paused notifications, want 1:\n%s", n, h.all())
+	}
+	if e.agents()["sim"].State != "paused" {
+		t.Errorf("sim is not paused")
+	}
+}
