@@ -285,9 +285,10 @@ type event struct {
 }
 
 type agentRow struct {
-	Name   string `json:"name"`
-	State  string `json:"state"`
-	Reason string `json:"reason"`
+	Name   string     `json:"name"`
+	State  string     `json:"state"`
+	Reason string     `json:"reason"`
+	Until  *time.Time `json:"until"`
 }
 
 func (e *env) addCard(title string, extra ...string) card {
