@@ -172,14 +172,13 @@ func TestSigkillMidRunThenRestart(t *testing.T) {
 			t.Fatalf("the card should still carry the dead process's claim before a restart")
 		}
 
+		restartAt := time.Now()
 		e.start()
-		eventually(t, 3*time.Second+5*time.Second, "the dead process's claim is gone", func() bool {
+		eventually(t, 3*time.Second+10*time.Second, "the dead process's claim is gone", func() bool {
 			cur := e.card(c.Identifier)
 			return cur.Claim == nil || cur.Claim.Epoch != held.Claim.Epoch
 		})
-		if d := time.Since(killedAt); d > 3*time.Second+5*time.Second {
-			t.Errorf("claim of the dead process held %v after the kill; lease is 3s", d)
-		}
+		_ = killedAt
 		eventually(t, 20*time.Second, "the card finishes on attempt 2", func() bool { return e.card(c.Identifier).State == "review" })
 		rs := e.runsInOrder(c.Identifier)
 		if len(rs) != 2 || rs[0].Attempt != 1 || rs[0].Outcome != "interrupted" || rs[1].Attempt != 2 || rs[1].Outcome != "succeeded" {
@@ -187,6 +186,11 @@ func TestSigkillMidRunThenRestart(t *testing.T) {
 		}
 		if rs[0].Counted {
 			t.Errorf("an interrupted run must not count toward max_attempts")
+		}
+		// Server-side time: the restarted process took the claim back (and
+		// recorded the run interrupted) within one lease of starting.
+		if rs[0].FinishedAt == nil || rs[0].FinishedAt.Sub(restartAt) > 3*time.Second {
+			t.Errorf("interrupted run recorded at %v, %v after the restart; lease is 3s", rs[0].FinishedAt, rs[0].FinishedAt.Sub(restartAt))
 		}
 		if alive(childPID) {
 			t.Errorf("the agent's child process %d outlived the crash and the restart (orphaned agent work)", childPID)
@@ -210,20 +214,28 @@ func TestSigkillRecoveredByAnotherNode(t *testing.T) {
 	killedAt := time.Now()
 	wfText, _ := os.ReadFile(filepath.Join(e.dir, "WORKFLOW.md"))
 	e.writeFile("WORKFLOW.md", strings.Replace(string(wfText), "dispatch:\n", "dispatch:\n  node: other-node\n", 1))
+	restartAt := time.Now()
 	e.start()
 	// One lease (3s) from the last heartbeat, plus a poll and some slack.
 	eventually(t, 10*time.Second, "the claim of the dead node is released", func() bool {
 		cur := e.card(c.Identifier)
 		return cur.Claim == nil || cur.Claim.Owner == "other-node"
 	})
-	lease := held.Claim.LeaseUntil
-	if over := time.Since(lease); over > 3*time.Second {
-		t.Errorf("claim of the dead node was held %v past its lease (lease 3s; killed %v after lease start)", over.Round(100*time.Millisecond), killedAt.Sub(lease.Add(-3*time.Second)).Round(100*time.Millisecond))
-	}
 	eventually(t, 20*time.Second, "the card finishes on attempt 2", func() bool { return e.card(c.Identifier).State == "review" })
 	rs := e.runsInOrder(c.Identifier)
 	if len(rs) != 2 || rs[0].Outcome != "interrupted" || rs[1].Attempt != 2 {
 		t.Fatalf("runs %+v; want attempt 1 interrupted then attempt 2", rs)
+	}
+	// Server-side time: the claim was taken back (the run recorded
+	// interrupted) soon after its lease ended, not after the leader lock's
+	// two leases. The last lease the dead node wrote may be newer than the
+	// one read above; it is at most one lease after the kill.
+	expiry := killedAt.Add(3 * time.Second)
+	if restartAt.After(expiry) {
+		expiry = restartAt
+	}
+	if over := rs[0].FinishedAt.Sub(expiry); over > 1500*time.Millisecond {
+		t.Errorf("claim of the dead node was taken back %v after its lease could have ended (lease 3s, poll 200ms)", over.Round(100*time.Millisecond))
 	}
 }
 
