@@ -112,16 +112,23 @@ func (d *Dispatcher) claimAndStart(ctx context.Context, c board.Card, profile st
 	ch := store.Change{Card: &next, NewRun: run, Events: []board.Event{{At: now, CardID: c.ID, RunID: run.ID, Type: board.EvClaimed,
 		Actor: d.actor(), Reason: fmt.Sprintf("attempt %d (retry epoch %d) claimed by %s", attempt, epoch, d.node),
 		Data: jsonOf(map[string]any{"attempt": attempt, "from": c.State, "probe": probe})}}}
-	if probe {
-		d.routeMu.Lock()
-		bs, _ := d.breakers(ctx)
-		st := policy.StartProbe(bs[profile], c.ID)
-		ch.AgentState = agentState(profile, st, now)
+	// The tick read the breakers before this claim; a routing since may have
+	// opened (or paused) the profile. Re-check under routeMu, which every
+	// breaker write in this process holds, so no run starts past an open
+	// breaker.
+	d.routeMu.Lock()
+	bs, err := d.breakers(ctx)
+	if err == nil {
+		if ok, isProbe, _ := policy.Allow(bs[profile], now); !ok || isProbe != probe {
+			err = store.ErrConflict // the next tick sees the breaker as it is now
+		} else if probe {
+			ch.AgentState = agentState(profile, policy.StartProbe(bs[profile], c.ID), now)
+		}
 	}
-	err = d.o.Store.Apply(ctx, ch)
-	if probe {
-		d.routeMu.Unlock()
+	if err == nil {
+		err = d.o.Store.Apply(ctx, ch)
 	}
+	d.routeMu.Unlock()
 	if err != nil {
 		return err
 	}
