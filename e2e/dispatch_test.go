@@ -273,7 +273,7 @@ func TestWakeUpOnNewCard(t *testing.T) {
 		e := newEnv(t, wf{Poll: "30s"}, `log_end; exit 0`, pg)
 		e.start()
 		// Let serve reach its idle wait (the first tick runs at once).
-		eventually(t, 10*time.Second, "serve records a tick", func() bool {
+		eventually(t, 30*time.Second, "serve records a tick", func() bool {
 			var st struct {
 				Nodes []any `json:"nodes"`
 			}
