@@ -122,10 +122,10 @@ func (a *app) policyCmd() *cobra.Command {
 }
 
 func (a *app) classifyCmd() *cobra.Command {
-	var agentName, stderrFile string
+	var agentName, stderrFile, killedFor string
 	var exitCode int
 	c := &cobra.Command{
-		Use:   "classify --agent NAME_OR_KIND [--exit-code N] [--stderr FILE] < stdout",
+		Use:   "classify --agent NAME_OR_KIND [--exit-code N] [--stderr FILE] [--killed-for WHY] < stdout",
 		Short: "Classify an agent's output (read from stdin) the way the dispatcher does",
 		Example: `  claude -p "fix it" --output-format stream-json --verbose > out.jsonl; echo $? 
   drover classify --agent claude --exit-code 1 < out.jsonl`,
@@ -158,7 +158,15 @@ func (a *app) classifyCmd() *cobra.Command {
 			if kind == "sim" {
 				kind = "claude"
 			}
-			cls := adapters.ClassifyOutput(kind, exitCode, stdout, stderr, time.Now(), rules)
+			sig := adapters.BuildSignals(kind, exitCode, stdout, stderr, time.Now())
+			switch killedFor {
+			case "":
+			case "timeout", "stall", "shutdown", "cancel", "spend":
+				sig.KilledFor = killedFor
+			default:
+				return usagef("--killed-for: %q is not timeout, stall, shutdown, cancel or spend", killedFor)
+			}
+			cls := policy.Classify(sig, rules)
 			out := map[string]any{"kind": cls.Kind, "retry_after_s": nil, "message": cls.Message, "source": cls.Source}
 			if d := retryAfter(cls); d > 0 {
 				out["retry_after_s"] = int(d.Seconds() + 0.5)
@@ -176,6 +184,7 @@ func (a *app) classifyCmd() *cobra.Command {
 	c.Flags().StringVar(&agentName, "agent", "", "agent profile name, or claude, codex or command")
 	c.Flags().IntVar(&exitCode, "exit-code", 0, "the agent's exit code")
 	c.Flags().StringVar(&stderrFile, "stderr", "", "a file holding the agent's stderr")
+	c.Flags().StringVar(&killedFor, "killed-for", "", "why the dispatcher stopped the run, as the dispatcher would say: timeout, stall, shutdown, cancel or spend")
 	return c
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drover-dev/drover/agent/proc"
 	"github.com/drover-dev/drover/agent/sim"
 	"github.com/drover-dev/drover/board"
 	"github.com/drover-dev/drover/policy"
@@ -111,15 +112,24 @@ func (d *Dispatcher) claimAndStart(ctx context.Context, c board.Card, profile st
 	ch := store.Change{Card: &next, NewRun: run, Events: []board.Event{{At: now, CardID: c.ID, RunID: run.ID, Type: board.EvClaimed,
 		Actor: d.actor(), Reason: fmt.Sprintf("attempt %d (retry epoch %d) claimed by %s", attempt, epoch, d.node),
 		Data: jsonOf(map[string]any{"attempt": attempt, "from": c.State, "probe": probe})}}}
-	if probe {
-		bs, err := d.breakers(ctx)
-		if err != nil {
-			return err
+	// The tick read the breakers before this claim; a routing since may have
+	// opened (or paused) the profile. Re-check under routeMu, which every
+	// breaker write in this process holds, so no run starts past an open
+	// breaker (across processes the breaker row's version guards the write).
+	d.routeMu.Lock()
+	bs, err := d.breakers(ctx)
+	if err == nil {
+		if ok, isProbe, _ := policy.Allow(bs[profile].BreakerState, now); !ok || isProbe != probe {
+			err = store.ErrConflict // the next tick sees the breaker as it is now
+		} else if probe {
+			ch.AgentState = agentState(profile, policy.StartProbe(bs[profile].BreakerState, c.ID), bs[profile].version, now)
 		}
-		st := policy.StartProbe(bs[profile].BreakerState, c.ID)
-		ch.AgentState = agentState(profile, st, bs[profile].version, now)
 	}
-	if err := d.o.Store.Apply(ctx, ch); err != nil {
+	if err == nil {
+		err = d.o.Store.Apply(ctx, ch)
+	}
+	d.routeMu.Unlock()
+	if err != nil {
 		return err
 	}
 	claimed, err := d.o.Store.GetCard(ctx, c.ID)
@@ -167,6 +177,11 @@ func (d *Dispatcher) recoverCard(ctx context.Context, c board.Card, mine bool) e
 		next.StateReason = "recovered: " + why
 		return d.o.Store.Apply(ctx, store.Change{Card: &next, ClaimGuard: c.Claim,
 			Events: []board.Event{{CardID: c.ID, Type: board.EvRecovered, Actor: d.actor(), Reason: next.StateReason}}})
+	}
+	// Pdeathsig took the dead owner's agent with it, but not the agent's own
+	// children: stop whatever still carries this run's DROVER_RUN_ID.
+	if n := proc.KillTagged("DROVER_RUN_ID", open.ID); n > 0 {
+		d.log.Warn("stopped processes left over from the interrupted run", "card_id", c.ID, "identifier", c.Identifier, "run_id", open.ID, "processes", n)
 	}
 	// The agent may have finished before its owner died: its log then says
 	// how, and the run is routed as it would have been.

@@ -60,6 +60,10 @@ type Dispatcher struct {
 	node string
 	log  *slog.Logger
 
+	// routeMu serialises the read-modify-write of agent breaker states
+	// (routing and probe claims) within this process.
+	routeMu sync.Mutex
+
 	mu       sync.Mutex
 	jobs     map[string]*job // by card id
 	status   NodeStatus

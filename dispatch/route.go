@@ -24,7 +24,14 @@ import (
 func (d *Dispatcher) routeOnce(ctx context.Context, cardID string, claim board.Claim, run board.Run, cls policy.Classification, res *agent.Result, recovering bool) error {
 	backoff := 200 * time.Millisecond
 	for conflicts := 0; ; {
+		// One routing at a time in this process: breakerChange reads the
+		// profile's breaker and writes it back in the routing transaction.
+		// The breaker row's version makes a lost update impossible across
+		// processes; the lock keeps this process's routings from retrying
+		// against each other.
+		d.routeMu.Lock()
 		err := d.routeTry(ctx, cardID, claim, run, cls, res, recovering)
+		d.routeMu.Unlock()
 		switch {
 		case err == nil:
 			return nil
@@ -145,6 +152,9 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 		ch.Comments = append(ch.Comments, board.Comment{CardID: cardID, Author: "agent:" + profile, Body: "Question: " + q, At: now})
 	}
 	for _, ev := range dec.Notify {
+		if ev == policy.NotifyProfilePaused {
+			continue // breakerChange notifies once per transition of the profile, not once per card
+		}
 		ch.Outbox = append(ch.Outbox, d.outbox(cfg, Notice{Event: ev, Key: cardID + "/" + run.ID + "/" + ev, Card: next, Run: &fin,
 			Reason: next.BlockReason, GaveUp: dec.GaveUp, Profile: profile, Question: questionOf(ch.Comments), At: now})...)
 	}

@@ -101,38 +101,6 @@ func TestInvalidInputBlocksOnceBeforeAnySession(t *testing.T) {
 	w.waitFor(c.Identifier, "review", inState("review"))
 }
 
-// Routing the same finished run twice is a no-op: no second notification,
-// no second event, no state change.
-func TestRoutingTwiceIsANoOp(t *testing.T) {
-	w := newWorld(t, 1)
-	c := w.add("route twice", "", `{}`)
-	d := w.dispatcher("n1")
-	ctx := context.Background()
-	// Claim by hand the way the dispatcher does, without running the agent.
-	cur, _ := w.st.GetCard(ctx, c.ID)
-	if err := d.claimAndStartNoRun(ctx, cur); err != nil {
-		t.Fatal(err)
-	}
-	cur, _ = w.st.GetCard(ctx, c.ID)
-	open := w.runs(c.ID)[0]
-	cls := policy.Classification{Kind: policy.KindAgentFailed, Message: "tests failed"}
-	if err := d.routeOnce(ctx, c.ID, *cur.Claim, open, cls, nil, false); err != nil {
-		t.Fatal(err)
-	}
-	after, _ := w.st.GetCard(ctx, c.ID)
-	evs := len(w.events(c.ID))
-	ob, _ := w.st.ListOutbox(ctx, store.OutboxFilter{})
-	if err := d.routeOnce(ctx, c.ID, *cur.Claim, open, cls, nil, false); err != nil {
-		t.Fatal(err)
-	}
-	again, _ := w.st.GetCard(ctx, c.ID)
-	ob2, _ := w.st.ListOutbox(ctx, store.OutboxFilter{})
-	if again.Version != after.Version || len(w.events(c.ID)) != evs || len(ob2) != len(ob) || len(ob) != 1 {
-		t.Fatalf("second routing changed something: version %d→%d, events %d→%d, outbox %d→%d",
-			after.Version, again.Version, evs, len(w.events(c.ID)), len(ob), len(ob2))
-	}
-}
-
 // A stale owner whose claim was taken over writes nothing to the card: its
 // run is recorded as lease_lost.
 func TestStaleOwnerWritesNothing(t *testing.T) {

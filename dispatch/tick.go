@@ -82,12 +82,12 @@ func (d *Dispatcher) tick(ctx context.Context) (time.Time, error) {
 	return d.dispatch(ctx, now)
 }
 
-// recover takes back claims whose owner stopped renewing them. Any node may
-// try (the compare-and-set on the card's version lets exactly one win); the
-// leader does it for everyone, every node does it for its own past lives.
+// recover takes back claims whose owner stopped renewing them. Every node
+// does it for expired claims and for its own past lives; the compare-and-set
+// on the claim lets exactly one win. (The leader lock is still renewed here:
+// other housekeeping, such as outbox delivery, follows it.)
 func (d *Dispatcher) recover(ctx context.Context, now time.Time) error {
-	lead, err := d.o.Store.TryLead(ctx, d.node, 2*d.lease())
-	if err != nil {
+	if _, err := d.o.Store.TryLead(ctx, d.node, 2*d.lease()); err != nil {
 		return err
 	}
 	cards, err := d.o.Store.ListCards(ctx, store.CardFilter{Claimed: store.Bool(true)})
@@ -100,7 +100,10 @@ func (d *Dispatcher) recover(ctx context.Context, now time.Time) error {
 		}
 		mine := c.Claim.Owner == d.node // a claim of ours we hold no job for: a previous life of this node
 		expired := c.Claim.LeaseUntil.Before(now)
-		if mine || (lead && expired) {
+		// Any node takes back an expired claim (the guarded write lets one
+		// win): waiting for the leader lock would hold a dead leader's
+		// claims for up to two leases.
+		if mine || expired {
 			if err := d.recoverCard(ctx, c, mine); err != nil && !errors.Is(err, store.ErrConflict) {
 				return err
 			}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,7 +169,7 @@ func outcome(kind policy.Kind, inv agent.Invocation, spec Spec, resetAt time.Tim
 	case policy.KindSucceeded:
 		return map[string]any{"subtype": "success", "is_error": false, "result": "Done: " + inv.Card.Title}, 0
 	case policy.KindRateLimited:
-		return fail(429, fmt.Sprintf("API Error: Request rejected (429) · This request would exceed the rate limit for your organization of 30,000 input tokens per minute. retry-after: %d", int(time.Until(resetAt).Seconds())))
+		return fail(429, fmt.Sprintf("API Error: Request rejected (429) · This request would exceed the rate limit for your organization of 30,000 input tokens per minute. retry-after: %d", int(math.Ceil(time.Until(resetAt).Seconds()))))
 	case policy.KindUsageLimited:
 		return fail(429, fmt.Sprintf("You've hit your session limit · resets %s (UTC)", strings.ToLower(resetAt.UTC().Add(time.Minute).Format("3:04pm"))))
 	case policy.KindQuotaExhausted:
