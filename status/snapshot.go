@@ -102,14 +102,11 @@ func (s *State) retrying(ctx context.Context, st store.Store, b board.Board, now
 	if len(eligible) == 0 {
 		return nil
 	}
-	cards, err := st.ListCards(ctx, store.CardFilter{States: eligible, Claimed: store.Bool(false)})
+	cards, err := st.ListCards(ctx, store.CardFilter{States: eligible, Claimed: store.Bool(false), ScheduledAfter: &now, Order: "next_attempt", Limit: ListCap})
 	if err != nil {
 		return err
 	}
 	for _, c := range cards {
-		if c.NextAttemptAt == nil || !c.NextAttemptAt.After(now) {
-			continue
-		}
 		row := Retrying{IssueID: c.ID, IssueIdentifier: c.Identifier, Attempt: 1, DueAt: c.NextAttemptAt.UTC(),
 			Title: c.Title, State: c.State, Agent: c.Agent, MaxAttempts: maxAttempts,
 			DueInS: secs(c.NextAttemptAt.Sub(now)), Reason: c.StateReason, Error: c.StateReason}
@@ -118,6 +115,9 @@ func (s *State) retrying(ctx context.Context, st store.Store, b board.Board, now
 			row.Kind, row.LastAttempt, row.RunID = r.Kind, r.Attempt, r.ID
 			if r.Error != "" {
 				row.Error = r.Error
+			}
+			if row.Agent == "" {
+				row.Agent = r.Agent
 			}
 			if r.RetryEpoch == c.RetryEpoch {
 				row.Attempt = r.Attempt + 1
