@@ -167,4 +167,3 @@ func TestChaosLongSQLite(t *testing.T) {
 	runChaos(t, dsn, plan{Nodes: 1, Duration: 60 * time.Second, KillMin: 2 * time.Second, KillMax: 3 * time.Second,
 		DownMax: lease, Cards: 80, MinKills: 15, Settle: 3 * time.Minute, FailPercent: 40})
 }
-

@@ -43,7 +43,7 @@ now() { date +%%s%%N; }
 line() { echo "$1 $DROVER_CARD_IDENTIFIER $DROVER_ATTEMPT $$ $DROVER_NODE $(now) $DROVER_RUN_ID $2" >> "$side"; }
 trap 'line end term; exit 143' TERM
 line start -
-ms=$(( 200 + RANDOM %% %d ))
+ms=$(( %d + RANDOM %% %d ))
 sleep "$(( ms / 1000 )).$(printf %%03d $(( ms %% 1000 )))" &
 wait $!
 code=$(( RANDOM %% 100 < %d ? 1 : 0 ))
@@ -80,7 +80,8 @@ type clusterOpts struct {
 	DSN         string
 	Nodes       int
 	Slots       int // max_concurrent per node
-	MaxSleepMS  int // agent sleep is 200ms + [0, MaxSleepMS)
+	MinSleepMS  int // agent sleep is MinSleepMS (default 200) + [0, MaxSleepMS)
+	MaxSleepMS  int
 	FailPercent int // chance of exit 1
 }
 
@@ -122,6 +123,9 @@ func newCluster(t *testing.T, o clusterOpts) *cluster {
 	if o.Slots == 0 {
 		o.Slots = 4
 	}
+	if o.MinSleepMS == 0 {
+		o.MinSleepMS = 200
+	}
 	if o.MaxSleepMS == 0 {
 		o.MaxSleepMS = 1200
 	}
@@ -129,7 +133,7 @@ func newCluster(t *testing.T, o clusterOpts) *cluster {
 	c := &cluster{t: t, o: o, dir: dir, side: filepath.Join(dir, "side.log"), hook: newReceiver()}
 	t.Cleanup(c.hook.srv.Close)
 	script := filepath.Join(dir, "agent.sh")
-	if err := os.WriteFile(script, []byte(fmt.Sprintf(agentScript, c.side, o.MaxSleepMS, o.FailPercent)), 0o755); err != nil {
+	if err := os.WriteFile(script, []byte(fmt.Sprintf(agentScript, c.side, o.MinSleepMS, o.MaxSleepMS, o.FailPercent)), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(c.side, nil, 0o644); err != nil {
@@ -160,6 +164,13 @@ func newCluster(t *testing.T, o clusterOpts) *cluster {
 	}
 	st.Close()
 	c.mon = newMonitor(c.side)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, nd := range c.nodes {
+				t.Logf("%s log tail:\n%s", nd.name, c.tail(nd, 25))
+			}
+		}
+	})
 	t.Cleanup(c.stopAll)
 	return c
 }

@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/drover-dev/drover/store/storetest/pgtest"
 )
 
 var longFlag = flag.Bool("chaos.long", false, "run the long chaos variant (>= 2 minutes, >= 20 kills, >= 200 cards); env DROVER_CHAOS_LONG=1 does the same")
@@ -39,3 +41,6 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+// testPG is a fresh PostgreSQL schema for t (skips without DROVER_TEST_POSTGRES_URL).
+func testPG(t *testing.T) string { return pgtest.DSN(t) }
