@@ -162,7 +162,12 @@ func (d *Dispatcher) recoverCard(ctx context.Context, c board.Card, mine bool) e
 			next.State = col.Name
 		}
 		next.StateReason = "recovered: " + why
-		return d.o.Store.Apply(ctx, store.Change{Card: &next, ClaimGuard: c.Claim,
+		var endedBy *time.Time
+		if !mine {
+			now := d.o.Now()
+			endedBy = &now
+		}
+		return d.o.Store.Apply(ctx, store.Change{Card: &next, ClaimGuard: c.Claim, LeaseEndedBy: endedBy,
 			Events: []board.Event{{CardID: c.ID, Type: board.EvRecovered, Actor: d.actor(), Reason: next.StateReason}}})
 	}
 	return d.routeOnce(ctx, c.ID, *c.Claim, *open, cls, nil, true)
