@@ -96,9 +96,15 @@ func (c *cluster) waitSettled(want int, limit time.Duration) error {
 		return err
 	}
 	defer st.Close()
-	deadline := time.Now().Add(limit)
-	why := ""
+	began := time.Now()
+	deadline := began.Add(limit)
+	why, logged := "", began
+	defer func() { c.t.Logf("settling took %s", time.Since(began).Round(100*time.Millisecond)) }()
 	for time.Now().Before(deadline) {
+		if time.Since(logged) > 10*time.Second {
+			c.t.Logf("settling: %s", why)
+			logged = time.Now()
+		}
 		ok, w := c.settled(context.Background(), st, want)
 		if ok {
 			// Stable for a little while (a retry could be about to fire).
