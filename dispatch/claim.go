@@ -175,7 +175,12 @@ func (d *Dispatcher) recoverCard(ctx context.Context, c board.Card, mine bool) e
 			next.State = col.Name
 		}
 		next.StateReason = "recovered: " + why
-		return d.o.Store.Apply(ctx, store.Change{Card: &next, ClaimGuard: c.Claim,
+		var endedBy *time.Time
+		if !mine {
+			now := d.o.Now()
+			endedBy = &now
+		}
+		return d.o.Store.Apply(ctx, store.Change{Card: &next, ClaimGuard: c.Claim, LeaseEndedBy: endedBy,
 			Events: []board.Event{{CardID: c.ID, Type: board.EvRecovered, Actor: d.actor(), Reason: next.StateReason}}})
 	}
 	// Pdeathsig took the dead owner's agent with it, but not the agent's own

@@ -69,6 +69,9 @@ type Dispatcher struct {
 	status   NodeStatus
 	lastTick time.Time
 	usable   map[string]string // profile → why it cannot run here ("" = fine)
+	// storeDown is when the current store outage began (zero: none);
+	// storeBack when the store last came back (or this process started).
+	storeDown, storeBack time.Time
 
 	// startHook, when set (tests), may veto starting the agent after a claim.
 	startHook func(board.Card, board.Run) bool
@@ -144,6 +147,9 @@ func (d *Dispatcher) Running() int {
 	return len(d.jobs)
 }
 
+// outageNotice is how long a node keeps reporting a store outage that ended.
+const outageNotice = time.Minute
+
 // ErrNodeTaken: another live process uses this node name.
 var ErrNodeTaken = errors.New("node name in use")
 
@@ -151,6 +157,9 @@ var ErrNodeTaken = errors.New("node name in use")
 // interrupted, returns the cards to eligible and returns.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	d.started = d.o.Now()
+	d.mu.Lock()
+	d.storeBack = d.started // a new process judges others' leases after a lease period
+	d.mu.Unlock()
 	if err := d.register(ctx); err != nil {
 		return err
 	}
@@ -167,6 +176,8 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		if wait <= 0 {
 			wait = 5 * time.Second
 		}
+		// Tick at least three times a leader TTL, so a leader keeps leading.
+		wait = min(wait, d.LeaderTTL()/3)
 		if !next.IsZero() {
 			if w := next.Sub(d.o.Now()); w < wait {
 				wait = max(w, 10*time.Millisecond)
@@ -212,6 +223,12 @@ func pidAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
+
+// LeaderTTL is how long housekeeping leadership lasts without renewal: one
+// lease period, so a dead leader's successor is in place, and recovers the
+// dead leader's claims, about when those claims' leases end. The notification
+// worker must use the same TTL (it shares the leader row).
+func (d *Dispatcher) LeaderTTL() time.Duration { return d.lease() }
 
 func (d *Dispatcher) lease() time.Duration {
 	if l := d.cfg.Load().Dispatch.Lease; l > 0 {

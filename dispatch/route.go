@@ -35,7 +35,7 @@ func (d *Dispatcher) routeOnce(ctx context.Context, cardID string, claim board.C
 		switch {
 		case err == nil:
 			return nil
-		case errors.Is(err, errRouted):
+		case errors.Is(err, errRouted), errors.Is(err, errRenewed):
 			return nil
 		case errors.Is(err, store.ErrConflict):
 			// The card moved on meanwhile: read it again and decide again.
@@ -59,7 +59,10 @@ func (d *Dispatcher) routeOnce(ctx context.Context, cardID string, claim board.C
 	}
 }
 
-var errRouted = errors.New("already routed")
+var (
+	errRouted  = errors.New("already routed")
+	errRenewed = errors.New("the owner renewed its lease: not recovered")
+)
 
 func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Claim, run board.Run, cls policy.Classification, res *agent.Result, recovering bool) error {
 	cfg := d.cfg.Load()
@@ -91,6 +94,14 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 		}
 		d.count(fin)
 		return err
+	}
+	// Recovering another node's claim: only while its lease is still over.
+	var leaseEndedBy *time.Time
+	if recovering && claim.Owner != d.node {
+		if card.Claim.LeaseUntil.After(now) {
+			return errRenewed
+		}
+		leaseEndedBy = &now
 	}
 	epoch := card.RetryEpoch
 	history, err := d.o.Store.ListRuns(ctx, store.RunFilter{CardID: cardID, RetryEpoch: &epoch})
@@ -133,7 +144,7 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 	if evType == "" {
 		evType = board.EvFinished
 	}
-	ch := store.Change{Card: &next, ClaimGuard: &claim, Run: &fin, RunMustBeOpen: true,
+	ch := store.Change{Card: &next, ClaimGuard: &claim, LeaseEndedBy: leaseEndedBy, Run: &fin, RunMustBeOpen: true,
 		Events: []board.Event{{At: now, CardID: cardID, RunID: run.ID, Type: evType, Actor: d.actor(), Reason: dec.Explain,
 			Data: jsonOf(map[string]any{"attempt": fin.Attempt, "kind": fin.Kind, "verb": dec.Verb, "counted": fin.Counted,
 				"next_attempt_at": dec.NextAttemptAt, "source": cls.Source, "to": next.State})}}}

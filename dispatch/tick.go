@@ -26,14 +26,32 @@ func (d *Dispatcher) Tick(ctx context.Context) time.Time {
 	start := time.Now()
 	d.reload()
 	next, err := d.tick(ctx)
+	now := d.o.Now()
 	d.mu.Lock()
-	if err != nil && ctx.Err() == nil {
+	switch {
+	case err != nil && ctx.Err() == nil:
+		if errors.Is(err, store.ErrUnavailable) && d.storeDown.IsZero() {
+			d.storeDown = now
+		}
 		d.status.StoreError = err.Error()
+		if !d.storeDown.IsZero() {
+			d.status.StoreError = fmt.Sprintf("the store is unreachable since %s: %v; agents keep running and their writes are retried",
+				d.storeDown.UTC().Format(time.RFC3339), err)
+		}
 		d.log.Error("tick failed; agents keep running and writes are retried", "err", err)
-	} else {
+	case err == nil && !d.storeDown.IsZero():
+		// Back after an outage: say so for a while, since nobody could read
+		// the node's status while the store was away.
+		d.status.StoreError = fmt.Sprintf("the store was unreachable from %s to %s (%s); agents kept running and their writes were retried",
+			d.storeDown.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339), now.Sub(d.storeDown).Round(time.Second))
+		d.log.Warn("store reachable again", "down_for", now.Sub(d.storeDown).Round(time.Millisecond))
+		d.storeDown, d.storeBack = time.Time{}, now
+	case err == nil && !d.storeBack.IsZero() && now.Sub(d.storeBack) > outageNotice:
+		d.status.StoreError = ""
+	case err == nil && d.storeBack.IsZero():
 		d.status.StoreError = ""
 	}
-	d.lastTick = d.o.Now()
+	d.lastTick = now
 	d.mu.Unlock()
 	if err := d.touch(ctx); err != nil && ctx.Err() == nil {
 		d.log.Warn("could not record node status", "err", err)
@@ -75,41 +93,65 @@ func (d *Dispatcher) reload() {
 
 func (d *Dispatcher) tick(ctx context.Context) (time.Time, error) {
 	now := d.o.Now()
-	if err := d.recover(ctx, now); err != nil {
+	expiry, err := d.recover(ctx, now)
+	if err != nil {
 		return time.Time{}, err
 	}
 	d.reconcile(ctx)
-	return d.dispatch(ctx, now)
+	next, err := d.dispatch(ctx, now)
+	if !expiry.IsZero() && (next.IsZero() || expiry.Before(next)) {
+		next = expiry
+	}
+	return next, err
 }
 
-// recover takes back claims whose owner stopped renewing them. Every node
-// does it for expired claims and for its own past lives; the compare-and-set
-// on the claim lets exactly one win. (The leader lock is still renewed here:
-// other housekeeping, such as outbox delivery, follows it.)
-func (d *Dispatcher) recover(ctx context.Context, now time.Time) error {
-	if _, err := d.o.Store.TryLead(ctx, d.node, 2*d.lease()); err != nil {
-		return err
+// recover takes back claims whose owner stopped renewing them. Any node may
+// try (the compare-and-set on the card's version lets exactly one win): the
+// leader does it for everyone as soon as a lease ends, every node does it
+// for its own past lives at once, and any node does it for a claim whose
+// lease ended a whole lease period ago (the leader itself may be the one
+// that died, and its successor is not in place yet). It returns when the
+// soonest foreign lease ends, so the leader wakes up for it.
+func (d *Dispatcher) recover(ctx context.Context, now time.Time) (time.Time, error) {
+	lead, err := d.o.Store.TryLead(ctx, d.node, d.LeaderTTL())
+	if err != nil {
+		return time.Time{}, err
 	}
 	cards, err := d.o.Store.ListCards(ctx, store.CardFilter{Claimed: store.Bool(true)})
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
+	// Judge other nodes' leases only with a store that has worked for a
+	// whole lease period: after an outage (a database restart) every lease
+	// looks expired, and live owners need a lease period to renew theirs.
+	d.mu.Lock()
+	judge := d.storeDown.IsZero() && (d.storeBack.IsZero() || now.Sub(d.storeBack) >= d.lease())
+	d.mu.Unlock()
+	var soonest time.Time
 	for _, c := range cards {
 		if d.hasJob(c.ID) {
 			continue
 		}
 		mine := c.Claim.Owner == d.node // a claim of ours we hold no job for: a previous life of this node
-		expired := c.Claim.LeaseUntil.Before(now)
-		// Any node takes back an expired claim (the guarded write lets one
-		// win): waiting for the leader lock would hold a dead leader's
-		// claims for up to two leases.
-		if mine || expired {
+		expired := !c.Claim.LeaseUntil.After(now)
+		stale := c.Claim.LeaseUntil.Before(now.Add(-d.lease()))
+		if mine || (judge && lead && expired) || (judge && stale) {
 			if err := d.recoverCard(ctx, c, mine); err != nil && !errors.Is(err, store.ErrConflict) {
-				return err
+				return time.Time{}, err
 			}
+			continue
+		}
+		// Wake up when this lease ends (the leader recovers it then), or a
+		// lease period later (anyone does).
+		at := c.Claim.LeaseUntil.Add(10 * time.Millisecond)
+		if !lead {
+			at = at.Add(d.lease())
+		}
+		if soonest.IsZero() || at.Before(soonest) {
+			soonest = at
 		}
 	}
-	return nil
+	return soonest, nil
 }
 
 // reconcile stops runs whose card an operator moved away or whose claim this

@@ -89,6 +89,11 @@ type Change struct {
 	// ClaimGuard, when set, requires the stored claim to be exactly this owner
 	// and epoch (fencing): a stale owner's late write is refused.
 	ClaimGuard *board.Claim
+	// LeaseEndedBy, with ClaimGuard, also requires the stored claim's lease
+	// to have ended at or before this time: recovery takes only a lease that
+	// is still expired when it writes, never one its owner renewed meanwhile
+	// (heartbeats do not move the card's version).
+	LeaseEndedBy *time.Time
 	// NewRun is inserted. Its (card, retry epoch, attempt) must be unique.
 	NewRun *board.Run
 	// Run replaces a stored run. When RunMustBeOpen, the stored run must have

@@ -66,8 +66,11 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 				id = ch.Run.CardID
 			}
 			var n int
-			err := tx.QueryRowContext(ctx, d.q(`SELECT COUNT(*) FROM cards WHERE id = ? AND claim_owner = ? AND claim_epoch = ?`),
-				id, ch.ClaimGuard.Owner, ch.ClaimGuard.Epoch).Scan(&n)
+			q, args := `SELECT COUNT(*) FROM cards WHERE id = ? AND claim_owner = ? AND claim_epoch = ?`, []any{id, ch.ClaimGuard.Owner, ch.ClaimGuard.Epoch}
+			if ch.LeaseEndedBy != nil {
+				q, args = q+` AND claim_lease_until <= ?`, append(args, ms(*ch.LeaseEndedBy))
+			}
+			err := tx.QueryRowContext(ctx, d.q(q), args...).Scan(&n)
 			if err != nil {
 				return err
 			}

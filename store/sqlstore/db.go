@@ -74,11 +74,11 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	}
 	if err := d.Ping(ctx); err != nil {
 		d.db.Close()
-		return nil, err
+		return nil, d.readOnly(err)
 	}
 	if err := d.migrate(ctx); err != nil {
 		d.db.Close()
-		return nil, err
+		return nil, d.readOnly(err)
 	}
 	return d, nil
 }
@@ -206,8 +206,34 @@ func (d *DB) q(s string) string {
 	return b.String()
 }
 
+// readOnly rewrites SQLite's "attempt to write a readonly database" into an
+// error that names the file and what to fix; other errors pass unchanged.
+func (d *DB) readOnly(err error) error {
+	if err == nil || d.dialect != sqlite {
+		return err
+	}
+	msg, cause := err.Error(), ""
+	for _, c := range []string{"attempt to write a readonly database", "readonly database", "SQLITE_READONLY", "unable to open database file"} {
+		if strings.Contains(msg, c) {
+			cause = c
+			break
+		}
+	}
+	if cause == "" {
+		return err
+	}
+	path := strings.TrimPrefix(d.dsn, "sqlite:")
+	return fmt.Errorf("%w: the SQLite store %s is read-only or cannot be opened for writing (%v); drover needs write access to %s, %s-wal, %s-shm and the directory %s; nothing was written",
+		store.ErrUnavailable, path, cause, path, path, path, filepath.Dir(path))
+}
+
 // wrap marks connection-level failures as store.ErrUnavailable.
 func (d *DB) wrap(err error) error {
+	if d.dialect == sqlite && err != nil {
+		if ro := d.readOnly(err); ro != err {
+			return ro
+		}
+	}
 	if err == nil {
 		return nil
 	}

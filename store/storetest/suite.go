@@ -31,6 +31,7 @@ func Run(t *testing.T, open Opener) {
 		{"VersionConflictWritesNothing", testVersionConflict},
 		{"ClaimRace", testClaimRace},
 		{"ClaimGuardFencing", testClaimGuard},
+		{"RecoveryRefusesARenewedLease", testLeaseEndedBy},
 		{"RunRoutedOnce", testRunRoutedOnce},
 		{"HalfWrittenTransaction", testHalfWritten},
 		{"Heartbeat", testHeartbeat},
@@ -265,6 +266,26 @@ func testClaimGuard(t *testing.T, s store.Store) {
 	if err := s.Heartbeat(ctx, c.ID, stale.Owner, stale.Epoch, time.Now().Add(time.Hour)); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("stale heartbeat: err = %v, want ErrConflict", err)
 	}
+}
+
+// testLeaseEndedBy: recovery read an expired lease, the owner renewed it
+// (heartbeats do not move the version), so recovery's write is refused.
+func testLeaseEndedBy(t *testing.T, s store.Store) {
+	c := mkCard(t, s, "l", "ready")
+	must(t, claim(s, c, "a"))
+	c, _ = s.GetCard(ctx, c.ID)
+	held := *c.Claim
+	must(t, s.Heartbeat(ctx, c.ID, held.Owner, held.Epoch, time.Now().Add(time.Minute)))
+	now := time.Now()
+	next := c
+	next.Claim = nil
+	err := s.Apply(ctx, store.Change{Card: &next, ClaimGuard: &held, LeaseEndedBy: &now})
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("recovering a renewed lease: err = %v, want ErrConflict", err)
+	}
+	must(t, s.Heartbeat(ctx, c.ID, held.Owner, held.Epoch, time.Now().Add(-time.Second)))
+	now = time.Now()
+	must(t, s.Apply(ctx, store.Change{Card: &next, ClaimGuard: &held, LeaseEndedBy: &now}))
 }
 
 func testRunRoutedOnce(t *testing.T, s store.Store) {
