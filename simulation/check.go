@@ -67,6 +67,11 @@ func (c *checker) check(final bool) {
 	reentered := map[string]bool{}
 	for _, e := range evs {
 		c.lastSeq = e.Seq
+		if e.CardID != "" {
+			w.steplog = append(w.steplog, fmt.Sprintf("       · %s %s by %s", ident[e.CardID], e.Type, e.Actor))
+		} else {
+			w.steplog = append(w.steplog, fmt.Sprintf("       · %s by %s", e.Type, e.Actor))
+		}
 		var data map[string]any
 		_ = json.Unmarshal(e.Data, &data)
 		switch {

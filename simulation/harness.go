@@ -552,7 +552,7 @@ func (w *World) operatorAction() {
 		w.addCard()
 		return
 	}
-	if r < 11 {
+	if r < 12 {
 		_, err := w.ops.ResumeAgent(ctx, []string{"sim", "planner"}[w.intn(2)])
 		w.logf("operator resume agents: %v", errOr(err))
 		return
@@ -564,24 +564,24 @@ func (w *World) operatorAction() {
 	var err error
 	var what string
 	switch {
-	case r < 25:
+	case r < 24:
 		cols := w.cfg.Board.Columns
 		col := cols[w.intn(len(cols))].Name
 		what = "move to " + col
 		_, err = w.ops.Move(ctx, c.ID, col, "sim move")
-	case r < 37:
+	case r < 32:
 		what = "block"
 		_, err = w.ops.Block(ctx, c.ID, "sim block")
 	case r < 52:
 		what = "resume"
 		_, err = w.ops.Resume(ctx, c.ID)
-	case r < 57:
+	case r < 64:
 		what = "reopen"
 		_, err = w.ops.Reopen(ctx, c.ID)
-	case r < 67:
+	case r < 72:
 		what = "cancel"
 		_, err = w.ops.Cancel(ctx, c.ID, "sim cancel")
-	case r < 85:
+	case r < 88:
 		spec := json.RawMessage(specs[w.intn(len(specs))])
 		what = "edit spec " + string(spec)
 		_, err = w.ops.Edit(ctx, c.ID, operator.Input{Spec: &spec})
@@ -613,6 +613,26 @@ func (w *World) Settle() {
 		w.violate("not quiescent after 60 settle ticks")
 	}
 	w.chk.check(true)
+	w.summary()
+}
+
+// summary logs every card's final state and its runs.
+func (w *World) summary() {
+	ctx := context.Background()
+	cs, _ := w.raw.ListCards(ctx, store.CardFilter{})
+	sortBoardOrder(cs)
+	states, _ := w.raw.ListAgentStates(ctx)
+	for _, a := range states {
+		w.logf("agent %s: %s %s", a.Name, a.State, a.Reason)
+	}
+	for _, c := range cs {
+		rs, _ := w.raw.ListRuns(ctx, store.RunFilter{CardID: c.ID})
+		var runs []string
+		for _, r := range rs {
+			runs = append(runs, fmt.Sprintf("e%d#%d:%s/%s", r.RetryEpoch, r.Attempt, r.Outcome, r.Kind))
+		}
+		w.logf("final %s agent=%q %s next=%s spec=%s: %s | runs %s", c.Identifier, c.Agent, c.State, fmtNext(c), c.Spec, c.StateReason, strings.Join(runs, " "))
+	}
 }
 
 // anyDueWork: a card is claimed (recovery pending) or an open run exists.
