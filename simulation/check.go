@@ -20,6 +20,7 @@ type checker struct {
 	lastSeq   int64
 	prev      map[string]string // card id → state after the previous step
 	routed    map[string]int    // run id → routing events
+	attempt   map[string]any    // run id → attempt number (from its claim event)
 	valBlocks map[string]int    // card id → invalid-input blocks since the last operator resume/reopen
 }
 
@@ -27,6 +28,7 @@ func (c *checker) init(w *World) {
 	c.w = w
 	c.prev = map[string]string{}
 	c.routed = map[string]int{}
+	c.attempt = map[string]any{}
 	c.valBlocks = map[string]int{}
 }
 
@@ -76,6 +78,7 @@ func (c *checker) check(final bool) {
 		_ = json.Unmarshal(e.Data, &data)
 		switch {
 		case e.Type == board.EvClaimed:
+			c.attempt[e.RunID] = data["attempt"]
 			from, _ := data["from"].(string)
 			if r := b.RoleOf(from); r != board.RoleEligible {
 				w.violate("%s claimed by %s from %s (role %s): automation claims only eligible cards", ident[e.CardID], e.Actor, from, r)
@@ -83,7 +86,7 @@ func (c *checker) check(final bool) {
 		case e.RunID != "" && !preRouting[e.Type]:
 			c.routed[e.RunID]++
 			if c.routed[e.RunID] > 1 {
-				w.violate("run %s of %s routed %d times (event %s by %s)", e.RunID, ident[e.CardID], c.routed[e.RunID], e.Type, e.Actor)
+				w.violate("a run of %s (attempt %v) routed %d times (event %s by %s)", ident[e.CardID], c.attempt[e.RunID], c.routed[e.RunID], e.Type, e.Actor)
 			}
 		}
 		if e.Type == board.EvBlocked && strings.HasPrefix(e.Actor, "dispatcher:") && data["kind"] == string(policy.KindInvalidInput) {
@@ -167,9 +170,9 @@ func (c *checker) check(final bool) {
 	// claims; every card in a state that tells the truth.
 	for _, r := range runs {
 		if r.Open() {
-			w.violate("run %s of %s (attempt %d) has no outcome after settling", r.ID, ident[r.CardID], r.Attempt)
+			w.violate("run of %s (retry epoch %d, attempt %d) has no outcome after settling", ident[r.CardID], r.RetryEpoch, r.Attempt)
 		} else if c.routed[r.ID] != 1 {
-			w.violate("run %s of %s (attempt %d, %s) has %d routing events, want 1", r.ID, ident[r.CardID], r.Attempt, r.Outcome, c.routed[r.ID])
+			w.violate("run of %s (retry epoch %d, attempt %d, %s) has %d routing events, want 1", ident[r.CardID], r.RetryEpoch, r.Attempt, r.Outcome, c.routed[r.ID])
 		}
 	}
 	for _, iv := range w.invs {
