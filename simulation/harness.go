@@ -170,6 +170,7 @@ func NewWorld(p Params) (*World, error) {
 		w.addCard()
 	}
 	w.logf("world: max_attempts=%d max_concurrent=%d fault_rate=%.3f cards=%d", w.maxAttempts, slots, w.faultRate, p.Cards)
+	w.chk.check(false)
 	return w, nil
 }
 
@@ -512,11 +513,10 @@ func (w *World) advance(d time.Duration) {
 }
 
 func (w *World) pickCard() (board.Card, bool) {
-	cs, err := w.raw.ListCards(context.Background(), store.CardFilter{})
-	if err != nil || len(cs) == 0 {
+	cs := w.chk.cards // the checker's view after the last step (ids never change)
+	if len(cs) == 0 {
 		return board.Card{}, false
 	}
-	sortBoardOrder(cs)
 	return cs[w.intn(len(cs))], true
 }
 
