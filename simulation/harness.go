@@ -623,7 +623,7 @@ func (w *World) summary() {
 	sortBoardOrder(cs)
 	states, _ := w.raw.ListAgentStates(ctx)
 	for _, a := range states {
-		w.logf("agent %s: %s %s", a.Name, a.State, a.Reason)
+		w.logf("agent %s: %s (%s)", a.Name, a.State, a.Kind)
 	}
 	for _, c := range cs {
 		rs, _ := w.raw.ListRuns(ctx, store.RunFilter{CardID: c.ID})

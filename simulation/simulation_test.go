@@ -75,7 +75,7 @@ func TestSimulation(t *testing.T) {
 
 // A seed replays exactly: the same step log twice.
 func TestSimulationIsDeterministic(t *testing.T) {
-	for _, seed := range []uint64{3, 17, 101} {
+	for seed := uint64(1); seed <= 10; seed++ {
 		var logs [2]string
 		for i := range logs {
 			w, err := Run(params(t, seed))
