@@ -44,6 +44,20 @@ type Options struct {
 	Metrics       Metrics       // optional
 	// OnTick is called after every tick (tests, benchmarks).
 	OnTick func()
+
+	// Simulation seam (package simulation drives the real dispatcher on a
+	// fake clock, one goroutine at a time). Zero values keep the production
+	// path: every job in its own goroutine with its own heartbeat goroutine,
+	// and real-time backoff when the store is unreachable while routing.
+	//
+	// Spawn, when set, is handed each job (claim to routing) instead of
+	// starting it with a go statement, and no heartbeat goroutine is started:
+	// the caller renews leases with Heartbeat. A simulation runs the job in a
+	// goroutine and waits until it has reached its agent or finished.
+	Spawn func(job func())
+	// After replaces time.After for routing's retry backoff while the store
+	// is unavailable (a simulation returns at once).
+	After func(time.Duration) <-chan time.Time
 }
 
 // Metrics receives what the dispatcher observes (Prometheus in production).
@@ -103,6 +117,9 @@ func New(o Options) (*Dispatcher, error) {
 	}
 	if o.Rand == nil {
 		o.Rand = rand.Float64
+	}
+	if o.After == nil {
+		o.After = time.After
 	}
 	if o.ShutdownGrace == 0 {
 		o.ShutdownGrace = 20 * time.Second

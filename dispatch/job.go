@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -50,6 +51,9 @@ func (d *Dispatcher) snapshotJobs() []*job {
 	for _, j := range d.jobs {
 		out = append(out, j)
 	}
+	// A stable order (reconcile and Heartbeat walk it) keeps a seeded
+	// simulation reproducible.
+	sort.Slice(out, func(a, b int) bool { return out[a].card.Identifier < out[b].card.Identifier })
 	return out
 }
 
@@ -62,6 +66,10 @@ func (d *Dispatcher) start(c board.Card, r board.Run, profile, fromState string,
 	d.mu.Unlock()
 	if d.o.Metrics != nil && !eligibleSince.IsZero() {
 		d.o.Metrics.ObserveStart(profile, d.o.Now().Sub(eligibleSince))
+	}
+	if d.o.Spawn != nil {
+		d.o.Spawn(func() { d.runJob(j) })
+		return
 	}
 	go d.runJob(j)
 }
@@ -200,11 +208,14 @@ func (d *Dispatcher) progress(j *job) func(agent.Progress) {
 
 // heartbeat renews the lease at a third of its length. Losing the claim
 // stops the run as lease_lost; a store outage keeps the agent running.
+// With Options.Spawn set the caller renews leases with Heartbeat instead.
 func (d *Dispatcher) heartbeat(j *job, log interface{ Warn(string, ...any) }) func() {
+	if d.o.Spawn != nil {
+		return func() {}
+	}
 	stop := make(chan struct{})
 	go func() {
-		lease := d.lease()
-		t := time.NewTicker(lease / 3)
+		t := time.NewTicker(d.lease() / 3)
 		defer t.Stop()
 		for {
 			select {
@@ -212,20 +223,38 @@ func (d *Dispatcher) heartbeat(j *job, log interface{ Warn(string, ...any) }) fu
 				return
 			case <-t.C:
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), lease/3)
-			err := d.o.Store.Heartbeat(ctx, j.card.ID, j.claim.Owner, j.claim.Epoch, d.o.Now().Add(lease))
-			cancel()
-			if errors.Is(err, store.ErrConflict) {
-				log.Warn("lease lost: another node took the card; stopping the agent")
-				j.cancel(errLeaseLost)
+			if d.beat(j, log) {
 				return
-			}
-			if err != nil {
-				log.Warn("heartbeat failed; the agent keeps running", "err", err)
 			}
 		}
 	}()
 	return func() { close(stop) }
+}
+
+// beat renews j's lease once; true when the claim is lost (the run is stopped).
+func (d *Dispatcher) beat(j *job, log interface{ Warn(string, ...any) }) bool {
+	lease := d.lease()
+	ctx, cancel := context.WithTimeout(context.Background(), lease/3)
+	err := d.o.Store.Heartbeat(ctx, j.card.ID, j.claim.Owner, j.claim.Epoch, d.o.Now().Add(lease))
+	cancel()
+	if errors.Is(err, store.ErrConflict) {
+		log.Warn("lease lost: another node took the card; stopping the agent")
+		j.cancel(errLeaseLost)
+		return true
+	}
+	if err != nil {
+		log.Warn("heartbeat failed; the agent keeps running", "err", err)
+	}
+	return false
+}
+
+// Heartbeat renews the lease of every live run once, as each run's heartbeat
+// goroutine does every third of a lease. It is for callers that set
+// Options.Spawn (a simulation on a fake clock); production never calls it.
+func (d *Dispatcher) Heartbeat() {
+	for _, j := range d.snapshotJobs() {
+		d.beat(j, d.log.With("card_id", j.card.ID, "identifier", j.card.Identifier, "run_id", j.run.ID))
+	}
 }
 
 // env is the agent's DROVER_* environment.

@@ -50,7 +50,7 @@ func (d *Dispatcher) routeOnce(ctx context.Context, cardID string, claim board.C
 			select {
 			case <-ctx.Done():
 				return err
-			case <-time.After(backoff):
+			case <-d.o.After(backoff):
 			}
 			backoff = min(backoff*2, 5*time.Second)
 		default:
