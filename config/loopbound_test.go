@@ -61,6 +61,7 @@ func TestLoopTickIsInvisible(t *testing.T) {
 		"{% for x in card.spec.xs %}{% for l in card.labels %}{% if l == 'b' %}{% break %}{% endif %}{{ x }}{{ l }}{% endfor %}{% endfor %}",
 		"{% tablerow l in card.labels cols:2 %}{{ l }}{% endtablerow %}",
 		"{% for i in (1..3) %}{% cycle 'x', 'y' %}{% continue %}z{% endfor %}",
+		"{{ '{% for x in y %}' }}{% for l in card.labels %}{{ \"{% for %}\" | append: l }}{% endfor %}",
 	} {
 		cfg, err := Parse([]byte("---\n---\n"+tpl), "/x")
 		if err != nil {

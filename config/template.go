@@ -104,7 +104,7 @@ func tickLoop(ctx render.Context) (string, error) {
 }
 
 var (
-	tagTok  = regexp.MustCompile(`\{%-?\s*(\w*)(?:[^%]|%[^}])*?%\}`)
+	tagTok  = regexp.MustCompile(`\{\{(?:[^}]|\}[^}])*?\}\}|\{%-?\s*(\w*)(?:[^%]|%[^}])*?%\}`)
 	endSkip = map[string]string{"raw": "endraw", "comment": "endcomment"}
 )
 
@@ -115,6 +115,9 @@ func instrumentLoops(src string) (string, int) {
 	var b strings.Builder
 	n, last, skipUntil := 0, 0, ""
 	for _, m := range tagTok.FindAllStringSubmatchIndex(src, -1) {
+		if m[2] < 0 {
+			continue // an object: {{ "{% for %}" }} prints a string
+		}
 		name := src[m[2]:m[3]]
 		switch {
 		case skipUntil != "":
