@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/osteele/liquid"
+	"github.com/osteele/liquid/render"
 
 	"github.com/drover-dev/drover/board"
 )
@@ -58,7 +60,119 @@ func (e *RenderError) Error() string {
 func newEngine() *liquid.Engine {
 	e := liquid.NewEngine()
 	e.StrictVariables()
+	e.RegisterTag(loopTick, tickLoop)
 	return e
+}
+
+// Card data decides how often a loop runs ({% for x in card.spec.items %},
+// (1..card.priority)), so a render is bounded at run time: compilePrompt puts
+// a {% drover_loop_tick %} at the start of every for/tablerow body, and each
+// tick spends one unit of the render's budget and checks its deadline. A
+// render that runs out fails with a RenderError (the card blocks as
+// invalid_input) instead of hanging the dispatcher.
+const (
+	// MaxLoopIterations bounds the loop iterations of one render, all loops
+	// together.
+	MaxLoopIterations = 100_000
+	// MaxRenderTime bounds the time one render may spend in loops.
+	MaxRenderTime = 10 * time.Second
+)
+
+const (
+	loopTick  = "drover_loop_tick"
+	budgetVar = "\x00drover_render_budget" // not a Liquid identifier: templates cannot read it
+)
+
+type renderBudget struct {
+	left     int
+	deadline time.Time
+}
+
+func tickLoop(ctx render.Context) (string, error) {
+	b, _ := ctx.Bindings()[budgetVar].(*renderBudget)
+	if b == nil {
+		return "", nil
+	}
+	b.left--
+	if b.left < 0 {
+		return "", fmt.Errorf("the template's loops ran more than %d times for this card; a loop over card data (spec, labels) is too long or nested", MaxLoopIterations)
+	}
+	if time.Now().After(b.deadline) {
+		return "", fmt.Errorf("rendering took longer than %v for this card; a loop over card data (spec, labels) is too long or nested", MaxRenderTime)
+	}
+	return "", nil
+}
+
+var (
+	tagTok  = regexp.MustCompile(`\{\{(?:[^}]|\}[^}])*?\}\}|\{%-?\s*(\w*)(?:[^%]|%[^}])*?%\}`)
+	endSkip = map[string]string{"raw": "endraw", "comment": "endcomment"}
+)
+
+// instrumentLoops inserts the loop tick after every for/tablerow tag outside
+// raw and comment blocks, keeping a right trim ({% for … -%}) in effect. It
+// returns the source and how many ticks it inserted.
+func instrumentLoops(src string) (string, int) {
+	var b strings.Builder
+	n, last, skipUntil := 0, 0, ""
+	for _, m := range tagTok.FindAllStringSubmatchIndex(src, -1) {
+		if m[2] < 0 {
+			continue // an object: {{ "{% for %}" }} prints a string
+		}
+		name := src[m[2]:m[3]]
+		switch {
+		case skipUntil != "":
+			if name == skipUntil {
+				skipUntil = ""
+			}
+		case endSkip[name] != "":
+			skipUntil = endSkip[name]
+		case name == "for" || name == "tablerow":
+			tag := src[m[0]:m[1]]
+			b.WriteString(src[last:m[1]])
+			if strings.HasSuffix(tag, "-%}") {
+				b.WriteString("{% " + loopTick + " -%}")
+			} else {
+				b.WriteString("{% " + loopTick + " %}")
+			}
+			last = m[1]
+			n++
+		}
+	}
+	b.WriteString(src[last:])
+	return b.String(), n
+}
+
+// countTicked counts the for/tablerow blocks whose body starts with the tick.
+func countTicked(n render.Node) (ticked, loops int) {
+	switch n := n.(type) {
+	case *render.SeqNode:
+		for _, ch := range n.Children {
+			t, l := countTicked(ch)
+			ticked, loops = ticked+t, loops+l
+		}
+	case *render.BlockNode:
+		if n.Name == "for" || n.Name == "tablerow" {
+			loops++
+			for _, ch := range n.Body {
+				if _, trim := ch.(*render.TrimNode); trim {
+					continue
+				}
+				if t, ok := ch.(*render.TagNode); ok && t.Name == loopTick {
+					ticked++
+				}
+				break
+			}
+		}
+		for _, ch := range n.Body {
+			t, l := countTicked(ch)
+			ticked, loops = ticked+t, loops+l
+		}
+		for _, cl := range n.Clauses {
+			t, l := countTicked(cl)
+			ticked, loops = ticked+t, loops+l
+		}
+	}
+	return ticked, loops
 }
 
 // compilePrompt compiles cfg.Prompt strictly: a syntax error, an unknown tag,
@@ -68,7 +182,20 @@ func compilePrompt(d *decoder, cfg *Config) {
 		cfg.Prompt, cfg.PromptLine = DefaultPrompt, 0
 	}
 	eng := newEngine()
-	tmpl, err := parseTemplate(eng, cfg.Prompt, cfg.PromptLine)
+	src, ticks := instrumentLoops(cfg.Prompt)
+	tmpl, err := parseTemplate(eng, src, cfg.PromptLine)
+	if err == nil {
+		if t, l := countTicked(tmpl.GetRoot()); t != l || t != ticks {
+			d.probs = append(d.probs, Problem{Line: cfg.PromptLine, Path: "prompt", Msg: "drover could not bound the template's loops (a for tag it cannot find its body); write each {% for %} tag plainly, e.g. {% for x in card.labels %}"})
+			return
+		}
+	} else {
+		// Report the operator's own source, not the instrumented one.
+		_, err = parseTemplate(newEngine(), cfg.Prompt, cfg.PromptLine)
+		if err == nil {
+			err = errors.New("the template does not compile")
+		}
+	}
 	if err != nil {
 		line := 0
 		var se liquid.SourceError
@@ -122,6 +249,7 @@ func (c *Config) RenderPrompt(card board.Card, attempt int, runID, workspace str
 	if err != nil {
 		return "", err
 	}
+	vars[budgetVar] = &renderBudget{left: MaxLoopIterations, deadline: time.Now().Add(MaxRenderTime)}
 	var buf capWriter
 	serr, panicked := safeRender(c.tmpl, &buf, vars)
 	switch {

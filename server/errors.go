@@ -118,7 +118,8 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, emptyOK b
 		}
 		return false
 	}
-	if dec.More() {
+	// Not dec.More(): it reports false for a stray "}" or "]" after the value.
+	if len(bytes.TrimSpace(data[dec.InputOffset():])) > 0 {
 		writeError(w, http.StatusBadRequest, "invalid_json", "the body has data after its JSON value; send one object")
 		return false
 	}
