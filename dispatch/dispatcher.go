@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -102,6 +103,7 @@ type NodeStatus struct {
 	StoreError     string            `json:"store_error,omitempty"`
 	DispatchPaused string            `json:"dispatch_paused,omitempty"`
 	Unusable       map[string]string `json:"unusable_agents,omitempty"`
+	Host           string            `json:"host,omitempty"`
 }
 
 // New checks the options and returns a dispatcher.
@@ -225,11 +227,26 @@ func (d *Dispatcher) register(ctx context.Context) error {
 		return err
 	}
 	lease := d.lease()
+	host, _ := os.Hostname()
 	for _, n := range nodes {
-		if n.Name == d.node && n.PID != os.Getpid() && d.o.Now().Sub(n.SeenAt) < lease && pidAlive(n.PID) {
-			return errors.Join(ErrNodeTaken, errors.New("another drover serve (pid "+itoa(n.PID)+") is live with node name "+d.node+"; give each process its own dispatch.node"))
+		if n.Name != d.node || n.PID == os.Getpid() {
+			continue
+		}
+		var st NodeStatus
+		_ = json.Unmarshal(n.Status, &st)
+		// On this host the pid says whether it lives; elsewhere a row renewed
+		// within a lease does (live nodes renew it at least every lease/3).
+		live := d.o.Now().Sub(n.SeenAt) < lease
+		if st.Host == host {
+			live = pidAlive(n.PID)
+		}
+		if live {
+			return errors.Join(ErrNodeTaken, fmt.Errorf("another drover serve (pid %d on %s) is live with node name %s; give each process its own dispatch.node", n.PID, nonEmpty(st.Host, "another host"), d.node))
 		}
 	}
+	d.mu.Lock()
+	d.status.Host = host
+	d.mu.Unlock()
 	return d.touch(ctx)
 }
 
@@ -300,6 +317,13 @@ func (d *Dispatcher) shutdown() error {
 	defer cancel()
 	_ = d.touch(ctx)
 	return nil
+}
+
+func nonEmpty(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func itoa(n int) string {

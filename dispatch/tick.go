@@ -132,7 +132,10 @@ func (d *Dispatcher) recover(ctx context.Context, now time.Time) (time.Time, err
 		if d.hasJob(c.ID) {
 			continue
 		}
-		mine := c.Claim.Owner == d.node // a claim of ours we hold no job for: a previous life of this node
+		// A claim of ours we hold no job for, last renewed before this process
+		// started: a previous life of this node. (A claim renewed since is
+		// another live process's under the same name: it waits for its lease.)
+		mine := c.Claim.Owner == d.node && !c.Claim.LeaseUntil.After(d.started.Add(d.lease()))
 		expired := !c.Claim.LeaseUntil.After(now)
 		stale := c.Claim.LeaseUntil.Before(now.Add(-d.lease()))
 		if mine || (judge && lead && expired) || (judge && stale) {
