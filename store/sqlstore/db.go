@@ -43,6 +43,7 @@ type DB struct {
 	db      *sql.DB
 	dialect dialect
 	dsn     string
+	path    string // the SQLite file
 	hub     *hub
 	closeMu sync.Once
 	stop    chan struct{}
@@ -65,7 +66,8 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		}
 	case strings.HasPrefix(dsn, "sqlite:"):
 		d.dialect = sqlite
-		d.db, err = openSQLite(strings.TrimPrefix(dsn, "sqlite:"))
+		d.path = strings.TrimPrefix(dsn, "sqlite:")
+		d.db, err = openSQLite(d.path)
 	default:
 		return nil, fmt.Errorf("store: %q is not a store DSN; use sqlite:PATH or postgres://USER@HOST:PORT/DB", redact(dsn))
 	}
@@ -156,6 +158,16 @@ func (d *DB) migrate(ctx context.Context) error {
 			return err
 		}
 		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	if d.dialect == sqlite && d.path != "" && !strings.Contains(d.path, ":memory:") {
+		// Processes opening a new SQLite file at once would each apply
+		// version 1 ("table already exists"): an exclusive lock on a file
+		// beside the database lets one migrate while the others wait. Where
+		// the lock file cannot be made (a read-only directory) nobody can
+		// migrate anyway, and the open reports that.
+		if unlock, err := lockFile(d.path + ".migrate.lock"); err == nil {
+			defer unlock()
+		}
 	}
 	fsys, err := fs.Sub(migrations, sub)
 	if err != nil {
