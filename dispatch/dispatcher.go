@@ -84,6 +84,7 @@ type Dispatcher struct {
 	status   NodeStatus
 	lastTick time.Time
 	usable   map[string]string // profile → why it cannot run here ("" = fine)
+	usableAt map[string]time.Time
 	// storeDown is when the current store outage began (zero: none);
 	// storeBack when the store last came back (or this process started).
 	storeDown, storeBack time.Time
@@ -132,7 +133,7 @@ func New(o Options) (*Dispatcher, error) {
 	if o.LogDir == "" {
 		o.LogDir = os.TempDir()
 	}
-	d := &Dispatcher{o: o, jobs: map[string]*job{}, wake: make(chan struct{}, 1), done: make(chan struct{}, 1), usable: map[string]string{}}
+	d := &Dispatcher{o: o, jobs: map[string]*job{}, wake: make(chan struct{}, 1), done: make(chan struct{}, 1), usable: map[string]string{}, usableAt: map[string]time.Time{}}
 	d.node = o.Node
 	if d.node == "" {
 		d.node = o.Config.Dispatch.Node

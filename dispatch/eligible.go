@@ -45,8 +45,7 @@ func Eligible(f Facts) []Check {
 		}
 		checks = append(checks, Check{name, ok, hint})
 	}
-	add("in an eligible column", role == board.RoleEligible,
-		fmt.Sprintf("%s is in %s (role %s); drover card mv %s %s makes it eligible", id, c.State, role, id, firstEligible(f.Board)))
+	add("in an eligible column", role == board.RoleEligible, notEligibleHint(f.Board, c, role))
 	add("not claimed", c.Claim == nil || !c.Claim.LeaseUntil.After(f.Now),
 		claimHint(c))
 	due := c.NextAttemptAt == nil || !c.NextAttemptAt.After(f.Now)
@@ -81,6 +80,22 @@ func AllOK(cs []Check) bool {
 		}
 	}
 	return true
+}
+
+// notEligibleHint is the command that makes the card eligible from where it is.
+func notEligibleHint(b board.Board, c board.Card, role board.Role) string {
+	id := c.Identifier
+	switch role {
+	case board.RoleBlocked, board.RoleCancelled:
+		return fmt.Sprintf("%s is in %s (role %s); drover card resume %s makes it eligible with a fresh budget", id, c.State, role, id)
+	case board.RoleDone, board.RoleCompleted:
+		return fmt.Sprintf("%s is in %s (role %s); drover card reopen %s makes it eligible with a fresh budget", id, c.State, role, id)
+	case board.RoleParked:
+		return fmt.Sprintf("%s waits for an answer in %s; drover card answer %s TEXT makes it eligible", id, c.State, id)
+	case board.RoleRunning:
+		return fmt.Sprintf("%s is in %s (role running): a run is live or being recovered", id, c.State)
+	}
+	return fmt.Sprintf("%s is in %s (role %s); drover card mv %s %s makes it eligible", id, c.State, role, id, firstEligible(b))
 }
 
 func claimHint(c board.Card) string {

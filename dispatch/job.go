@@ -108,6 +108,12 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	logPath := filepath.Join(d.o.LogDir, safeName(j.card.Identifier), j.run.ID+".log")
 	_ = os.MkdirAll(filepath.Dir(logPath), 0o755)
 	setup := func(err error) (agent.Result, error, policy.Classification) {
+		if cause := context.Cause(j.ctx); j.ctx.Err() != nil && cause != nil {
+			// The hook was stopped by drover (shutdown, cancel, lost lease):
+			// that is not the workspace's fault.
+			sig := policy.Signals{ExitCode: -1, Signaled: true, KilledFor: killedFor(cause), Now: d.o.Now()}
+			return agent.Result{Signals: sig}, err, policy.Classify(sig, nil)
+		}
 		return agent.Result{}, err, policy.Classification{Kind: policy.KindWorkspaceSetup, Message: err.Error(), Source: "workspace"}
 	}
 	ws, created, err := workspace.Ensure(cfg.Workspace.Root, j.card.Identifier)

@@ -191,3 +191,21 @@ func indexOf(s, sub string) int {
 }
 
 var _ = errors.Is
+
+// An operator moving a running card into done stops the agent too: the run
+// is recorded as cancelled and the card stays done.
+func TestOperatorMoveToDoneStopsTheRun(t *testing.T) {
+	w := newWorld(t, 3)
+	c := w.add("long", "", `{"sim":["agent_failed"],"sim_delay":"30s"}`)
+	stop := w.run(w.dispatcher("n1"))
+	defer stop()
+	w.waitFor(c.Identifier, "running", func(c board.Card) bool { return c.Claim != nil })
+	if _, err := w.ops.Move(context.Background(), c.ID, "done", "finished by hand"); err != nil {
+		t.Fatal(err)
+	}
+	got := w.waitFor(c.Identifier, "claim released", func(c board.Card) bool { return c.Claim == nil })
+	rs := w.runs(c.ID)
+	if got.State != "done" || len(rs) != 1 || rs[0].Outcome != board.OutcomeCancelled {
+		t.Fatalf("state %s, runs %s", got.State, attempts(rs))
+	}
+}

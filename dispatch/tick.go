@@ -171,8 +171,9 @@ func (d *Dispatcher) reconcile(ctx context.Context) {
 			j.cancel(errLeaseLost)
 		default:
 			switch cfg.Board.RoleOf(c.State) {
-			case board.RoleRunning, board.RoleCompleted, board.RoleDone:
-				// still ours to finish (an agent may move its own card on)
+			case board.RoleRunning, board.RoleCompleted:
+				// still ours to finish (an agent may move its own card on to
+				// review); a move into any sink, done included, stops the run
 			default:
 				j.cancel(fmt.Errorf("%w: %s moved %s to %s", errCancelled, "an operator", c.Identifier, c.State))
 			}
@@ -306,7 +307,9 @@ func profileNames(cfg *config.Config) []string {
 func (d *Dispatcher) unusable(cfg *config.Config, profile string) string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if why, ok := d.usable[profile]; ok {
+	// A missing binary is looked for again after a while: installing it
+	// must not need a restart or a config edit.
+	if why, ok := d.usable[profile]; ok && (why == "" || time.Since(d.usableAt[profile]) < 30*time.Second) {
 		return why
 	}
 	p, _ := cfg.Agents.Profile(profile)
@@ -322,6 +325,7 @@ func (d *Dispatcher) unusable(cfg *config.Config, profile string) string {
 		}
 	}
 	d.usable[profile] = why
+	d.usableAt[profile] = time.Now()
 	if why != "" {
 		if d.status.Unusable == nil {
 			d.status.Unusable = map[string]string{}

@@ -34,13 +34,15 @@ func classify(s Signals, rules []Rule, text string) Classification {
 	if s.Stderr != "" {
 		raw += "\n" + s.Stderr
 	}
+	// What drover itself did to the run comes first: a profile rule matching
+	// the output of a run drover stopped must not charge the stop to the card.
+	if c, ok := byKill(s); ok {
+		return c
+	}
 	for _, r := range rules {
 		if r.matches(s.ExitCode, raw) {
 			return Classification{Kind: r.Kind, Source: "rule:" + r.Name}
 		}
-	}
-	if c, ok := byKill(s); ok {
-		return c
 	}
 	st := s.Structured
 	if s.ExitCode == 0 && !s.Signaled && !st.IsError {

@@ -19,8 +19,10 @@ func TestClassifyOrder(t *testing.T) {
 		kind   Kind
 		source string
 	}{
-		{"rule beats everything", Signals{ExitCode: 3, Stderr: "NEEDS_HUMAN: which db?", KilledFor: "timeout"},
+		{"rule beats the agent's own signals", Signals{ExitCode: 3, Stderr: "NEEDS_HUMAN: which db?", Structured: Structured{Present: true, IsError: true, APIErrorStatus: 429}},
 			[]Rule{{Name: "ask", Regex: `NEEDS_HUMAN`, Kind: KindInputRequired}}, KindInputRequired, "rule:ask"},
+		{"drover's own stop beats a rule", Signals{ExitCode: -1, Signaled: true, Stdout: "--- FAIL: TestX", KilledFor: "shutdown"},
+			[]Rule{{Name: "tests_failed", Regex: `FAIL:`, Kind: KindAgentFailed}}, KindInterrupted, "killed:shutdown"},
 		{"rule needs all conditions", Signals{ExitCode: 3, Stderr: "NEEDS_HUMAN"},
 			[]Rule{{Name: "ask", Regex: `NEEDS_HUMAN`, ExitCode: intp(4), Kind: KindInputRequired}}, KindUnknown, "exit_code:3"},
 		{"rule by exit code", Signals{ExitCode: 75},

@@ -267,6 +267,12 @@ func (x *decider) counted(d Decision) Decision {
 func (x *decider) capped(d Decision) Decision {
 	s := Spec(x.k)
 	m := countKind(x.prior, x.k) + 1
+	if x.k == KindInterrupted {
+		// The crash-loop guard counts interruptions in a row: a run that
+		// ended any other way in between shows the process is not looping
+		// (graceful restarts during deploys do not add up to a block).
+		m = trailing(x.prior, board.OutcomeInterrupted) + 1
+	}
 	limit := x.in.Config.Cap(x.k)
 	noun := "retry"
 	if s.Verb == VerbDefer {

@@ -99,7 +99,7 @@ func TestExplainLine(t *testing.T) {
 	in := input(Defaults(), KindAgentFailed, hist(KindAgentFailed, KindAgentFailed))
 	in.Rand = func() float64 { return 0 }
 	d := Decide(in)
-	if want := "attempt 3 of 10 failed (agent_failed); retry at 12:00:40 (in 40s)"; d.Explain != want {
+	if want := "attempt 3 of 10 failed (agent_failed); retry at 12:00:40 UTC"; d.Explain != want {
 		t.Errorf("explain %q, want %q", d.Explain, want)
 	}
 	in = input(Defaults(), KindAgentFailed, hist(KindNetwork, KindAgentFailed))
@@ -320,5 +320,20 @@ func TestUnboundedMaxAttempts(t *testing.T) {
 	ds := runUntilSettled(cfg, []Kind{KindAgentFailed}, 500)
 	if len(ds) != 500 || ds[499].Verb != VerbRetry || !strings.HasPrefix(ds[499].Explain, "attempt 500 failed") {
 		t.Fatalf("unbounded: %d, %+v", len(ds), ds[len(ds)-1])
+	}
+}
+
+// The crash-loop guard counts interruptions in a row: interruptions with
+// other outcomes between them (graceful restarts during deploys) do not add
+// up to a block, while three in a row do.
+func TestInterruptedCapCountsOnlyARun(t *testing.T) {
+	cfg := Defaults()
+	spread := Decide(input(cfg, KindInterrupted, hist(KindInterrupted, KindAgentFailed, KindInterrupted, KindInterrupted)))
+	if spread.Verb != VerbRetry {
+		t.Fatalf("two interruptions in a row after a failure: verb %s (%s), want retry", spread.Verb, spread.Explain)
+	}
+	loop := Decide(input(cfg, KindInterrupted, hist(KindAgentFailed, KindInterrupted, KindInterrupted, KindInterrupted)))
+	if loop.Verb != VerbGiveUp {
+		t.Fatalf("a fourth interruption in a row: verb %s (%s), want give_up", loop.Verb, loop.Explain)
 	}
 }

@@ -120,6 +120,11 @@ func profileHow(k Kind, profile string) string {
 
 // clock prints at relative to now: 12:01:40 (in 40s); the date is added when
 // the day differs.
+func zone(t time.Time) string {
+	name, _ := t.Zone()
+	return name
+}
+
 func clock(at, now time.Time) string {
 	at = at.In(now.Location())
 	layout := "15:04:05"
@@ -127,11 +132,12 @@ func clock(at, now time.Time) string {
 	if y2, m2, d2 := now.Date(); y1 != y2 || m1 != m2 || d1 != d2 {
 		layout = "2006-01-02 15:04:05"
 	}
-	d := at.Sub(now)
-	if d <= 0 {
+	// No "(in 10s)": reasons are stored, and a relative time would be stale
+	// by the time anyone reads it (explain and status compute their own).
+	if at.Sub(now) <= 0 {
 		return at.Format(layout) + " (now)"
 	}
-	return at.Format(layout) + " (in " + FormatDuration(d) + ")"
+	return at.Format(layout) + " " + zone(at)
 }
 
 // short trims a message for a one-line explanation.
