@@ -79,6 +79,9 @@ func validateForServe(cfg *config.Config) error {
 	if err := cfg.Policy.Validate(roles); err != nil {
 		return fmt.Errorf("%w: %v", errConfig, err)
 	}
+	if k := cfg.Tracker.Kind; k != "" && k != config.TrackerNative {
+		return fmt.Errorf("%w: tracker.kind: %q is not implemented yet; drover dispatches its own board (tracker.kind: native)", errConfig, k)
+	}
 	if _, ok := cfg.Board.First(board.RoleRunning); !ok {
 		return fmt.Errorf("%w: board.columns: no column has role running", errConfig)
 	}

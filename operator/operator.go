@@ -143,10 +143,50 @@ func (s *Service) fill(ctx context.Context, c *board.Card, in Input) error {
 			if !contains(ids, b.ID) {
 				ids = append(ids, b.ID)
 			}
+			if c.ID != "" {
+				if path, err := s.waitsOn(ctx, b, c.ID); err != nil {
+					return err
+				} else if path != "" {
+					return &board.InputError{Field: fmt.Sprintf("blocked_by[%d]", i), Msg: fmt.Sprintf("%s already waits on %s (%s): the cards would wait on each other forever", b.Identifier, c.Identifier, path)}
+				}
+			}
 		}
 		c.BlockedBy = ids
 	}
 	return nil
+}
+
+// waitsOn reports the chain by which card from waits (directly or through
+// other cards) on target, or "" when it does not.
+func (s *Service) waitsOn(ctx context.Context, from board.Card, target string) (string, error) {
+	type step struct {
+		c    board.Card
+		path string
+	}
+	seen := map[string]bool{from.ID: true}
+	queue := []step{{from, from.Identifier}}
+	for len(queue) > 0 && len(seen) < 10000 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, id := range cur.c.BlockedBy {
+			if id == target {
+				return cur.path, nil
+			}
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			next, err := s.Store.GetCard(ctx, id)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return "", err
+			}
+			queue = append(queue, step{next, cur.path + " → " + next.Identifier})
+		}
+	}
+	return "", nil
 }
 
 // update reads the card, lets fn change it, and applies the change with a
@@ -187,6 +227,9 @@ func (s *Service) event(c *board.Card, typ, reason string, data any) board.Event
 func (s *Service) Edit(ctx context.Context, ref string, in Input) (board.Card, error) {
 	if in.State != nil {
 		return board.Card{}, &board.InputError{Field: "state", Msg: "is not changed by edit; use drover card mv ID STATE"}
+	}
+	if in == (Input{}) {
+		return board.Card{}, &board.InputError{Field: "fields", Msg: "nothing to change; give at least one of title, body, priority, labels, agent, spec, blocked_by"}
 	}
 	return s.update(ctx, ref, func(c *board.Card) (store.Change, error) {
 		oldSpec := string(c.Spec)

@@ -480,3 +480,24 @@ func TestResumeAgent(t *testing.T) {
 		t.Fatalf("agent event %+v", last)
 	}
 }
+
+// A card may not wait on a card that (through others) waits on it.
+func TestBlockedByRefusesCycles(t *testing.T) {
+	s, _ := newService(t)
+	ctx := context.Background()
+	a := add(t, s, "a")
+	b := add(t, s, "b")
+	c := add(t, s, "c")
+	if _, err := s.Edit(ctx, b.Identifier, operator.Input{BlockedBy: &[]string{a.Identifier}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Edit(ctx, c.Identifier, operator.Input{BlockedBy: &[]string{b.Identifier}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Edit(ctx, a.Identifier, operator.Input{BlockedBy: &[]string{c.Identifier}})
+	wantInput(t, err, "blocked_by[0]")
+	got, _ := s.Get(ctx, a.Identifier)
+	if len(got.BlockedBy) != 0 {
+		t.Fatalf("the refused edit was written: %+v", got.BlockedBy)
+	}
+}

@@ -27,6 +27,20 @@ var Phrases = []Phrase{
 		"You've hit your session limit · resets 10:18pm (UTC)"),
 	phrase("codex_usage_limit", `(?i)you['’]ve hit your usage limit`, KindUsageLimited,
 		"You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 9:33 PM."),
+	phrase("claude_usage_limit_epoch", `(?i)Claude AI usage limit reached\|\d{9,11}`, KindUsageLimited,
+		"Claude AI usage limit reached|1735000000"),
+	// The Anthropic API's own error types, as older Claude Code versions
+	// print them ("API Error: 429 {…}"); from the API's documented errors.
+	phrase("anthropic_rate_limit_error", `"type"\s*:\s*"rate_limit_error"`, KindRateLimited,
+		`API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`),
+	phrase("anthropic_overloaded_error", `"type"\s*:\s*"overloaded_error"`, KindProviderUnavailable,
+		`API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`),
+	phrase("anthropic_api_error", `"type"\s*:\s*"api_error"`, KindProviderUnavailable,
+		`API Error: 500 {"type":"error","error":{"type":"api_error","message":"Internal server error"}}`),
+	phrase("anthropic_authentication_error", `"type"\s*:\s*"authentication_error"`, KindAuthFailed,
+		`API Error: 401 {"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`),
+	phrase("anthropic_permission_error", `"type"\s*:\s*"permission_error"`, KindPermissionDenied,
+		`API Error: 403 {"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}`),
 	// Billing.
 	phrase("credit_balance_too_low", `(?i)credit balance is too low`, KindQuotaExhausted,
 		"Credit balance is too low"),
@@ -90,7 +104,14 @@ var Phrases = []Phrase{
 		"API Error: Connection to the API was lost (ECONNRESET). This is usually temporary — try again."),
 	phrase("codex_stream_disconnected", `(?i)stream disconnected before completion`, KindProviderUnavailable,
 		"stream disconnected before completion: An error occurred while processing your request. You can retry your request, or contact us through our help center at help.openai.com if the error persists."),
+	// Plain HTTP status lines from a command agent (curl -f, HTTP clients).
+	phrase("http_429", `(?i)\bHTTP(/\d(\.\d)?)?:? 429\b`, KindRateLimited,
+		"curl: (22) The requested URL returned error: 429\nHTTP/1.1 429 Too Many Requests"),
+	phrase("http_5xx_unavailable", `(?i)\bHTTP(/\d(\.\d)?)?:? (502|503|504)\b`, KindProviderUnavailable,
+		"HTTP/1.1 503 Service Unavailable"),
 	// Network: the request never reached a server.
+	phrase("curl_dns", `(?i)could not resolve host`, KindNetwork,
+		"curl: (6) Could not resolve host: api.example.com"),
 	phrase("claude_unable_to_connect", `(?i)unable to connect to API \((ConnectionRefused|ECONNREFUSED|ECONNRESET|FailedToOpenSocket|ENOTFOUND|EAI_AGAIN|ETIMEDOUT)\)`, KindNetwork,
 		"API Error: Unable to connect to API (ConnectionRefused)"),
 }

@@ -24,6 +24,8 @@ var (
 // clock time that has already passed today means tomorrow. A time without a
 // zone is read in now's location (the CLI runs on the same machine as drover).
 // With a zero now, clock times are not resolved. Pure: it never reads the clock.
+var limitEpochRe = regexp.MustCompile(`(?i)usage limit reached\|(\d{9,11})\b`)
+
 func RetryHint(text string, now time.Time) (after time.Duration, at time.Time) {
 	if m := retryAfterRe.FindStringSubmatch(text); m != nil {
 		after = parseAmount(m[1], "s")
@@ -33,6 +35,15 @@ func RetryHint(text string, now time.Time) (after time.Duration, at time.Time) {
 	}
 	if now.IsZero() {
 		return after, time.Time{}
+	}
+	// Claude Code 1.x: "Claude AI usage limit reached|1735000000" (the reset
+	// as a Unix time in seconds).
+	if m := limitEpochRe.FindStringSubmatch(text); m != nil {
+		if sec, err := strconv.ParseInt(m[1], 10, 64); err == nil {
+			if t := time.Unix(sec, 0); t.After(now) && t.Sub(now) < 31*24*time.Hour {
+				return after, t
+			}
+		}
 	}
 	for _, re := range []*regexp.Regexp{resetsClockRe, tryAgainAtRe} {
 		if m := re.FindStringSubmatch(text); m != nil {

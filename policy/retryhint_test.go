@@ -41,3 +41,14 @@ func TestRetryHint(t *testing.T) {
 		})
 	}
 }
+
+func TestRetryHintUsageLimitEpoch(t *testing.T) {
+	now := time.Unix(1735000000-3600, 0)
+	_, at := RetryHint("Claude AI usage limit reached|1735000000", now)
+	if !at.Equal(time.Unix(1735000000, 0)) {
+		t.Fatalf("reset = %v, want the stamped time", at)
+	}
+	if _, at := RetryHint("Claude AI usage limit reached|1735000000", time.Unix(1735000000+10, 0)); !at.IsZero() {
+		t.Fatalf("a reset in the past must be ignored, got %v", at)
+	}
+}
