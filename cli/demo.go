@@ -106,7 +106,12 @@ final state, attempts and reason.`,
 				defer os.RemoveAll(dir)
 			}
 			if port != 0 && !portFree(port) {
-				port = 0 // another drover holds the default port: take any free one
+				// Another drover holds the port: take any free one (in the
+				// config, port 0 would turn the dashboard off).
+				if p, err := anyFreePort(); err == nil {
+					fmt.Fprintf(a.errw, "port %d is taken; the dashboard uses %d instead\n", port, p)
+					port = p
+				}
 			}
 			a.configPath = filepath.Join(dir, "WORKFLOW.md")
 			if err := os.WriteFile(a.configPath, []byte(fmt.Sprintf(demoWorkflow, port)), 0o644); err != nil {
@@ -187,6 +192,15 @@ func portFree(port int) bool {
 	}
 	ln.Close()
 	return true
+}
+
+func anyFreePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 func seedDemo(ctx context.Context, ops *operator.Service) error {
