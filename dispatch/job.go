@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/agent"
+	"github.com/drover-dev/drover/agent/adapters"
 	"github.com/drover-dev/drover/agent/command"
 	"github.com/drover-dev/drover/agent/proc"
 	"github.com/drover-dev/drover/board"
@@ -143,6 +144,10 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	}
 	p, _ := cfg.Agents.Profile(j.profile)
 	p = resolveCommand(cfg, p)
+	if p.Kind == "claude" && len(p.Args) == 0 && cfg.Dispatch.MaxTurns > 0 {
+		// Symphony's agent.max_turns bounds Claude Code's turns per run.
+		p.Args = append(adapters.DefaultArgs("claude"), "--max-turns", strconv.Itoa(cfg.Dispatch.MaxTurns))
+	}
 	ag, err := d.o.NewAgent(p)
 	if err != nil {
 		return agent.Result{}, err, policy.Classification{Kind: policy.KindConfigError, Message: err.Error(), Source: "profile"}
