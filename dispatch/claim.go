@@ -116,6 +116,7 @@ func (d *Dispatcher) claimAndStart(ctx context.Context, c board.Card, profile st
 	// opened (or paused) the profile. Re-check under routeMu, which every
 	// breaker write in this process holds, so no run starts past an open
 	// breaker (across processes the breaker row's version guards the write).
+	d.noteClaim(c.ID, next.Claim.Epoch)
 	d.routeMu.Lock()
 	bs, err := d.breakers(ctx)
 	if err == nil {
@@ -145,6 +146,23 @@ func (d *Dispatcher) claimAndStart(ctx context.Context, c board.Card, profile st
 	}
 	d.start(claimed, *run, profile, c.State, eligibleSince)
 	return nil
+}
+
+// noteClaim remembers the claim this process is about to write, so that a
+// write whose reply is lost is still known as ours.
+func (d *Dispatcher) noteClaim(cardID string, epoch int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.claims) > 10000 {
+		d.claims = map[string]int64{}
+	}
+	d.claims[cardID] = epoch
+}
+
+func (d *Dispatcher) wroteClaim(cardID string, epoch int64) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.claims[cardID] == epoch
 }
 
 // recoverCard records the open run of a card whose owner is gone as

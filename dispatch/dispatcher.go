@@ -85,6 +85,7 @@ type Dispatcher struct {
 	lastTick time.Time
 	usable   map[string]string // profile → why it cannot run here ("" = fine)
 	usableAt map[string]time.Time
+	claims   map[string]int64 // card → fencing epoch of the last claim this process wrote
 	// storeDown is when the current store outage began (zero: none);
 	// storeBack when the store last came back (or this process started).
 	storeDown, storeBack time.Time
@@ -133,7 +134,7 @@ func New(o Options) (*Dispatcher, error) {
 	if o.LogDir == "" {
 		o.LogDir = os.TempDir()
 	}
-	d := &Dispatcher{o: o, jobs: map[string]*job{}, wake: make(chan struct{}, 1), done: make(chan struct{}, 1), usable: map[string]string{}, usableAt: map[string]time.Time{}}
+	d := &Dispatcher{o: o, jobs: map[string]*job{}, wake: make(chan struct{}, 1), done: make(chan struct{}, 1), usable: map[string]string{}, usableAt: map[string]time.Time{}, claims: map[string]int64{}}
 	d.node = o.Node
 	if d.node == "" {
 		d.node = o.Config.Dispatch.Node
@@ -142,6 +143,7 @@ func New(o Options) (*Dispatcher, error) {
 		d.node, _ = os.Hostname()
 	}
 	d.log = o.Log.With("node", d.node)
+	d.started = o.Now() // Run sets it again; a harness driving Tick has it too
 	d.cfg.Store(o.Config)
 	return d, nil
 }

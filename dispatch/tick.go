@@ -135,7 +135,9 @@ func (d *Dispatcher) recover(ctx context.Context, now time.Time) (time.Time, err
 		// A claim of ours we hold no job for, last renewed before this process
 		// started: a previous life of this node. (A claim renewed since is
 		// another live process's under the same name: it waits for its lease.)
-		mine := c.Claim.Owner == d.node && !c.Claim.LeaseUntil.After(d.started.Add(d.lease()))
+		// Also ours: a claim this process wrote whose reply was lost (the
+		// store committed, the call failed), so no job was started for it.
+		mine := c.Claim.Owner == d.node && (!c.Claim.LeaseUntil.After(d.started.Add(d.lease())) || d.wroteClaim(c.ID, c.Claim.Epoch))
 		expired := !c.Claim.LeaseUntil.After(now)
 		stale := c.Claim.LeaseUntil.Before(now.Add(-d.lease()))
 		if mine || (judge && lead && expired) || (judge && stale) {

@@ -23,7 +23,7 @@ func TestClassifyFixtures(t *testing.T) {
 		}
 		n := 0
 		for _, en := range ents {
-			if !en.IsDir() {
+			if !en.IsDir() || en.Name() == "fuzz" { // testdata/fuzz is the fuzz corpus, not a capture
 				continue
 			}
 			dir := filepath.Join(root, en.Name())

@@ -229,7 +229,7 @@ func TestHostileCards(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		switch e.Name() {
-		case "out", "workspaces", "logs", "agent.sh", "d.db", "d.db-wal", "d.db-shm":
+		case "out", "workspaces", "logs", "agent.sh", "d.db", "d.db-wal", "d.db-shm", "d.db.migrate.lock":
 		default:
 			t.Errorf("unexpected file %s beside the workspace root", e.Name())
 		}
