@@ -600,6 +600,12 @@ func (w *World) Settle() {
 	w.faultRate = 0
 	w.logf("settle")
 	w.releaseDue(true)
+	// One tick first, so a node that saw the store fail notices it is back:
+	// it then waits a lease before judging other nodes' leases (a node
+	// after an outage gives live owners time to renew), and the clock must
+	// pass that wait too.
+	w.tick()
+	w.releaseDue(true)
 	w.advance(2*w.lease + time.Second)
 	quiet := false
 	for i := 0; i < 60 && !quiet; i++ {
