@@ -15,12 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drover-dev/drover/board"
-	"github.com/drover-dev/drover/config"
-	"github.com/drover-dev/drover/dispatch"
 	"github.com/drover-dev/drover/operator"
-	"github.com/drover-dev/drover/policy"
 	"github.com/drover-dev/drover/store"
-	"github.com/drover-dev/drover/store/sqlstore"
 )
 
 func init() { extraCommands = append(extraCommands, (*app).demoCmd) }
@@ -289,10 +285,3 @@ func (a *app) printDemo(ctx context.Context) error {
 	}
 	return t.flush()
 }
-
-var (
-	_ = policy.KindSucceeded
-	_ = dispatch.Notice{}
-	_ = config.InitTemplate
-	_ = sqlstore.NewID
-)

@@ -174,10 +174,9 @@ func (a *app) classifyCmd() *cobra.Command {
 			if !cls.RetryAt.IsZero() {
 				out["retry_at"] = cls.RetryAt.UTC().Format(time.RFC3339)
 			}
-			if a.asJSON || true {
-				b, _ := json.Marshal(out)
-				fmt.Fprintln(a.out, string(b))
-			}
+			// classify always prints its JSON object: it is what scripts read.
+			b, _ := json.Marshal(out)
+			fmt.Fprintln(a.out, string(b))
 			return nil
 		},
 	}
