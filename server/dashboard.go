@@ -217,6 +217,37 @@ type cardData struct {
 	Question string
 	Explain  any
 	ExplainE string
+	Why      *explainView
+}
+
+// explainView is the part of an explanation the card page draws: each
+// eligibility check, the budgets, and what happens next. Explain's value is
+// read through JSON so any explainer with these fields renders.
+type explainView struct {
+	Checks []struct {
+		Name string `json:"name"`
+		OK   bool   `json:"ok"`
+		Hint string `json:"hint"`
+	} `json:"checks"`
+	Budgets []struct {
+		Name  string `json:"name"`
+		Used  int    `json:"used"`
+		Limit int    `json:"limit"`
+		Left  int    `json:"left"`
+	} `json:"budgets"`
+	Next string `json:"next"`
+}
+
+func toExplainView(v any) *explainView {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var e explainView
+	if json.Unmarshal(b, &e) != nil || len(e.Checks) == 0 {
+		return nil
+	}
+	return &e
 }
 
 func (s *Server) pageCard(w http.ResponseWriter, r *http.Request) {
@@ -238,7 +269,7 @@ func (s *Server) pageCard(w http.ResponseWriter, r *http.Request) {
 		if v, err := s.opts.Explain(r.Context(), d.ID); err != nil {
 			cd.ExplainE = err.Error()
 		} else {
-			cd.Explain = v
+			cd.Explain, cd.Why = v, toExplainView(v)
 		}
 	}
 	s.render(w, r, "card", page{Title: d.Identifier, Data: cd})
