@@ -199,9 +199,9 @@ func byExit(s Signals, text string) Classification {
 		return Classification{Kind: KindConfigError, Source: src}
 	}
 	if strings.TrimSpace(text) == "" {
-		msg := fmt.Sprintf("exit code %d with no output", s.ExitCode)
+		msg := fmt.Sprintf("exit code %d and no error text", s.ExitCode)
 		if s.Signaled {
-			msg = "killed by a signal drover did not send, with no output"
+			msg = "killed by a signal drover did not send, and no error text"
 		}
 		return Classification{Kind: KindAgentFailed, Source: src, Message: msg}
 	}
