@@ -337,3 +337,15 @@ func TestInterruptedCapCountsOnlyARun(t *testing.T) {
 		t.Fatalf("a fourth interruption in a row: verb %s (%s), want give_up", loop.Verb, loop.Explain)
 	}
 }
+
+// A block reason's "what" is one readable line even when the agent's text
+// spans many; the whole text stays on the run.
+func TestBlockReasonWhatIsOneLine(t *testing.T) {
+	in := input(Defaults(), KindRefused, hist())
+	in.Classification.Message = "line one\n\tline two\n" + strings.Repeat("x", 2000)
+	d := Decide(in)
+	if d.BlockReason == nil || strings.ContainsAny(d.BlockReason.What, "\n\t") || len(d.BlockReason.What) > 1000 ||
+		!strings.HasPrefix(d.BlockReason.What, "refused: line one line two") {
+		t.Fatalf("what = %q", d.BlockReason.What)
+	}
+}

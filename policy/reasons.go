@@ -61,12 +61,20 @@ func where(card board.Card, run board.Run, logPath, workspace string) string {
 
 // what is the kind with the provider's or validator's own words.
 func what(k Kind, msg string) string {
-	msg = strings.TrimSpace(msg)
+	// One line, and short enough to read on a card: the whole text stays on
+	// the run (its error and its log), which "where" names.
+	msg = strings.Join(strings.Fields(msg), " ")
 	if msg == "" {
 		return string(k) + ": (no message from the agent or provider)"
 	}
+	if r := []rune(msg); len(r) > maxWhat {
+		msg = string(r[:maxWhat]) + "… (the run's log has the rest)"
+	}
 	return string(k) + ": " + msg
 }
+
+// maxWhat bounds the provider's or agent's message quoted in a reason.
+const maxWhat = 600
 
 // how is the exact way to continue after a block or give-up of kind k. Every
 // answer names a drover command and ends with the resume that opens a new epoch.
