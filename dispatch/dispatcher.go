@@ -328,8 +328,3 @@ func nonEmpty(s, def string) string {
 	}
 	return s
 }
-
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
-}

@@ -160,18 +160,24 @@ type querier interface {
 }
 
 func (d *DB) queryCards(ctx context.Context, db querier, q string, args []any) ([]board.Card, error) {
+	return queryAll(ctx, d, db, q, args, scanCard)
+}
+
+// queryAll runs q and scans every row with scan; connection failures come
+// back as store.ErrUnavailable.
+func queryAll[T any](ctx context.Context, d *DB, db querier, q string, args []any, scan func(scanner) (T, error)) ([]T, error) {
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, d.wrap(err)
 	}
 	defer rows.Close()
-	out := []board.Card{}
+	out := []T{}
 	for rows.Next() {
-		c, err := scanCard(rows)
+		v, err := scan(rows)
 		if err != nil {
 			return nil, d.wrap(err)
 		}
-		out = append(out, c)
+		out = append(out, v)
 	}
 	return out, d.wrap(rows.Err())
 }

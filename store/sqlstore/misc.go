@@ -96,20 +96,7 @@ func scanOutbox(s scanner) (store.OutboxItem, error) {
 }
 
 func (d *DB) queryOutbox(ctx context.Context, q string, args ...any) ([]store.OutboxItem, error) {
-	rows, err := d.db.QueryContext(ctx, d.q(q), args...)
-	if err != nil {
-		return nil, d.wrap(err)
-	}
-	defer rows.Close()
-	out := []store.OutboxItem{}
-	for rows.Next() {
-		o, err := scanOutbox(rows)
-		if err != nil {
-			return nil, d.wrap(err)
-		}
-		out = append(out, o)
-	}
-	return out, d.wrap(rows.Err())
+	return queryAll(ctx, d, d.db, d.q(q), args, scanOutbox)
 }
 
 // DueOutbox implements store.Store.

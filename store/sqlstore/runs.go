@@ -98,20 +98,7 @@ func (d *DB) ListRuns(ctx context.Context, f store.RunFilter) ([]board.Run, erro
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	rows, err := d.db.QueryContext(ctx, d.q(q), args...)
-	if err != nil {
-		return nil, d.wrap(err)
-	}
-	defer rows.Close()
-	out := []board.Run{}
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, d.wrap(err)
-		}
-		out = append(out, r)
-	}
-	return out, d.wrap(rows.Err())
+	return queryAll(ctx, d, d.db, d.q(q), args, scanRun)
 }
 
 // Spend implements store.Store.

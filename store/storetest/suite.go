@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -508,14 +507,4 @@ func testWatch(t *testing.T, s store.Store) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no change notification after a write")
 	}
-}
-
-// SortedIdentifiers is a helper for tests elsewhere.
-func SortedIdentifiers(cs []board.Card) []string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.Identifier
-	}
-	sort.Strings(out)
-	return out
 }
