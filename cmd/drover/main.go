@@ -4,7 +4,7 @@ package main
 import (
 	"os"
 
-	"github.com/drover-dev/drover/cli"
+	"github.com/drover-dev/drover/internal/cli"
 )
 
 func main() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -1,0 +1,66 @@
+// Package agent is the seam between the dispatcher and the programs that do the
+// work: any command, Claude Code, Codex, and the built-in simulated agent.
+package agent
+
+import (
+	"context"
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/policy"
+)
+
+// Agent runs one attempt. Run returns when the process has exited and been
+// reaped (with its whole process group); err is for failures to start at all.
+type Agent interface {
+	Run(ctx context.Context, inv Invocation) (Result, error)
+}
+
+// Invocation is one run of one card.
+type Invocation struct {
+	Card         board.Card
+	Run          board.Run
+	Prompt       string
+	Workspace    string            // absolute path; the process's working directory
+	LogPath      string            // where stdout and stderr are captured
+	Env          map[string]string // DROVER_* and the profile's env, already built
+	Timeout      time.Duration     // total wall-clock cap (0 = none)
+	StallTimeout time.Duration     // no output for this long stops the run (0 = none)
+	Progress     func(Progress)    // optional; called as output arrives
+}
+
+// Progress is what a running agent has shown so far.
+type Progress struct {
+	LastLine  string
+	TokensIn  int64
+	TokensOut int64
+	CostUSD   float64
+}
+
+// Result is what the dispatcher needs to classify and record a finished run.
+type Result struct {
+	Signals  policy.Signals
+	LastLine string
+	// Forced, when set, is the verdict itself (the sim agent plays kinds that
+	// only the dispatcher can observe); the dispatcher skips classification.
+	Forced *policy.Classification
+}
+
+// Profile is a named agent configuration from WORKFLOW.md's agents.profiles.
+type Profile struct {
+	Name         string            `json:"name"`
+	Kind         string            `json:"kind"` // command, claude, codex, sim
+	Command      string            `json:"command"`
+	Args         []string          `json:"args"`
+	Env          map[string]string `json:"-"`
+	Prompt       string            `json:"prompt"` // stdin (default), file, arg
+	Timeout      time.Duration     `json:"timeout"`
+	StallTimeout time.Duration     `json:"stall_timeout"`
+	Provider     string            `json:"provider"`
+	SpecSchema   map[string]any    `json:"spec_schema,omitempty"`
+	Match        []policy.Rule     `json:"match,omitempty"` // tried before the built-in classification
+	// Price per million tokens, used when the agent reports tokens but no cost.
+	PriceInPerMTok  float64 `json:"price_in_per_mtok"`
+	PriceOutPerMTok float64 `json:"price_out_per_mtok"`
+	MaxLogBytes     int64   `json:"max_log_bytes"`
+}

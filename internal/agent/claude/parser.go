@@ -1,0 +1,334 @@
+// Package claude reads what Claude Code prints in print mode: one JSON event
+// per line with --output-format stream-json --verbose, or a single result
+// object with --output-format json. It imports only policy, so the agent
+// package (and anything else) may import it without a cycle.
+package claude
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/drover-dev/drover/internal/policy"
+)
+
+// DefaultArgs are the arguments drover passes to the claude binary. The
+// prompt goes on stdin: `claude -p` reads it from there when no prompt
+// argument is given (the captures pass it as an argument; an empty one is
+// refused with "Input must be provided either through stdin or as a prompt
+// argument"). stream-json in print mode requires --verbose.
+func DefaultArgs() []string {
+	return []string{"-p", "--output-format", "stream-json", "--verbose"}
+}
+
+// maxParseErrors bounds how many bad lines are kept (the count goes on).
+const maxParseErrors = 20
+
+// Parser accumulates Claude Code output, one stdout line at a time. The zero
+// value is not ready; use NewParser. Not safe for concurrent use.
+type Parser struct {
+	s          policy.Structured
+	lastLine   string
+	msgUsage   map[string]usage // assistant message id → its latest usage
+	badLines   int
+	resultSeen bool
+}
+
+// NewParser returns an empty parser.
+func NewParser() *Parser {
+	return &Parser{msgUsage: map[string]usage{}}
+}
+
+type usage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+}
+
+// in counts every input token the model read, cached or not: cache tokens
+// are billed (at other rates) and total_cost_usd already prices them.
+func (u usage) in() int64 {
+	return u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+}
+
+type contentBlock struct {
+	Type  string          `json:"type"`
+	Text  string          `json:"text"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+// event is the union of the fields drover reads from any line.
+type event struct {
+	Type      string `json:"type"`
+	Subtype   string `json:"subtype"`
+	SessionID string `json:"session_id"`
+
+	// assistant
+	Message *struct {
+		ID         string         `json:"id"`
+		Content    []contentBlock `json:"content"`
+		StopReason *string        `json:"stop_reason"`
+		Usage      *usage         `json:"usage"`
+	} `json:"message"`
+	Error *string `json:"error"` // assistant: error kind; api_retry: error kind
+
+	// system/api_retry
+	Attempt      int      `json:"attempt"`
+	RetryDelayMS *float64 `json:"retry_delay_ms"`
+	ErrorStatus  *int     `json:"error_status"`
+
+	// rate_limit_event
+	RateLimitInfo *struct {
+		Status        string  `json:"status"`
+		ResetsAt      float64 `json:"resetsAt"`
+		RateLimitType string  `json:"rateLimitType"`
+	} `json:"rate_limit_info"`
+
+	// stream_event (--include-partial-messages)
+	Event *struct {
+		Type  string `json:"type"`
+		Delta *struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"delta"`
+	} `json:"event"`
+
+	// result
+	IsError           bool            `json:"is_error"`
+	APIErrorStatus    *int            `json:"api_error_status"`
+	NumTurns          int             `json:"num_turns"`
+	Result            *string         `json:"result"`
+	StopReason        *string         `json:"stop_reason"`
+	TotalCostUSD      *float64        `json:"total_cost_usd"`
+	Usage             *usage          `json:"usage"`
+	PermissionDenials []denial        `json:"permission_denials"`
+	TerminalReason    string          `json:"terminal_reason"`
+	Errors            json.RawMessage `json:"errors"`
+}
+
+type denial struct {
+	ToolName string `json:"tool_name"`
+}
+
+// Feed reads one stdout line. It never panics; a line that is not a JSON
+// event is recorded in Structured().ParseErrors and otherwise ignored.
+func (p *Parser) Feed(line []byte) {
+	defer func() {
+		if r := recover(); r != nil { // belt and braces: bad input must never kill a run
+			p.parseError(fmt.Sprintf("parser panic: %v", r), line)
+		}
+	}()
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return
+	}
+	var ev event
+	if line[0] != '{' {
+		p.parseError("not a JSON event", line)
+		return
+	}
+	if err := json.Unmarshal(line, &ev); err != nil {
+		p.parseError(err.Error(), line)
+		return
+	}
+	p.s.Present = true
+	if ev.SessionID != "" {
+		p.s.SessionID = ev.SessionID
+	}
+	switch ev.Type {
+	case "assistant":
+		p.assistant(&ev)
+	case "user":
+		p.lastLine = "(tool result)"
+	case "system":
+		p.system(&ev)
+	case "rate_limit_event":
+		p.rateLimit(&ev)
+	case "stream_event":
+		p.stream(&ev)
+	case "result":
+		p.result(&ev)
+	}
+}
+
+func (p *Parser) parseError(why string, line []byte) {
+	p.badLines++
+	if len(p.s.ParseErrors) >= maxParseErrors {
+		return
+	}
+	shown := cut(string(line), 120)
+	p.s.ParseErrors = append(p.s.ParseErrors, fmt.Sprintf("line %q: %s", shown, why))
+}
+
+func (p *Parser) assistant(ev *event) {
+	m := ev.Message
+	if m == nil {
+		return
+	}
+	var text string
+	for _, b := range m.Content {
+		switch b.Type {
+		case "text":
+			if t := strings.TrimSpace(b.Text); t != "" {
+				text = t
+				p.lastLine = lastTextLine(t)
+			}
+		case "tool_use":
+			p.lastLine = "→ " + b.Name
+		}
+	}
+	if ev.Error != nil && *ev.Error != "" {
+		p.s.ErrorType = *ev.Error
+		p.addError(text)
+	}
+	if m.Usage != nil && m.ID != "" && len(p.msgUsage) < 10000 {
+		p.msgUsage[m.ID] = *m.Usage
+	}
+	if !p.resultSeen {
+		var in, out int64
+		for _, u := range p.msgUsage {
+			in += u.in()
+			out += u.OutputTokens
+		}
+		p.s.TokensIn, p.s.TokensOut = in, out
+	}
+}
+
+func (p *Parser) system(ev *event) {
+	switch ev.Subtype {
+	case "api_retry":
+		p.s.Retries++
+		status := 0
+		if ev.ErrorStatus != nil {
+			status = *ev.ErrorStatus
+		}
+		p.s.RetryStatuses = append(p.s.RetryStatuses, status)
+		kind := ""
+		if ev.Error != nil {
+			kind = *ev.Error
+		}
+		p.s.RetryErrors = append(p.s.RetryErrors, kind)
+		if ev.RetryDelayMS != nil && *ev.RetryDelayMS >= 0 && *ev.RetryDelayMS < 1e10 {
+			p.s.RetryDelay = time.Duration(*ev.RetryDelayMS * float64(time.Millisecond))
+		}
+		p.lastLine = fmt.Sprintf("API retry %d (status %d, %s)", ev.Attempt, status, kind)
+	case "model_refusal_no_fallback":
+		p.lastLine = "model refused the request"
+	}
+}
+
+func (p *Parser) rateLimit(ev *event) {
+	info := ev.RateLimitInfo
+	if info == nil {
+		return
+	}
+	p.s.RateLimitStatus = info.Status
+	p.s.RateLimitType = info.RateLimitType
+	if info.ResetsAt > 0 && info.ResetsAt < 1e11 { // epoch seconds
+		p.s.ResetsAt = time.Unix(int64(info.ResetsAt), 0).UTC()
+	}
+}
+
+func (p *Parser) stream(ev *event) {
+	if ev.Event != nil && ev.Event.Delta != nil && ev.Event.Delta.Text != "" {
+		p.lastLine = lastTextLine(ev.Event.Delta.Text)
+	}
+}
+
+func (p *Parser) result(ev *event) {
+	p.resultSeen = true
+	s := &p.s
+	s.Finished = true
+	s.Subtype = ev.Subtype
+	s.IsError = ev.IsError
+	s.TerminalReason = ev.TerminalReason
+	s.Turns = ev.NumTurns
+	if ev.APIErrorStatus != nil {
+		s.APIErrorStatus = *ev.APIErrorStatus
+	}
+	if ev.StopReason != nil {
+		s.StopReason = *ev.StopReason
+	}
+	if ev.Result != nil {
+		s.ResultText = *ev.Result
+		p.lastLine = lastTextLine(*ev.Result)
+		if ev.IsError {
+			p.addError(*ev.Result)
+		}
+	}
+	var errs []string
+	if len(ev.Errors) > 0 && json.Unmarshal(ev.Errors, &errs) == nil {
+		for _, e := range errs {
+			p.addError(e)
+		}
+	}
+	if ev.TotalCostUSD != nil {
+		s.CostUSD, s.CostKnown = *ev.TotalCostUSD, true
+	}
+	if ev.Usage != nil {
+		s.TokensIn, s.TokensOut = ev.Usage.in(), ev.Usage.OutputTokens
+	}
+	s.PermissionDenials = len(ev.PermissionDenials)
+	s.DeniedTools = nil
+	for _, d := range ev.PermissionDenials {
+		s.DeniedTools = append(s.DeniedTools, d.ToolName)
+	}
+}
+
+// addError appends an error text unless it repeats the last one.
+func (p *Parser) addError(t string) {
+	t = strings.TrimSpace(t)
+	if t == "" {
+		return
+	}
+	if n := len(p.s.ErrorMessages); n > 0 && p.s.ErrorMessages[n-1] == t {
+		return
+	}
+	if len(p.s.ErrorMessages) < 100 {
+		p.s.ErrorMessages = append(p.s.ErrorMessages, t)
+	}
+}
+
+// Structured returns what was read so far. Slices are copies.
+func (p *Parser) Structured() policy.Structured {
+	s := p.s
+	s.ErrorMessages = append([]string(nil), s.ErrorMessages...)
+	s.RetryStatuses = append([]int(nil), s.RetryStatuses...)
+	s.RetryErrors = append([]string(nil), s.RetryErrors...)
+	s.DeniedTools = append([]string(nil), s.DeniedTools...)
+	s.ParseErrors = append([]string(nil), s.ParseErrors...)
+	if p.badLines > len(s.ParseErrors) {
+		s.ParseErrors = append(s.ParseErrors, fmt.Sprintf("… %d more bad lines", p.badLines-len(s.ParseErrors)))
+	}
+	return s
+}
+
+// Progress is the live view: the last thing the agent said or did, tokens
+// so far and the cost once the result states it.
+func (p *Parser) Progress() (lastLine string, tokensIn, tokensOut int64, costUSD float64) {
+	return p.lastLine, p.s.TokensIn, p.s.TokensOut, p.s.CostUSD
+}
+
+func lastTextLine(t string) string {
+	t = strings.TrimSpace(t)
+	if i := strings.LastIndexByte(t, '\n'); i >= 0 {
+		t = strings.TrimSpace(t[i+1:])
+	}
+	return cut(t, 200)
+}
+
+// cut shortens s to at most n bytes on a rune boundary, marking the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

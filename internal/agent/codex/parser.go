@@ -1,0 +1,281 @@
+// Package codex reads what `codex exec` prints: JSONL events on stdout with
+// --json, or plain text (the final message on stdout, everything else on
+// stderr) without it. It imports only policy.
+package codex
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/drover-dev/drover/internal/policy"
+)
+
+// DefaultArgs are the arguments drover passes to the codex binary: exec
+// mode, JSONL events, no git-repo check (drover owns the workspace), and
+// "-" so the prompt is read from stdin.
+func DefaultArgs() []string {
+	return []string{"exec", "--json", "--skip-git-repo-check", "-"}
+}
+
+const (
+	maxParseErrors = 20
+	maxKept        = 100
+)
+
+type mode int
+
+const (
+	modeUnknown mode = iota
+	modeJSON
+	modeText
+)
+
+// Parser accumulates codex output. Feed takes stdout lines; FeedStderr takes
+// stderr lines (only read in plain-text mode, where the errors are there).
+// Not safe for concurrent use.
+type Parser struct {
+	s          policy.Structured
+	mode       mode
+	lastLine   string
+	text       []string // stdout lines in text mode: the final message
+	stderrErrs []string // "ERROR: …" lines from stderr
+	badLines   int
+}
+
+// NewParser returns an empty parser.
+func NewParser() *Parser { return &Parser{} }
+
+var (
+	// "Reconnecting... 1/1 (unexpected status 401 Unauthorized: …)"
+	reconnectRe = regexp.MustCompile(`^Reconnecting\.\.\.\s*\d+/\d+`)
+	// "unexpected status 403 Forbidden: …", "exceeded retry limit, last status: 429 Too Many Requests"
+	statusRe = regexp.MustCompile(`(?:unexpected status|last status:)\s*(\d{3})\b`)
+)
+
+type event struct {
+	Type     string `json:"type"`
+	ThreadID string `json:"thread_id"`
+	Message  string `json:"message"`
+	Error    *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+	Usage *struct {
+		InputTokens  int64 `json:"input_tokens"`
+		OutputTokens int64 `json:"output_tokens"`
+	} `json:"usage"`
+	Item *struct {
+		Type    string `json:"type"`
+		Text    string `json:"text"`
+		Message string `json:"message"`
+		Command string `json:"command"`
+	} `json:"item"`
+}
+
+// Feed reads one stdout line. It never panics. The first non-empty line
+// decides the mode: a JSON object means --json, anything else plain text.
+// In --json mode a line that is not an event goes to ParseErrors.
+func (p *Parser) Feed(line []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.parseError(fmt.Sprintf("parser panic: %v", r), line)
+		}
+	}()
+	line = bytes.TrimRight(line, "\r\n")
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 {
+		if p.mode == modeText {
+			p.keepText("")
+		}
+		return
+	}
+	var ev event
+	if p.mode == modeUnknown {
+		if trimmed[0] == '{' && json.Unmarshal(trimmed, &ev) == nil && ev.Type != "" {
+			p.mode = modeJSON
+			p.s.Present = true
+			p.event(&ev)
+			return
+		}
+		p.mode = modeText
+	}
+	if p.mode == modeText {
+		p.keepText(string(line))
+		return
+	}
+	if trimmed[0] != '{' {
+		p.parseError("not a JSON event", trimmed)
+		return
+	}
+	if err := json.Unmarshal(trimmed, &ev); err != nil {
+		p.parseError(err.Error(), trimmed)
+		return
+	}
+	p.event(&ev)
+}
+
+func (p *Parser) keepText(l string) {
+	if len(p.text) < 10000 {
+		p.text = append(p.text, l)
+	}
+	if strings.TrimSpace(l) != "" {
+		p.lastLine = cut(strings.TrimSpace(l), 200)
+	}
+}
+
+func (p *Parser) event(ev *event) {
+	s := &p.s
+	switch ev.Type {
+	case "thread.started":
+		s.SessionID = ev.ThreadID
+	case "turn.started":
+		s.Turns++
+	case "turn.completed":
+		s.Finished = true
+		if ev.Usage != nil {
+			s.TokensIn += ev.Usage.InputTokens // cached_input_tokens are part of input_tokens
+			s.TokensOut += ev.Usage.OutputTokens
+		}
+	case "turn.failed":
+		s.Finished = true
+		s.IsError = true
+		if ev.Error != nil {
+			p.addError(ev.Error.Message)
+			if st := status(ev.Error.Message); st != 0 {
+				s.APIErrorStatus = st
+			}
+		}
+	case "error":
+		if reconnectRe.MatchString(ev.Message) {
+			s.Retries++
+			s.RetryStatuses = append(s.RetryStatuses, status(ev.Message))
+			p.lastLine = cut(ev.Message, 200)
+			return
+		}
+		p.addError(ev.Message)
+	case "item.started", "item.updated", "item.completed":
+		p.item(ev)
+	}
+}
+
+func (p *Parser) item(ev *event) {
+	it := ev.Item
+	if it == nil {
+		return
+	}
+	switch it.Type {
+	case "agent_message":
+		if ev.Type == "item.completed" {
+			p.s.ResultText = it.Text
+		}
+		p.lastLine = lastTextLine(it.Text)
+	case "error":
+		if ev.Type == "item.completed" && len(p.s.Warnings) < maxKept {
+			p.s.Warnings = append(p.s.Warnings, it.Message)
+		}
+	case "command_execution":
+		p.lastLine = cut("$ "+it.Command, 200)
+	default:
+		p.lastLine = "(" + it.Type + ")"
+	}
+}
+
+// FeedStderr reads one stderr line. In plain-text mode codex prints its
+// banner ("session id: …"), errors ("ERROR: …") and "tokens used" there.
+func (p *Parser) FeedStderr(line []byte) {
+	l := strings.TrimSpace(string(line))
+	switch {
+	case strings.HasPrefix(l, "session id: ") && p.s.SessionID == "" && p.mode != modeJSON:
+		p.s.SessionID = strings.TrimPrefix(l, "session id: ")
+	case strings.HasPrefix(l, "ERROR: "):
+		msg := strings.TrimPrefix(l, "ERROR: ")
+		if reconnectRe.MatchString(msg) {
+			if p.mode != modeJSON {
+				p.s.Retries++
+			}
+			return
+		}
+		if n := len(p.stderrErrs); len(p.stderrErrs) < maxKept && (n == 0 || p.stderrErrs[n-1] != msg) {
+			p.stderrErrs = append(p.stderrErrs, msg)
+		}
+	}
+}
+
+func status(msg string) int {
+	if m := statusRe.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 0
+}
+
+func (p *Parser) addError(t string) {
+	t = strings.TrimSpace(t)
+	if t == "" {
+		return
+	}
+	if n := len(p.s.ErrorMessages); n > 0 && p.s.ErrorMessages[n-1] == t {
+		return
+	}
+	if len(p.s.ErrorMessages) < maxKept {
+		p.s.ErrorMessages = append(p.s.ErrorMessages, t)
+	}
+	p.lastLine = cut(t, 200)
+}
+
+func (p *Parser) parseError(why string, line []byte) {
+	p.badLines++
+	if len(p.s.ParseErrors) < maxParseErrors {
+		p.s.ParseErrors = append(p.s.ParseErrors, fmt.Sprintf("line %q: %s", cut(string(line), 120), why))
+	}
+}
+
+// Structured returns what was read so far. Slices are copies.
+func (p *Parser) Structured() policy.Structured {
+	s := p.s
+	s.ErrorMessages = append([]string(nil), s.ErrorMessages...)
+	s.RetryStatuses = append([]int(nil), s.RetryStatuses...)
+	s.Warnings = append([]string(nil), s.Warnings...)
+	s.ParseErrors = append([]string(nil), s.ParseErrors...)
+	if p.badLines > len(s.ParseErrors) {
+		s.ParseErrors = append(s.ParseErrors, fmt.Sprintf("… %d more bad lines", p.badLines-len(s.ParseErrors)))
+	}
+	if p.mode != modeJSON {
+		s.ResultText = strings.TrimSpace(strings.Join(p.text, "\n"))
+		if len(s.ErrorMessages) == 0 {
+			// Not IsError: text mode has no end-of-turn record, so an
+			// ERROR line may have been recovered from; the exit code decides.
+			s.ErrorMessages = append([]string(nil), p.stderrErrs...)
+		}
+	}
+	return s
+}
+
+// Progress is the live view: the last thing codex said or did and tokens of
+// completed turns (codex reports no cost).
+func (p *Parser) Progress() (lastLine string, tokensIn, tokensOut int64, costUSD float64) {
+	return p.lastLine, p.s.TokensIn, p.s.TokensOut, 0
+}
+
+func lastTextLine(t string) string {
+	t = strings.TrimSpace(t)
+	if i := strings.LastIndexByte(t, '\n'); i >= 0 {
+		t = strings.TrimSpace(t[i+1:])
+	}
+	return cut(t, 200)
+}
+
+// cut shortens s to at most n bytes on a rune boundary, marking the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

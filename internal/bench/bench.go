@@ -1,0 +1,159 @@
+// Package bench measures drover end to end: the store's throughput, how fast
+// a dispatcher wakes up for a new card, and how close a dispatcher comes to
+// its ideal throughput. `drover bench` and the Go benchmarks share it. Every
+// figure it returns is measured in the call that returns it, and each comes
+// with a ratio to a reference measured (or configured) in the same run, so
+// no result depends on a figure written down on another machine.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/dispatch"
+	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/store/sqlstore"
+)
+
+// Scenarios are the names `drover bench` accepts, in the order it lists them.
+var Scenarios = []string{"store", "wakeup", "dispatch"}
+
+// simSpec scripts the sim agent: succeed at once.
+const simSpec = `{"sim": ["succeeded"], "sim_delay": "0s", "sim_cost_usd": 0}`
+
+// workflow is the WORKFLOW.md of the benchmark dispatchers: the default board,
+// the sim agent, no dashboard.
+const workflow = `---
+agents:
+  default: sim
+  profiles:
+    sim: {kind: sim}
+workspace: {root: %q, cleanup: never}
+dispatch:
+  node: bench
+  lease: 30s
+  poll_interval: %s
+  max_concurrent: %d
+server: {port: 0}
+---
+Bench card {{ card.identifier }}.
+`
+
+// observed wraps a store and reports claims (a change that inserts a run)
+// and routed runs (a change that closes a run) as they commit.
+type observed struct {
+	store.Store
+	claimed func(cardID string, at time.Time)
+	routed  func(cardID string, at time.Time)
+	noWatch bool
+}
+
+func (o *observed) Apply(ctx context.Context, ch store.Change) error {
+	err := o.Store.Apply(ctx, ch)
+	if err != nil {
+		return err
+	}
+	at := time.Now()
+	if ch.NewRun != nil && o.claimed != nil {
+		o.claimed(ch.NewRun.CardID, at)
+	}
+	if ch.Run != nil && ch.Run.Outcome != "" && o.routed != nil {
+		o.routed(ch.Run.CardID, at)
+	}
+	return nil
+}
+
+// Watch returns a channel that never fires when wake-ups are off, so only
+// the poll interval wakes the dispatcher.
+func (o *observed) Watch(ctx context.Context) <-chan struct{} {
+	if o.noWatch {
+		return make(chan struct{})
+	}
+	return o.Store.Watch(ctx)
+}
+
+// rig is a dispatcher running on a SQLite store in dir.
+type rig struct {
+	dir     string
+	dsn     string
+	st      *sqlstore.DB
+	obs     *observed
+	d       *dispatch.Dispatcher
+	cancel  context.CancelFunc
+	done    chan error
+	started chan struct{}
+	// lastTick is when the dispatcher last finished a tick (UnixNano).
+	lastTick atomic.Int64
+}
+
+func startRig(ctx context.Context, dir string, poll time.Duration, slots int, obs *observed) (*rig, error) {
+	r := &rig{dir: dir, dsn: "sqlite:" + filepath.Join(dir, "drover.db"), obs: obs, done: make(chan error, 1), started: make(chan struct{})}
+	var err error
+	if r.st, err = sqlstore.Open(ctx, r.dsn); err != nil {
+		return nil, err
+	}
+	r.obs.Store = r.st
+	cfg, err := config.Parse([]byte(fmt.Sprintf(workflow, filepath.Join(dir, "workspaces"), poll, slots)), dir)
+	if err != nil {
+		r.st.Close()
+		return nil, err
+	}
+	var once sync.Once
+	r.d, err = dispatch.New(dispatch.Options{Store: r.obs, Config: cfg, LogDir: filepath.Join(dir, "logs"),
+		Log: discardLogger(), OnTick: func() {
+			r.lastTick.Store(time.Now().UnixNano())
+			once.Do(func() { close(r.started) })
+		}})
+	if err != nil {
+		r.st.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// run starts the dispatcher and waits for its first tick.
+func (r *rig) run(ctx context.Context) error {
+	ctx, r.cancel = context.WithCancel(ctx)
+	go func() { r.done <- r.d.Run(ctx) }()
+	select {
+	case <-r.started:
+		return nil
+	case err := <-r.done:
+		return fmt.Errorf("dispatcher stopped before its first tick: %v", err)
+	case <-time.After(30 * time.Second):
+		return errors.New("dispatcher did not tick within 30s")
+	}
+}
+
+func (r *rig) close() error {
+	var err error
+	if r.cancel != nil {
+		r.cancel()
+		err = <-r.done
+	}
+	if cerr := r.st.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func createSim(ctx context.Context, st store.Store, title string) (board.Card, error) {
+	return st.CreateCard(ctx, "BEN", board.Card{Title: title, State: "ready", Spec: []byte(simSpec)}, "bench")
+}
+
+// tempDir makes a scratch directory under dir ("" = the system's).
+func tempDir(dir string) (string, func(), error) {
+	d, err := os.MkdirTemp(dir, "drover-bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	return d, func() { os.RemoveAll(d) }, nil
+}

@@ -1,0 +1,121 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/drover-dev/drover/internal/bench"
+	"github.com/drover-dev/drover/internal/cli"
+	"github.com/drover-dev/drover/internal/store/storetest/pgtest"
+)
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errw bytes.Buffer
+	code := cli.Main(args, &out, &errw)
+	return code, out.String(), errw.String()
+}
+
+// benchJSON runs a scenario with a tiny N and checks that its JSON has the
+// keys scripts rely on, with positive numbers where a rate or a time is due.
+func benchJSON(t *testing.T, args []string, positive []string, other ...string) map[string]any {
+	t.Helper()
+	code, out, errw := runCLI(t, append(args, "--json")...)
+	if code != 0 {
+		t.Fatalf("drover %s: exit %d, stderr %s", strings.Join(args, " "), code, errw)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	for _, k := range positive {
+		v, ok := got[k].(float64)
+		if !ok || v <= 0 {
+			t.Errorf("key %q = %v, want a positive number\n%s", k, got[k], out)
+		}
+	}
+	for _, k := range other {
+		if _, ok := got[k]; !ok {
+			t.Errorf("key %q missing\n%s", k, out)
+		}
+	}
+	return got
+}
+
+func TestBenchStore(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "WORKFLOW.md") // absent: defaults
+	got := benchJSON(t, []string{"--config", cfg, "--store", "sqlite:" + filepath.Join(dir, "board", "drover.db"), "bench", "store", "--cards", "20"},
+		[]string{"cards", "create_ops_per_s", "list_ops_per_s", "list_full_scan_ops_per_s", "index_speedup", "list_limit"},
+		"scenario", "backend", "list_state")
+	if got["scenario"] != "store" || got["backend"] != "sqlite" || got["cards"] != 20.0 {
+		t.Errorf("scenario/backend/cards = %v/%v/%v", got["scenario"], got["backend"], got["cards"])
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*", "*")); len(m) != 0 {
+		t.Errorf("the scratch store was left behind: %v", m)
+	}
+}
+
+func TestBenchStorePostgres(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	got := benchJSON(t, []string{"--config", filepath.Join(t.TempDir(), "WORKFLOW.md"), "--store", dsn, "bench", "store", "--cards", "20"},
+		[]string{"create_ops_per_s", "list_ops_per_s", "list_full_scan_ops_per_s", "index_speedup"}, "backend")
+	if got["backend"] != "postgres" {
+		t.Errorf("backend = %v, want postgres", got["backend"])
+	}
+}
+
+func TestBenchWakeup(t *testing.T) {
+	got := benchJSON(t, []string{"bench", "wakeup", "--cards", "1"}, []string{"poll_interval_ms", "samples"},
+		"scenario", string(bench.CrossProcess), string(bench.InProcess))
+	for _, p := range []bench.WakePath{bench.CrossProcess, bench.InProcess} {
+		st, _ := got[string(p)].(map[string]any)
+		for _, k := range []string{"mean_ms", "p50_ms", "max_ms", "poll_interval_ms", "fraction_of_poll"} {
+			if v, ok := st[k].(float64); !ok || v <= 0 {
+				t.Errorf("%s.%s = %v, want a positive number", p, k, st[k])
+			}
+		}
+		// A claim that waited for the poll would be a fraction near 1.
+		if f, _ := st["fraction_of_poll"].(float64); f >= 0.5 {
+			t.Errorf("%s: fraction_of_poll %v: the card waited for the poll, not a wake-up", p, f)
+		}
+	}
+}
+
+func TestBenchDispatch(t *testing.T) {
+	got := benchJSON(t, []string{"bench", "dispatch", "--cards", "4", "--slots", "2"},
+		[]string{"cards", "slots", "wall_ms", "cards_per_s", "per_card_ms", "ideal_ms", "wall_vs_ideal"}, "scenario")
+	if got["cards"] != 4.0 || got["slots"] != 2.0 {
+		t.Errorf("cards/slots = %v/%v, want 4/2", got["cards"], got["slots"])
+	}
+}
+
+func TestBenchUsage(t *testing.T) {
+	code, _, errw := runCLI(t, "bench", "nope")
+	if code != cli.ExitInvalid {
+		t.Errorf("unknown scenario: exit %d, want %d", code, cli.ExitInvalid)
+	}
+	for _, s := range bench.Scenarios {
+		if !strings.Contains(errw, s) {
+			t.Errorf("unknown scenario: stderr %q does not name %q", errw, s)
+		}
+	}
+	if code, _, _ := runCLI(t, "bench"); code != cli.ExitInvalid {
+		t.Errorf("no scenario: exit %d, want %d", code, cli.ExitInvalid)
+	}
+	if code, _, _ := runCLI(t, "bench", "store", "--cards", "0"); code != cli.ExitInvalid {
+		t.Errorf("--cards 0: exit %d, want %d", code, cli.ExitInvalid)
+	}
+	code, out, _ := runCLI(t, "bench", "--help")
+	if code != 0 {
+		t.Fatalf("--help: exit %d", code)
+	}
+	for _, s := range bench.Scenarios {
+		if !strings.Contains(out, "\n  "+s+" ") {
+			t.Errorf("--help does not list scenario %q:\n%s", s, out)
+		}
+	}
+}

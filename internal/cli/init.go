@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/store/sqlstore"
+)
+
+func (a *app) initCmd() *cobra.Command {
+	var force bool
+	c := &cobra.Command{
+		Use:   "init [DIR]",
+		Short: "Write a commented WORKFLOW.md and create the store",
+		Long: `Write a commented WORKFLOW.md into DIR (default: the current directory) and create
+the store (by default a SQLite file at DIR/.drover/drover.db). An existing
+WORKFLOW.md is left alone unless --force is given.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			path := filepath.Join(dir, "WORKFLOW.md")
+			if !c.Flags().Changed("config") {
+				a.configPath = path
+			}
+			wrote := false
+			if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) || force {
+				if err := os.WriteFile(path, []byte(config.InitTemplate), 0o644); err != nil {
+					return err
+				}
+				wrote = true
+			}
+			cfg, err := loadConfig(a.configPath)
+			if err != nil {
+				return err
+			}
+			a.cfg = cfg
+			st, err := sqlstore.Open(c.Context(), a.dsn())
+			if err != nil {
+				return err
+			}
+			a.st = st
+			if wrote {
+				fmt.Fprintf(a.out, "wrote %s\n", path)
+			} else {
+				fmt.Fprintf(a.out, "kept the existing %s (use --force to overwrite)\n", path)
+			}
+			fmt.Fprintf(a.out, "store ready: %s\n", redactDSN(a.dsn()))
+			fmt.Fprintf(a.out, "\nnext:\n  drover card add --title \"My first card\" --spec '{\"sim\":[\"succeeded\"]}'\n  drover serve\n")
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&force, "force", false, "overwrite an existing WORKFLOW.md")
+	return c
+}

@@ -1,0 +1,269 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/drover-dev/drover/internal/agent/adapters"
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/dispatch"
+	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/status"
+	"github.com/drover-dev/drover/internal/store"
+)
+
+func init() {
+	extraCommands = append(extraCommands, (*app).statusCmd, (*app).explainCmd, (*app).policyCmd, (*app).classifyCmd, (*app).agentCmd)
+}
+
+func (a *app) statusCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "Running runs, the retry queue, counts, blocked and parked cards, agents, spend and errors",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := a.open(c.Context()); err != nil {
+				return err
+			}
+			s, err := status.Snapshot(c.Context(), a.st, a.fullConfig(), time.Now())
+			if err != nil {
+				return err
+			}
+			if a.asJSON {
+				return a.printJSON(s)
+			}
+			status.Render(a.out, s)
+			return nil
+		},
+	}
+}
+
+func (a *app) explainCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "explain ID",
+		Short: "Why a card is or is not running, its attempts and budgets, and what happens next",
+		Args:  exactArgs(1, "ID"),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := a.open(c.Context()); err != nil {
+				return err
+			}
+			if _, err := a.ops().Get(c.Context(), args[0]); err != nil {
+				return err
+			}
+			e, err := dispatch.Explain(c.Context(), a.st, a.fullConfig(), args[0], time.Now())
+			if err != nil {
+				return err
+			}
+			if a.asJSON {
+				return a.printJSON(e)
+			}
+			w := a.out
+			fmt.Fprintf(w, "%s  %s\n  state %s (%s), agent %s, retry epoch %d\n\nChecks\n", e.Identifier, e.Title, e.State, e.Role, e.Agent, e.RetryEpoch)
+			for _, ch := range e.Checks {
+				mark := "ok  "
+				if !ch.OK {
+					mark = "FAIL"
+				}
+				fmt.Fprintf(w, "  %s %s", mark, ch.Name)
+				if ch.Hint != "" {
+					fmt.Fprintf(w, ": %s", ch.Hint)
+				}
+				fmt.Fprintln(w)
+			}
+			if len(e.History) > 0 {
+				fmt.Fprintln(w, "\nAttempts in this retry epoch")
+				t := newTable(w, "ATTEMPT", "OUTCOME", "KIND", "COUNTED", "DECISION")
+				for _, h := range e.History {
+					t.row(strconv.Itoa(h.Attempt), string(h.Outcome), h.Kind, strconv.FormatBool(h.Counted), clip(h.Decision, 90))
+				}
+				t.flush()
+			}
+			fmt.Fprintln(w, "\nBudgets")
+			fmt.Fprint(w, indent(policy.RenderBudgets(e.Budgets)))
+			fmt.Fprintln(w)
+			if b := e.Block; b != nil {
+				fmt.Fprintf(w, "\nBlocked\n  what:  %s\n  where: %s\n  how:   %s\n", b.What, b.Where, b.How)
+			}
+			fmt.Fprintf(w, "\nNext: %s\n", e.Next)
+			return nil
+		},
+	}
+}
+
+func (a *app) policyCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "policy", Short: "The failure policy"}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "show",
+		Short: "The effective failure policy: per kind the verb, cap, whether it counts, and the retry schedule",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(a.configPath)
+			if err != nil {
+				return err
+			}
+			a.cfg = cfg
+			pc := a.fullConfig().Policy
+			if a.asJSON {
+				return a.printJSON(map[string]any{"max_attempts": pc.MaxAttempts, "failed_state": pc.FailedState,
+					"release_churn_cap": pc.ReleaseChurnCap, "continuation_cap": pc.ContinuationCap, "kinds": policy.ShowPolicy(pc)})
+			}
+			fmt.Fprint(a.out, policy.RenderPolicy(pc))
+			return nil
+		},
+	})
+	return cmd
+}
+
+func (a *app) classifyCmd() *cobra.Command {
+	var agentName, stderrFile, killedFor string
+	var exitCode int
+	c := &cobra.Command{
+		Use:   "classify --agent NAME_OR_KIND [--exit-code N] [--stderr FILE] [--killed-for WHY] < stdout",
+		Short: "Classify an agent's output (read from stdin) the way the dispatcher does",
+		Example: `  claude -p "fix it" --output-format stream-json --verbose > out.jsonl; echo $? 
+  drover classify --agent claude --exit-code 1 < out.jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if agentName == "" {
+				return usagef("--agent is required: a profile name or one of claude, codex, command")
+			}
+			kind, rules := agentName, []policy.Rule(nil)
+			if cfg, err := loadConfig(a.configPath); err == nil && cfg.Full != nil {
+				if p, ok := cfg.Full.Agents.Profile(agentName); ok {
+					kind, rules = p.Kind, p.Match
+				}
+			}
+			switch kind {
+			case "claude", "codex", "command", "sim":
+			default:
+				return &board.InputError{Field: "agent", Msg: fmt.Sprintf("%q is neither a profile in %s nor one of claude, codex, command", agentName, a.configPath)}
+			}
+			stdout, err := io.ReadAll(io.LimitReader(c.InOrStdin(), 64<<20))
+			if err != nil {
+				return err
+			}
+			var stderr []byte
+			if stderrFile != "" {
+				if stderr, err = os.ReadFile(stderrFile); err != nil {
+					return &board.InputError{Field: "stderr", Msg: err.Error()}
+				}
+			}
+			if kind == "sim" {
+				kind = "claude"
+			}
+			sig := adapters.BuildSignals(kind, exitCode, stdout, stderr, time.Now())
+			switch killedFor {
+			case "":
+			case "timeout", "stall", "shutdown", "cancel", "spend":
+				sig.KilledFor = killedFor
+			default:
+				return usagef("--killed-for: %q is not timeout, stall, shutdown, cancel or spend", killedFor)
+			}
+			cls := policy.Classify(sig, rules)
+			out := map[string]any{"kind": cls.Kind, "retry_after_s": nil, "message": cls.Message, "source": cls.Source}
+			if d := retryAfter(cls); d > 0 {
+				out["retry_after_s"] = int(d.Seconds() + 0.5)
+			}
+			if !cls.RetryAt.IsZero() {
+				out["retry_at"] = cls.RetryAt.UTC().Format(time.RFC3339)
+			}
+			// classify always prints its JSON object: it is what scripts read.
+			b, _ := json.Marshal(out)
+			fmt.Fprintln(a.out, string(b))
+			return nil
+		},
+	}
+	c.Flags().StringVar(&agentName, "agent", "", "agent profile name, or claude, codex or command")
+	c.Flags().IntVar(&exitCode, "exit-code", 0, "the agent's exit code")
+	c.Flags().StringVar(&stderrFile, "stderr", "", "a file holding the agent's stderr")
+	c.Flags().StringVar(&killedFor, "killed-for", "", "why the dispatcher stopped the run, as the dispatcher would say: timeout, stall, shutdown, cancel or spend")
+	return c
+}
+
+func retryAfter(c policy.Classification) time.Duration {
+	if !c.RetryAt.IsZero() {
+		return time.Until(c.RetryAt)
+	}
+	return c.RetryAfter
+}
+
+func (a *app) agentCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "agent", Short: "Agent profiles and their breakers"}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "ls",
+		Short: "Each agent profile with its kind, command and breaker state",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := a.open(c.Context()); err != nil {
+				return err
+			}
+			states, err := a.st.ListAgentStates(c.Context())
+			if err != nil {
+				return err
+			}
+			byName := map[string]store.AgentState{}
+			for _, s := range states {
+				byName[s.Name] = s
+			}
+			type row struct {
+				Name    string     `json:"name"`
+				Kind    string     `json:"kind"`
+				Command string     `json:"command"`
+				Default bool       `json:"default"`
+				State   string     `json:"state"`
+				FailKnd string     `json:"kind_seen,omitempty"`
+				Reason  string     `json:"reason"`
+				Until   *time.Time `json:"until"`
+			}
+			cfg := a.fullConfig()
+			var rows []row
+			for _, name := range a.cfg.AgentNames {
+				p, _ := cfg.Agents.Profile(name)
+				s := byName[name]
+				st := s.State
+				if st == "" {
+					st = "closed"
+				}
+				rows = append(rows, row{name, p.Kind, strings.TrimSpace(p.Command + " " + strings.Join(p.Args, " ")), name == cfg.Agents.Default, st, s.Kind, s.Reason, s.Until})
+			}
+			if a.asJSON {
+				return a.printJSON(rows)
+			}
+			t := newTable(a.out, "PROFILE", "KIND", "STATE", "UNTIL", "WHY", "COMMAND")
+			for _, r := range rows {
+				name := r.Name
+				if r.Default {
+					name += " (default)"
+				}
+				t.row(name, r.Kind, r.State, ts(r.Until), clip(r.Reason, 60), r.Command)
+			}
+			return t.flush()
+		},
+	}, &cobra.Command{
+		Use:   "resume NAME",
+		Short: "Close a paused or open agent profile's breaker so its cards are dispatched again",
+		Args:  exactArgs(1, "NAME"),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := a.open(c.Context()); err != nil {
+				return err
+			}
+			s, err := a.ops().ResumeAgent(c.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if a.asJSON {
+				return a.printJSON(s)
+			}
+			fmt.Fprintf(a.out, "agent %s resumed\n", args[0])
+			return nil
+		},
+	})
+	return cmd
+}

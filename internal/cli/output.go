@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+)
+
+// table prints aligned columns.
+type table struct{ w *tabwriter.Writer }
+
+func newTable(out io.Writer, headers ...string) *table {
+	t := &table{w: tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)}
+	t.row(headers...)
+	return t
+}
+
+func (t *table) row(cells ...string) {
+	for i, c := range cells {
+		cells[i] = strings.ReplaceAll(strings.ReplaceAll(c, "\t", " "), "\n", " ")
+	}
+	fmt.Fprintln(t.w, strings.Join(cells, "\t"))
+}
+
+func (t *table) flush() error { return t.w.Flush() }
+
+func ts(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
+}
+
+func dur(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+func runLine(r board.Run) []string {
+	exit := "-"
+	if r.ExitCode != nil {
+		exit = fmt.Sprint(*r.ExitCode)
+	}
+	outcome := string(r.Outcome)
+	if outcome == "" {
+		outcome = "running"
+	}
+	counted := ""
+	if r.Counted {
+		counted = "counted"
+	}
+	elapsed := "-"
+	if r.StartedAt != nil {
+		end := time.Now()
+		if r.FinishedAt != nil {
+			end = *r.FinishedAt
+		}
+		elapsed = dur(end.Sub(*r.StartedAt))
+	}
+	return []string{r.ID, fmt.Sprintf("%d/e%d", r.Attempt, r.RetryEpoch), r.Agent, r.Node, outcome, r.Kind, counted, exit,
+		elapsed, fmt.Sprintf("$%.4f", r.CostUSD), clip(firstNonEmpty(r.Error, r.Decision), 70)}
+}
+
+var runHeaders = []string{"RUN", "ATTEMPT", "AGENT", "NODE", "OUTCOME", "KIND", "COUNTED", "EXIT", "ELAPSED", "COST", "DETAIL"}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func (a *app) showCardText(c board.Card, runs []board.Run, events []board.Event, comments []board.Comment) error {
+	w := a.out
+	fmt.Fprintf(w, "%s  %s\n", c.Identifier, c.Title)
+	fmt.Fprintf(w, "  id:          %s\n", c.ID)
+	fmt.Fprintf(w, "  state:       %s", c.State)
+	if c.StateReason != "" {
+		fmt.Fprintf(w, " (%s)", c.StateReason)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  priority:    %s   agent: %s   retry epoch: %d\n", prio(c.Priority), firstNonEmpty(c.Agent, "(default)"), c.RetryEpoch)
+	if len(c.Labels) > 0 {
+		fmt.Fprintf(w, "  labels:      %s\n", strings.Join(c.Labels, ", "))
+	}
+	if len(c.BlockedBy) > 0 {
+		fmt.Fprintf(w, "  waits on:    %s\n", strings.Join(c.BlockedBy, ", "))
+	}
+	if string(c.Spec) != "{}" && len(c.Spec) > 0 {
+		fmt.Fprintf(w, "  spec:        %s\n", clip(string(c.Spec), 200))
+	}
+	if c.Claim != nil {
+		fmt.Fprintf(w, "  claim:       %s (epoch %d) until %s\n", c.Claim.Owner, c.Claim.Epoch, ts(&c.Claim.LeaseUntil))
+	}
+	if c.NextAttemptAt != nil {
+		fmt.Fprintf(w, "  next try:    %s (in %s)\n", ts(c.NextAttemptAt), dur(time.Until(*c.NextAttemptAt)))
+	}
+	if b := c.BlockReason; b != nil {
+		fmt.Fprintf(w, "\n  BLOCKED\n    what:  %s\n    where: %s\n    how:   %s\n", b.What, b.Where, b.How)
+	}
+	if g := c.GaveUp; g != nil {
+		fmt.Fprintf(w, "  gave up:     after %d attempts (%s) on run %s at %s: %s\n", g.Attempts, g.Kind, g.RunID, ts(&g.At), g.Reason)
+	}
+	if c.Body != "" {
+		fmt.Fprintf(w, "\n%s\n", indent(c.Body))
+	}
+	if len(runs) > 0 {
+		fmt.Fprintln(w, "\nRuns")
+		t := newTable(w, runHeaders...)
+		for _, r := range runs {
+			t.row(runLine(r)...)
+		}
+		t.flush()
+	}
+	if len(comments) > 0 {
+		fmt.Fprintln(w, "\nComments")
+		for _, cm := range comments {
+			fmt.Fprintf(w, "  %s  %s:\n%s\n", ts(&cm.At), cm.Author, indent(cm.Body))
+		}
+	}
+	if len(events) > 0 {
+		fmt.Fprintln(w, "\nRecent events")
+		for _, e := range events {
+			fmt.Fprintf(w, "  %s  %-16s %-22s %s\n", ts(&e.At), e.Type, e.Actor, e.Reason)
+		}
+	}
+	return nil
+}
+
+func indent(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = "    " + l
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,266 @@
+// Package cli is drover's command line: Cobra commands that parse flags, call
+// the operator service, the store or the dispatcher, and print text or JSON.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/operator"
+	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/store/sqlstore"
+)
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitFailed  = 1
+	ExitInvalid = 2
+)
+
+// usageError marks bad usage (exit 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// app is what every command needs, built once per invocation.
+type app struct {
+	configPath string
+	storeDSN   string
+	asJSON     bool
+	out, errw  io.Writer
+
+	st     store.Store
+	cfg    *loadedConfig
+	idents map[string]string
+	// dashboard is the address the server listens on (set by startSurfaces);
+	// announce, when set, is told it.
+	dashboard string
+	announce  func(addr string)
+}
+
+// Main runs the CLI with args and returns the process exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	a := &app{out: stdout, errw: stderr}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(context.Background())
+	if a.st != nil {
+		a.st.Close()
+	}
+	if err == nil {
+		return ExitOK
+	}
+	return a.report(err)
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "drover",
+		Short: "drover dispatches coding agents on a board of cards and tells the truth about every outcome",
+		Long: `drover claims eligible cards from a board, runs a coding agent on each in its own
+workspace, and routes every outcome to a state that tells the truth: done, waiting
+for a retry (when and why), blocked (what, where, how to continue), or waiting for
+a human answer.
+
+Start with:  drover demo --until-settled   (a self-contained tour)
+             drover init && drover serve    (your own board)`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.configPath, "config", "WORKFLOW.md", "path to WORKFLOW.md")
+	pf.StringVar(&a.storeDSN, "store", "", "store DSN: sqlite:PATH or postgres://… (default sqlite:<config dir>/.drover/drover.db; env DROVER_STORE)")
+	pf.BoolVar(&a.asJSON, "json", false, "print JSON (read commands) and JSON errors")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usagef("%v (see %s --help)", err, c.CommandPath())
+	})
+	root.AddCommand(a.initCmd(), a.cardCmd(), a.boardCmd(), a.eventsCmd(), a.runsCmd(), a.logsCmd())
+	for _, extra := range extraCommands {
+		root.AddCommand(extra(a))
+	}
+	guardGroups(root)
+	return root
+}
+
+// guardGroups makes bad usage exit 2 everywhere. It makes every command that only groups subcommands (drover,
+// drover card, drover board, …) print its help when called bare and refuse
+// an unknown subcommand as bad usage (exit 2). Left alone, Cobra prints the
+// help and exits 0 for "drover card frob", and exits 1 for "drover frob".
+func guardGroups(c *cobra.Command) {
+	if c.HasSubCommands() && c.Run == nil && c.RunE == nil {
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return c.Help()
+			}
+			hint := ""
+			if c.SuggestionsMinimumDistance <= 0 {
+				c.SuggestionsMinimumDistance = 2
+			}
+			if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+				hint = fmt.Sprintf(" (did you mean %s?)", s[0])
+			}
+			return usagef("unknown command %q for %q%s; see %s --help", args[0], c.CommandPath(), hint, c.CommandPath())
+		}
+	}
+	// Cobra's own argument checks (cobra.NoArgs, MaximumNArgs, …) return plain
+	// errors, which would exit 1; a wrong argument count is bad usage.
+	if check := c.Args; check != nil {
+		c.Args = func(c *cobra.Command, args []string) error {
+			err := check(c, args)
+			var ue *usageError
+			if err == nil || errors.As(err, &ue) {
+				return err
+			}
+			return usagef("%v; see %s --help", err, c.CommandPath())
+		}
+	}
+	for _, sub := range c.Commands() {
+		guardGroups(sub)
+	}
+}
+
+// extraCommands are registered by other files of this package (serve, demo, …).
+var extraCommands []func(*app) *cobra.Command
+
+// report prints err as one line (or JSON) and returns the exit code.
+func (a *app) report(err error) int {
+	code, exit := classifyErr(err)
+	// One line, whatever the error: driver errors (pgx's connect errors, for
+	// one) span several lines.
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	if a.asJSON {
+		b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": msg}})
+		fmt.Fprintln(a.errw, string(b))
+	} else {
+		fmt.Fprintln(a.errw, "drover: "+msg)
+	}
+	return exit
+}
+
+func classifyErr(err error) (string, int) {
+	var ie *board.InputError
+	var ue *usageError
+	var me *board.MoveError
+	var nf *operator.NotFoundError
+	switch {
+	case errors.As(err, &ue):
+		return "bad_usage", ExitInvalid
+	case errors.As(err, &ie):
+		return "invalid_input", ExitInvalid
+	case errors.As(err, &nf):
+		return "not_found", ExitInvalid
+	case errors.As(err, &me):
+		return "refused", ExitFailed
+	case errors.Is(err, store.ErrConflict):
+		return "conflict", ExitFailed
+	case errors.Is(err, store.ErrUnavailable):
+		return "store_unavailable", ExitFailed
+	case errors.Is(err, store.ErrSchemaTooNew):
+		return "schema_too_new", ExitFailed
+	case errors.Is(err, errConfig):
+		return "invalid_config", ExitInvalid
+	}
+	return "failed", ExitFailed
+}
+
+// configDir is where the config file lives (the store defaults beside it).
+func (a *app) configDir() string {
+	abs, err := filepath.Abs(a.configPath)
+	if err != nil {
+		return "."
+	}
+	return filepath.Dir(abs)
+}
+
+// dsn resolves the store DSN: --store, then DROVER_STORE, then the config's
+// store key, then a SQLite file beside the config.
+func (a *app) dsn() string {
+	if a.storeDSN != "" {
+		return normalizeDSN(a.storeDSN, "")
+	}
+	if v := os.Getenv("DROVER_STORE"); v != "" {
+		return normalizeDSN(v, "")
+	}
+	if a.cfg != nil && a.cfg.StoreDSN != "" {
+		return normalizeDSN(a.cfg.StoreDSN, a.configDir())
+	}
+	return "sqlite:" + filepath.Join(a.configDir(), ".drover", "drover.db")
+}
+
+// normalizeDSN makes a relative sqlite path absolute (relative to base when given).
+func normalizeDSN(dsn, base string) string {
+	const p = "sqlite:"
+	if len(dsn) > len(p) && dsn[:len(p)] == p {
+		path := dsn[len(p):]
+		if !filepath.IsAbs(path) && base != "" {
+			path = filepath.Join(base, path)
+		}
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
+		return p + path
+	}
+	return dsn
+}
+
+// open loads the config and opens the store.
+func (a *app) open(ctx context.Context) error {
+	if a.st != nil {
+		return nil
+	}
+	cfg, err := loadConfig(a.configPath)
+	if err != nil {
+		return err
+	}
+	a.cfg = cfg
+	st, err := sqlstore.Open(ctx, a.dsn())
+	if err != nil {
+		return err
+	}
+	a.st = st
+	return nil
+}
+
+// ops is the operator service for this invocation.
+func (a *app) ops() *operator.Service {
+	name := "operator"
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = "operator:" + u.Username
+	}
+	return &operator.Service{Store: a.st, Board: a.cfg.Board, Agents: a.cfg.AgentNames, Actor: name}
+}
+
+// printJSON writes v as indented JSON.
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// redactDSN hides a password in a DSN for printing.
+func redactDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			return u.String()
+		}
+	}
+	return dsn
+}

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/dispatch"
+	"github.com/drover-dev/drover/internal/metrics"
+)
+
+func init() { extraCommands = append(extraCommands, (*app).serveCmd) }
+
+func (a *app) serveCmd() *cobra.Command {
+	var logFormat, logLevel string
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the dispatcher (and the dashboard and API when server.port is set)",
+		Long: `Run the dispatcher: claim eligible cards, run their agents in workspaces, route
+every outcome, and serve the dashboard and HTTP API when server.port is set.
+SIGTERM or Ctrl-C stops the agents, records their runs as interrupted and
+returns the cards to the eligible column.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if _, err := os.Stat(a.configPath); errors.Is(err, os.ErrNotExist) {
+				return usagef("no %s here; run drover init first (or pass --config PATH)", a.configPath)
+			}
+			if err := a.open(c.Context()); err != nil {
+				return err
+			}
+			log, err := newLogger(a.errw, logFormat, logLevel)
+			if err != nil {
+				return err
+			}
+			for _, w := range a.cfg.Full.Warnings {
+				log.Warn("config: " + w)
+			}
+			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return a.runServer(ctx, a.cfg.Full, log, nil)
+		},
+	}
+	c.Flags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	c.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	return c
+}
+
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, usagef("--log-level: %q is not debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usagef("--log-format: %q is not text or json", format)
+}
+
+// validateForServe refuses configs that could only fail at run time.
+func validateForServe(cfg *config.Config) error {
+	roles := func(state string) (string, bool) {
+		col, ok := cfg.Board.Column(state)
+		return string(col.Role), ok
+	}
+	if err := cfg.Policy.Validate(roles); err != nil {
+		return fmt.Errorf("%w: %v", errConfig, err)
+	}
+	if k := cfg.Tracker.Kind; k != "" && k != config.TrackerNative {
+		return fmt.Errorf("%w: tracker.kind: %q is not implemented yet; drover dispatches its own board (tracker.kind: native)", errConfig, k)
+	}
+	if _, ok := cfg.Board.First(board.RoleRunning); !ok {
+		return fmt.Errorf("%w: board.columns: no column has role running", errConfig)
+	}
+	return nil
+}
+
+// runServer runs the dispatcher (and the surfaces around it) until ctx ends.
+// ready, when not nil, is called once the dispatcher exists.
+func (a *app) runServer(ctx context.Context, cfg *config.Config, log *slog.Logger, ready func(*dispatch.Dispatcher)) error {
+	err := validateForServe(cfg)
+	if err != nil {
+		return err
+	}
+	var watcher *config.Watcher
+	if cfg.Path != "" {
+		watcher = config.NewWatcher(cfg.Path, cfg)
+	}
+	absConfig, _ := filepath.Abs(a.configPath)
+	var d *dispatch.Dispatcher
+	m := metrics.New(a.st, func() *config.Config {
+		if d != nil {
+			return d.Config()
+		}
+		return cfg
+	}, log)
+	d, err = dispatch.New(dispatch.Options{
+		Store: a.st, Config: cfg, Watcher: watcher, Log: log,
+		LogDir: filepath.Join(a.configDir(), ".drover", "logs"),
+		Env:    map[string]string{"DROVER_CONFIG": absConfig, "DROVER_STORE": a.dsn()},
+		Outbox: outboxFor, Metrics: m,
+	})
+	if err != nil {
+		return err
+	}
+	if ready != nil {
+		ready(d)
+	}
+	stopSurfaces, err := a.startSurfaces(ctx, d, m, log)
+	if err != nil {
+		return err
+	}
+	defer stopSurfaces()
+	return d.Run(ctx)
+}

@@ -1,0 +1,268 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/policy"
+)
+
+func parse(t *testing.T, src string) (*Config, error) {
+	t.Helper()
+	return Parse([]byte(src), "/srv/proj")
+}
+
+func mustParse(t *testing.T, src string) *Config {
+	t.Helper()
+	cfg, err := parse(t, src)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return cfg
+}
+
+func TestSymphonyWorkflowLoads(t *testing.T) {
+	t.Setenv("LINEAR_API_KEY", "lin_api_secret")
+	cfg, err := Load("testdata/symphony.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Tracker.Kind != TrackerLinear || cfg.Tracker.APIKey != "lin_api_secret" || cfg.Tracker.ProjectSlug != "acme-platform-1a2b3c" {
+		t.Errorf("tracker = %+v", cfg.Tracker)
+	}
+	if got := strings.Join(cfg.Tracker.ActiveStates, ","); got != "Todo,In Progress,Rework" {
+		t.Errorf("active states = %q", got)
+	}
+	if cfg.Dispatch.PollInterval != 5*time.Second || cfg.Dispatch.MaxConcurrent != 10 || cfg.Dispatch.MaxTurns != 20 {
+		t.Errorf("dispatch = %+v", cfg.Dispatch)
+	}
+	if cfg.Dispatch.MaxConcurrentByState["rework"] != 2 {
+		t.Errorf("by state = %v", cfg.Dispatch.MaxConcurrentByState)
+	}
+	if cfg.Hooks.Timeout != 15*time.Minute || !strings.Contains(cfg.Hooks.AfterCreate, `"$SOURCE_REPO"`) || !strings.Contains(cfg.Hooks.AfterCreate, "${PWD##*/}") {
+		t.Errorf("hooks must be kept verbatim: %+v", cfg.Hooks)
+	}
+	if !filepath.IsAbs(cfg.Workspace.Root) || strings.HasPrefix(cfg.Workspace.Root, "~") {
+		t.Errorf("workspace root = %q", cfg.Workspace.Root)
+	}
+	if cfg.Server.Port != 4000 || cfg.Server.Host != "127.0.0.1" {
+		t.Errorf("server = %+v", cfg.Server)
+	}
+	p, ok := cfg.Agents.Profiles["codex"]
+	if !ok || cfg.Agents.Default != "codex" || p.Kind != "codex" || p.Command != "codex" || len(p.Args) != 0 || p.Timeout != time.Hour || p.StallTimeout != 5*time.Minute {
+		t.Errorf("codex profile = %+v (default %q)", p, cfg.Agents.Default)
+	}
+	if cfg.Policy.Backoff.Max != 5*time.Minute {
+		t.Errorf("backoff max = %v", cfg.Policy.Backoff.Max)
+	}
+	for _, want := range []string{"codex.model", "codex.approval_policy", "codex.thread_sandbox", "codex.turn_sandbox_policy", "codex.read_timeout_ms"} {
+		found := false
+		for _, k := range cfg.Ignored {
+			found = found || k == want
+		}
+		if !found {
+			t.Errorf("Ignored %v lacks %s", cfg.Ignored, want)
+		}
+	}
+	if len(cfg.Warnings) < len(cfg.Ignored) {
+		t.Errorf("each ignored key needs a warning: %v", cfg.Warnings)
+	}
+	out, err := cfg.RenderPrompt(board.Card{Identifier: "DRV-7", Title: "Fix login", Body: "It breaks.", State: "Todo", Labels: []string{"bug", "auth"}}, 2, "r1", "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"`DRV-7`", "attempt #2", "Labels: bug, auth", "It breaks.", "URL: http://127.0.0.1:4000/api/v1/DRV-7"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(cfg.String(), "lin_api_secret") {
+		t.Error("String() leaks the tracker API key")
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	cfg := mustParse(t, "---\n---\n")
+	if cfg.Board.Prefix != "DRV" || len(cfg.Board.Columns) != 8 {
+		t.Errorf("board = %+v", cfg.Board)
+	}
+	if cfg.Agents.Default != "sim" || cfg.Agents.Profiles["sim"].Kind != "sim" {
+		t.Errorf("agents = %+v", cfg.Agents)
+	}
+	pc := cfg.Policy
+	if pc.MaxAttempts != 10 || pc.FailedState != "blocked" || pc.Backoff != (policy.Backoff{Base: 10 * time.Second, Max: 5 * time.Minute, Jitter: 0.1}) || pc.ReleaseChurnCap != 5 || pc.ContinuationCap != 3 {
+		t.Errorf("policy = %+v", pc)
+	}
+	if n := pc.Kinds[policy.KindNetwork]; *n.Cap != 3 || len(n.Tiers) != 3 || n.Tiers[2] != 15*time.Minute {
+		t.Errorf("network = %+v", n)
+	}
+	if *pc.Kinds[policy.KindProviderUnavailable].Cap != 10 || *pc.Kinds[policy.KindInterrupted].Cap != 3 || *pc.Kinds[policy.KindWorkspaceSetup].Cap != 3 {
+		t.Errorf("kind caps = %+v", pc.Kinds)
+	}
+	if pc.BreakerThreshold != 5 || pc.BreakerWindow != 5*time.Minute || pc.BreakerCooldown != time.Minute {
+		t.Errorf("breaker = %+v", pc)
+	}
+	if cfg.Workspace.Root != "/srv/proj/.drover/workspaces" || cfg.Workspace.Cleanup != CleanupOnDone {
+		t.Errorf("workspace = %+v", cfg.Workspace)
+	}
+	d := cfg.Dispatch
+	if d.Node == "" || d.Lease != 30*time.Second || d.PollInterval != 5*time.Second || d.MaxConcurrent != 4 {
+		t.Errorf("dispatch = %+v", d)
+	}
+	if cfg.Hooks.Timeout != time.Minute || cfg.Server.Host != "127.0.0.1" || cfg.Server.Port != 0 || cfg.Store.DSN != "" {
+		t.Errorf("hooks/server/store = %+v %+v %+v", cfg.Hooks, cfg.Server, cfg.Store)
+	}
+	if cfg.Tracker.Kind != TrackerNative || strings.Join(cfg.Tracker.ActiveStates, ",") != "ready,in_progress" || strings.Join(cfg.Tracker.TerminalStates, ",") != "done,cancelled" {
+		t.Errorf("tracker = %+v", cfg.Tracker)
+	}
+	if cfg.Prompt != DefaultPrompt {
+		t.Error("empty body should use DefaultPrompt")
+	}
+	out, err := cfg.RenderPrompt(board.Card{Identifier: "DRV-1", Title: "Add a flag"}, 1, "r", "/w/DRV-1")
+	if err != nil || !strings.Contains(out, "DRV-1: Add a flag") || !strings.Contains(out, "work from its title") || strings.Contains(out, "attempt 1") {
+		t.Errorf("default prompt render = %q, %v", out, err)
+	}
+}
+
+func TestInitTemplateParses(t *testing.T) {
+	cfg := mustParse(t, InitTemplate)
+	if len(cfg.Warnings) != 0 || len(cfg.Ignored) != 0 {
+		t.Errorf("init template has warnings: %v", cfg.Warnings)
+	}
+	if cfg.Server.Port != InitServerPort || cfg.Server.Host != "127.0.0.1" || cfg.Agents.Default != "sim" {
+		t.Errorf("server/agents = %+v %+v", cfg.Server, cfg.Agents)
+	}
+	def := DefaultPolicy()
+	b1, _ := json.Marshal(cfg.Policy)
+	b2, _ := json.Marshal(def)
+	if string(b1) != string(b2) {
+		t.Errorf("init template policy differs from the defaults:\n%s\n%s", b1, b2)
+	}
+	if _, err := cfg.RenderPrompt(board.Card{Identifier: "DRV-1", Title: "t", Body: "b"}, 3, "r", "/w"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestEnvExpansion(t *testing.T) {
+	t.Setenv("DROVER_T_ROOT", "/data/ws")
+	t.Setenv("DROVER_T_HOOK", "https://hooks.slack.test/T0/B0/xyz")
+	t.Setenv("DROVER_T_TOKEN", "tok-123")
+	t.Setenv("DROVER_T_EMPTY", "")
+	cfg := mustParse(t, `---
+workspace: {root: "${DROVER_T_ROOT}/cards"}
+notify:
+  slack: {url: $DROVER_T_HOOK}
+  webhook: {url: $DROVER_T_UNSET_URL, secret: $DROVER_T_EMPTY}
+server: {port: 4840, auth_token: $DROVER_T_TOKEN}
+agents:
+  profiles:
+    sh: {kind: command, command: "$$HOME/bin/agent", env: {TOKEN: $DROVER_T_TOKEN}}
+hooks: {before_run: "echo $DROVER_T_ROOT"}
+---
+hi
+`)
+	if cfg.Workspace.Root != "/data/ws/cards" {
+		t.Errorf("root = %q", cfg.Workspace.Root)
+	}
+	if cfg.Notify.Slack.URL != "https://hooks.slack.test/T0/B0/xyz" || cfg.Server.AuthToken != "tok-123" || cfg.Agents.Profiles["sh"].Env["TOKEN"] != "tok-123" {
+		t.Errorf("expanded secrets wrong: %+v %+v", cfg.Notify, cfg.Server)
+	}
+	if cfg.Agents.Profiles["sh"].Command != "$HOME/bin/agent" {
+		t.Errorf("$$ should be a literal $: %q", cfg.Agents.Profiles["sh"].Command)
+	}
+	if cfg.Hooks.BeforeRun != "echo $DROVER_T_ROOT" {
+		t.Errorf("hooks must not be expanded: %q", cfg.Hooks.BeforeRun)
+	}
+	if cfg.Notify.Webhook.URL != "" {
+		t.Errorf("unset secret should be empty, got %q", cfg.Notify.Webhook.URL)
+	}
+	warned := strings.Join(cfg.Warnings, "\n")
+	if !strings.Contains(warned, "notify.webhook.url: $DROVER_T_UNSET_URL is not set") || !strings.Contains(warned, "notify.webhook.secret") {
+		t.Errorf("warnings = %v", cfg.Warnings)
+	}
+	s := cfg.String()
+	for _, secret := range []string{"xyz", "tok-123"} {
+		if strings.Contains(s, secret) || strings.Contains(warned, secret) {
+			t.Errorf("secret %q leaked", secret)
+		}
+	}
+	if r := cfg.Redacted(); r.Agents.Profiles["sh"].Env["TOKEN"] != "****" || cfg.Agents.Profiles["sh"].Env["TOKEN"] != "tok-123" {
+		t.Error("Redacted must mask env values without touching the original")
+	}
+	// An unset variable in a non-secret value is an error naming it.
+	_, err := parse(t, "---\nworkspace: {root: $DROVER_T_NOPE}\n---\n")
+	if err == nil || !strings.Contains(err.Error(), "workspace.root") || !strings.Contains(err.Error(), "$DROVER_T_NOPE") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestRedactDSN(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://drover:s3cret@db:5432/drover": "postgres://drover:****@db:5432/drover",
+		"postgres://db/drover?password=s3cret":    "postgres://db/drover?password=****",
+		"sqlite:/x/drover.db":                     "sqlite:/x/drover.db",
+	} {
+		if got := redactDSN(in); got != want {
+			t.Errorf("redactDSN(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestDayBoundary(t *testing.T) {
+	cfg := mustParse(t, "---\nlimits: {day_boundary: \"06:30 UTC\", max_cost_per_day_usd: 20}\n---\n")
+	at := time.Date(2025, 3, 10, 5, 0, 0, 0, time.UTC)
+	if got := cfg.Limits.DayStart(at); !got.Equal(time.Date(2025, 3, 9, 6, 30, 0, 0, time.UTC)) {
+		t.Errorf("DayStart = %v", got)
+	}
+	if got := cfg.Limits.DayStart(at.Add(2 * time.Hour)); !got.Equal(time.Date(2025, 3, 10, 6, 30, 0, 0, time.UTC)) {
+		t.Errorf("DayStart = %v", got)
+	}
+}
+
+func TestSpecSchema(t *testing.T) {
+	cfg := mustParse(t, `---
+agents:
+  default: script
+  profiles:
+    script:
+      kind: command
+      command: ./agent.sh
+      spec_schema: {type: object, required: [plan], properties: {plan: {type: string, minLength: 1}}}
+---
+{{ card.spec.plan }}
+`)
+	sch := cfg.SpecSchema("")
+	if sch == nil || cfg.SpecSchema("script") != sch {
+		t.Fatal("no compiled schema")
+	}
+	if err := sch.Validate(map[string]any{"plan": "do it"}); err != nil {
+		t.Error(err)
+	}
+	if err := sch.Validate(map[string]any{}); err == nil {
+		t.Error("missing plan should fail the schema")
+	}
+	if cfg.SpecSchema("nope") != nil {
+		t.Error("unknown profile has no schema")
+	}
+}
+
+func TestRenderMissingSpecField(t *testing.T) {
+	cfg := mustParse(t, "---\n---\nTitle: {{ card.title }}\n\nPlan: {{ card.spec.plan }}\n{% if card.spec.notes %}{{ card.spec.notes }}{% endif %}\n")
+	out, err := cfg.RenderPrompt(board.Card{Title: "T", Spec: json.RawMessage(`{"plan":"step 1"}`)}, 1, "r", "/w")
+	if err != nil || !strings.Contains(out, "Plan: step 1") {
+		t.Fatalf("render = %q, %v", out, err)
+	}
+	_, err = cfg.RenderPrompt(board.Card{Title: "T", Spec: json.RawMessage(`{}`)}, 1, "r", "/w")
+	var re *RenderError
+	if !errors.As(err, &re) {
+		t.Fatalf("want *RenderError, got %v", err)
+	}
+	if re.Variable != "card.spec.plan" || re.Line != 5 || !strings.Contains(err.Error(), "card.spec.plan") {
+		t.Errorf("RenderError = %+v (%v)", re, err)
+	}
+}

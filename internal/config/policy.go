@@ -1,0 +1,175 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/drover-dev/drover/internal/policy"
+)
+
+// DefaultPolicy is the failure policy used for every key policy: leaves out
+// (DESIGN.md's defaults).
+func DefaultPolicy() policy.Config {
+	three, five, ten := 3, 5, 10
+	return policy.Config{
+		MaxAttempts:     10,
+		FailedState:     "blocked",
+		Backoff:         policy.Backoff{Base: 10 * time.Second, Max: 5 * time.Minute, Jitter: 0.1},
+		ReleaseChurnCap: 5,
+		ContinuationCap: 3,
+		Kinds: map[policy.Kind]policy.KindPolicy{
+			policy.KindNetwork:             {Cap: &three, Tiers: []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute}},
+			policy.KindWorkspaceSetup:      {Cap: &three},
+			policy.KindInterrupted:         {Cap: &three, Tiers: []time.Duration{0}},
+			policy.KindProviderUnavailable: {Cap: &ten},
+			policy.KindRateLimited:         {Cap: &five},
+		},
+		BreakerThreshold: 5,
+		BreakerWindow:    5 * time.Minute,
+		BreakerCooldown:  time.Minute,
+	}
+}
+
+var (
+	policyKeys  = []string{"max_attempts", "failed_state", "backoff", "release_churn_cap", "continuation_cap", "kinds", "breaker"}
+	backoffKeys = []string{"base", "max", "jitter"}
+	breakerKeys = []string{"threshold", "window", "cooldown"}
+	kindKeys    = []string{"cap", "tiers", "backoff"}
+)
+
+func decodePolicy(d *decoder, n *yaml.Node) policy.Config {
+	pc := DefaultPolicy()
+	f := d.fields(n, "policy", policyKeys, strict)
+	if f == nil {
+		return pc
+	}
+	if v, ok := f["max_attempts"]; ok {
+		if x, ok := d.integer(v, "policy.max_attempts"); ok {
+			if x == 0 {
+				d.errf(deref(v), "policy.max_attempts", "0 is not allowed; use a positive number, or -1 for unbounded")
+			}
+			pc.MaxAttempts = x
+		}
+	}
+	if v, ok := f["failed_state"]; ok {
+		pc.FailedState = d.str(v, "policy.failed_state", expandPlain)
+	}
+	if v, ok := f["backoff"]; ok {
+		pc.Backoff = decodeBackoff(d, v, "policy.backoff", pc.Backoff)
+	}
+	pc.ReleaseChurnCap = positive(d, f, "release_churn_cap", "policy.release_churn_cap", pc.ReleaseChurnCap)
+	pc.ContinuationCap = positive(d, f, "continuation_cap", "policy.continuation_cap", pc.ContinuationCap)
+	if v, ok := f["breaker"]; ok {
+		bf := d.fields(v, "policy.breaker", breakerKeys, strict)
+		pc.BreakerThreshold = positive(d, bf, "threshold", "policy.breaker.threshold", pc.BreakerThreshold)
+		if w, ok := bf["window"]; ok {
+			pc.BreakerWindow = nonZero(d, w, "policy.breaker.window", pc.BreakerWindow)
+		}
+		if w, ok := bf["cooldown"]; ok {
+			pc.BreakerCooldown = nonZero(d, w, "policy.breaker.cooldown", pc.BreakerCooldown)
+		}
+	}
+	if v, ok := f["kinds"]; ok {
+		for _, e := range d.entries(v, "policy.kinds") {
+			p := "policy.kinds." + e.key
+			k := policy.Kind(e.key)
+			if !k.Valid() {
+				d.errf(e.knode, p, "%q is not a failure kind%s; valid kinds: %s", e.key, didYouMean(suggest(e.key, kindNames())), strings.Join(kindNames(), ", "))
+				continue
+			}
+			pc.Kinds[k] = decodeKind(d, e.val, p, pc.Kinds[k], pc.Backoff)
+		}
+	}
+	return pc
+}
+
+// positive reads an optional count that must be at least 1.
+func positive(d *decoder, f map[string]*yaml.Node, key, path string, def int) int {
+	v, ok := f[key]
+	if !ok {
+		return def
+	}
+	x, ok := d.integer(v, path)
+	if !ok {
+		return def
+	}
+	if x < 1 {
+		d.errf(deref(v), path, "%d is not allowed; use a positive number (it bounds an otherwise endless loop)", x)
+		return def
+	}
+	return x
+}
+
+func nonZero(d *decoder, n *yaml.Node, path string, def time.Duration) time.Duration {
+	v, ok := d.duration(n, path)
+	if !ok {
+		return def
+	}
+	if v == 0 {
+		d.errf(deref(n), path, "0 is not allowed; use a positive duration such as 1m")
+		return def
+	}
+	return v
+}
+
+func decodeBackoff(d *decoder, n *yaml.Node, path string, b policy.Backoff) policy.Backoff {
+	f := d.fields(n, path, backoffKeys, strict)
+	if v, ok := f["base"]; ok {
+		b.Base = nonZero(d, v, path+".base", b.Base)
+	}
+	if v, ok := f["max"]; ok {
+		b.Max = nonZero(d, v, path+".max", b.Max)
+	}
+	if v, ok := f["jitter"]; ok {
+		if x, ok := d.number(v, path+".jitter"); ok {
+			if x < 0 || x > 1 {
+				d.errf(deref(v), path+".jitter", "%v is out of range; use a fraction from 0 to 1 (e.g. 0.1)", x)
+			} else {
+				b.Jitter = x
+			}
+		}
+	}
+	if b.Max < b.Base {
+		d.errf(deref(n), path+".max", "%s is less than base %s; raise max or lower base", b.Max, b.Base)
+	}
+	return b
+}
+
+func decodeKind(d *decoder, n *yaml.Node, path string, kp policy.KindPolicy, defBackoff policy.Backoff) policy.KindPolicy {
+	f := d.fields(n, path, kindKeys, strict)
+	if f == nil {
+		return kp
+	}
+	if _, ok := f["cap"]; ok {
+		c := positive(d, f, "cap", path+".cap", 1)
+		kp.Cap = &c
+	}
+	tiers, hasTiers := f["tiers"]
+	bo, hasBackoff := f["backoff"]
+	if hasTiers && hasBackoff {
+		d.errf(deref(n), path, "sets both tiers and backoff; keep one (tiers are fixed delays, backoff is exponential)")
+		return kp
+	}
+	if hasTiers {
+		kp.Backoff = nil
+		kp.Tiers = nil
+		tn := deref(tiers)
+		if tn == nil || tn.Kind != yaml.SequenceNode || len(tn.Content) == 0 {
+			d.errf(tn, path+".tiers", "must be a non-empty list of durations, e.g. [1m, 5m, 15m]")
+			return kp
+		}
+		for i, t := range tn.Content {
+			if x, ok := d.duration(t, fmt.Sprintf("%s.tiers[%d]", path, i)); ok {
+				kp.Tiers = append(kp.Tiers, x)
+			}
+		}
+	}
+	if hasBackoff {
+		b := decodeBackoff(d, bo, path+".backoff", defBackoff)
+		kp.Backoff, kp.Tiers = &b, nil
+	}
+	return kp
+}

@@ -1,0 +1,218 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/drover-dev/drover/internal/agent/proc"
+	"github.com/drover-dev/drover/internal/agent/sim"
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/store"
+)
+
+// Causes a dispatcher gives when it stops a run.
+var (
+	errShutdown  = errors.New("shutdown")
+	errLeaseLost = errors.New("lease_lost")
+	errCancelled = errors.New("cancel")
+	errSpend     = errors.New("spend")
+)
+
+// validate checks a card's input before any session opens. An invalid card
+// is blocked once with kind invalid_input and true is returned; it is never
+// claimed, released or retried until its input changes.
+func (d *Dispatcher) validate(ctx context.Context, c board.Card, profile string) bool {
+	cfg := d.cfg.Load()
+	var problems []string
+	if sch := cfg.SpecSchema(profile); sch != nil {
+		problems = append(problems, schemaProblems(sch, c.Spec)...)
+	}
+	if p, _ := cfg.Agents.Profile(profile); p.Kind == "sim" {
+		if _, err := sim.ParseSpec(c.Spec); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	if _, err := cfg.RenderPrompt(c, 1, "", ""); err != nil {
+		problems = append(problems, "prompt: "+err.Error())
+	}
+	if len(problems) == 0 {
+		return false
+	}
+	if len(problems) > 5 {
+		problems = append(problems[:5], fmt.Sprintf("… and %d more", len(problems)-5))
+	}
+	where := make([]string, 0, len(problems))
+	for _, p := range problems {
+		if i := strings.Index(p, ":"); i > 0 {
+			where = append(where, p[:i])
+		}
+	}
+	d.blockInvalid(ctx, c, strings.Join(where, ", "), "the card's input does not fit agent profile "+profile+": "+strings.Join(problems, "; "),
+		fmt.Sprintf("drover card edit %s --spec-file FILE (fix %s), then drover card resume %s", c.Identifier, strings.Join(where, ", "), c.Identifier))
+	return true
+}
+
+// blockInvalid blocks a card for invalid input: one block event, no run,
+// no release.
+func (d *Dispatcher) blockInvalid(ctx context.Context, c board.Card, where, what, how string) {
+	cfg := d.cfg.Load()
+	col := cfg.Policy.FailedState
+	if r := cfg.Board.RoleOf(col); r != board.RoleBlocked {
+		if b, ok := cfg.Board.First(board.RoleBlocked); ok {
+			col = b.Name
+		}
+	}
+	now := d.o.Now().UTC()
+	reason := &board.BlockReason{Kind: string(policy.KindInvalidInput), What: what, Where: where, How: how}
+	next := c
+	next.State, next.StateReason, next.BlockReason, next.NextAttemptAt = col, "invalid input: "+clip(what, 300), reason, nil
+	ch := store.Change{Card: &next,
+		Events:   []board.Event{{At: now, CardID: c.ID, Type: board.EvBlocked, Actor: d.actor(), Reason: next.StateReason, Data: jsonOf(map[string]any{"kind": policy.KindInvalidInput, "where": where})}},
+		Comments: []board.Comment{{CardID: c.ID, Author: d.actor(), Body: reasonText(reason), At: now}},
+	}
+	ch.Outbox = d.outbox(cfg, Notice{Event: policy.NotifyBlocked, Key: c.ID + "/validation/" + fmt.Sprint(c.Version) + "/blocked", Card: next, Reason: reason, At: now})
+	if err := d.o.Store.Apply(ctx, ch); err != nil && !errors.Is(err, store.ErrConflict) {
+		d.log.Error("could not block a card with invalid input", "card_id", c.ID, "identifier", c.Identifier, "err", err)
+		return
+	}
+	d.log.Warn("blocked: invalid input", "card_id", c.ID, "identifier", c.Identifier, "where", where)
+}
+
+// claimAndStart claims c with a fencing epoch and a lease, creates its run
+// with the next attempt number of the retry epoch, and starts the agent.
+func (d *Dispatcher) claimAndStart(ctx context.Context, c board.Card, profile string, probe bool) error {
+	cfg := d.cfg.Load()
+	running, ok := cfg.Board.First(board.RoleRunning)
+	if !ok {
+		return fmt.Errorf("board has no running column")
+	}
+	epoch := c.RetryEpoch
+	runs, err := d.o.Store.ListRuns(ctx, store.RunFilter{CardID: c.ID, RetryEpoch: &epoch})
+	if err != nil {
+		return err
+	}
+	attempt := 1
+	for _, r := range runs {
+		if r.Attempt >= attempt {
+			attempt = r.Attempt + 1
+		}
+	}
+	now := d.o.Now().UTC()
+	next := c
+	next.Claim = &board.Claim{Owner: d.node, Epoch: c.Version + 1, LeaseUntil: now.Add(d.lease())}
+	next.State = running.Name
+	next.StateReason = fmt.Sprintf("attempt %d running on %s", attempt, d.node)
+	next.NextAttemptAt = nil
+	run := &board.Run{ID: newRunID(), CardID: c.ID, Attempt: attempt, RetryEpoch: epoch, ClaimEpoch: next.Claim.Epoch,
+		Node: d.node, Agent: profile, ClaimedAt: now}
+	ch := store.Change{Card: &next, NewRun: run, Events: []board.Event{{At: now, CardID: c.ID, RunID: run.ID, Type: board.EvClaimed,
+		Actor: d.actor(), Reason: fmt.Sprintf("attempt %d (retry epoch %d) claimed by %s", attempt, epoch, d.node),
+		Data: jsonOf(map[string]any{"attempt": attempt, "from": c.State, "probe": probe})}}}
+	// The tick read the breakers before this claim; a routing since may have
+	// opened (or paused) the profile. Re-check under routeMu, which every
+	// breaker write in this process holds, so no run starts past an open
+	// breaker (across processes the breaker row's version guards the write).
+	d.noteClaim(c.ID, next.Claim.Epoch)
+	d.routeMu.Lock()
+	bs, err := d.breakers(ctx)
+	if err == nil {
+		if ok, isProbe, _ := policy.Allow(bs[profile].BreakerState, now); !ok || isProbe != probe {
+			err = store.ErrConflict // the next tick sees the breaker as it is now
+		} else if probe {
+			ch.AgentState = agentState(profile, policy.StartProbe(bs[profile].BreakerState, c.ID), bs[profile].version, now)
+		}
+	}
+	if err == nil {
+		err = d.o.Store.Apply(ctx, ch)
+	}
+	d.routeMu.Unlock()
+	if err != nil {
+		return err
+	}
+	claimed, err := d.o.Store.GetCard(ctx, c.ID)
+	if err != nil {
+		claimed = next
+	}
+	eligibleSince := c.UpdatedAt
+	if c.NextAttemptAt != nil && c.NextAttemptAt.After(eligibleSince) {
+		eligibleSince = *c.NextAttemptAt
+	}
+	if d.startHook != nil && !d.startHook(claimed, *run) {
+		return nil
+	}
+	d.start(claimed, *run, profile, c.State, eligibleSince)
+	return nil
+}
+
+// noteClaim remembers the claim this process is about to write, so that a
+// write whose reply is lost is still known as ours.
+func (d *Dispatcher) noteClaim(cardID string, epoch int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.claims) > 10000 {
+		d.claims = map[string]int64{}
+	}
+	d.claims[cardID] = epoch
+}
+
+func (d *Dispatcher) wroteClaim(cardID string, epoch int64) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.claims[cardID] == epoch
+}
+
+// recoverCard records the open run of a card whose owner is gone as
+// interrupted and routes it through the policy (crash-loop guard included).
+func (d *Dispatcher) recoverCard(ctx context.Context, c board.Card, mine bool) error {
+	runs, err := d.o.Store.ListRuns(ctx, store.RunFilter{CardID: c.ID, Open: store.Bool(true)})
+	if err != nil {
+		return err
+	}
+	var open *board.Run
+	for i := range runs {
+		if runs[i].ClaimEpoch == c.Claim.Epoch {
+			open = &runs[i]
+		}
+	}
+	why := fmt.Sprintf("the lease of %s expired at %s", c.Claim.Owner, c.Claim.LeaseUntil.UTC().Format(time.RFC3339))
+	if mine {
+		why = fmt.Sprintf("%s restarted while the run was live", d.node)
+	}
+	d.log.Warn("recovering a claim", "card_id", c.ID, "identifier", c.Identifier, "owner", c.Claim.Owner, "why", why)
+	cls := policy.Classification{Kind: policy.KindInterrupted, Message: "drover stopped mid-run: " + why, Source: "recovery"}
+	if open == nil {
+		// Claimed but no run row: the claim was written and nothing started.
+		next := c
+		next.Claim = nil
+		cfg := d.cfg.Load()
+		if col, ok := cfg.Board.First(board.RoleEligible); ok && cfg.Board.RoleOf(c.State) == board.RoleRunning {
+			next.State = col.Name
+		}
+		next.StateReason = "recovered: " + why
+		var endedBy *time.Time
+		if !mine {
+			now := d.o.Now()
+			endedBy = &now
+		}
+		return d.o.Store.Apply(ctx, store.Change{Card: &next, ClaimGuard: c.Claim, LeaseEndedBy: endedBy,
+			Events: []board.Event{{CardID: c.ID, Type: board.EvRecovered, Actor: d.actor(), Reason: next.StateReason}}})
+	}
+	// Pdeathsig took the dead owner's agent with it, but not the agent's own
+	// children: stop whatever still carries this run's DROVER_RUN_ID.
+	if n := proc.KillTagged("DROVER_RUN_ID", open.ID); n > 0 {
+		d.log.Warn("stopped processes left over from the interrupted run", "card_id", c.ID, "identifier", c.Identifier, "run_id", open.ID, "processes", n)
+	}
+	// The agent may have finished before its owner died: its log then says
+	// how, and the run is routed as it would have been.
+	cfg := d.cfg.Load()
+	p, _ := cfg.Agents.Profile(open.Agent)
+	if got, ok := classifyFromLog(open.LogPath, p.Kind, p.Match, d.o.Now()); ok {
+		d.log.Info("recovered a finished run from its log", "card_id", c.ID, "identifier", c.Identifier, "run_id", open.ID, "kind", got.Kind)
+		cls = got
+	}
+	return d.routeOnce(ctx, c.ID, *c.Claim, *open, cls, nil, true)
+}

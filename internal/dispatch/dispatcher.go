@@ -1,0 +1,330 @@
+// Package dispatch is drover's main job: it claims eligible cards, runs their
+// agents in workspaces, and routes every finished run through the failure
+// policy to a state that tells the truth. One Dispatcher is the single
+// authority for its process's mutable state; the store is the authority
+// across processes.
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/drover-dev/drover/internal/agent"
+	"github.com/drover-dev/drover/internal/agent/adapters"
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/store"
+)
+
+// Options wires a Dispatcher.
+type Options struct {
+	Store   store.Store
+	Config  *config.Config
+	Watcher *config.Watcher // optional: hot reload on each tick
+	Node    string          // default: Config.Dispatch.Node
+	LogDir  string          // run logs go to LogDir/<identifier>/<run>.log
+	// NewAgent builds the agent for a profile (default adapters.New).
+	NewAgent func(agent.Profile) (agent.Agent, error)
+	// Outbox turns a notice into outbox rows (default: none).
+	Outbox func(cfg *config.Config, n Notice) []store.OutboxItem
+	// Env is added to every agent's environment (e.g. DROVER_CONFIG, DROVER_STORE).
+	Env           map[string]string
+	Log           *slog.Logger
+	Now           func() time.Time
+	Rand          func() float64
+	ShutdownGrace time.Duration // how long Run waits for agents to stop (default 20s)
+	Metrics       Metrics       // optional
+	// OnTick is called after every tick (tests, benchmarks).
+	OnTick func()
+
+	// Simulation seam (package simulation drives the real dispatcher on a
+	// fake clock, one goroutine at a time). Zero values keep the production
+	// path: every job in its own goroutine with its own heartbeat goroutine,
+	// and real-time backoff when the store is unreachable while routing.
+	//
+	// Spawn, when set, is handed each job (claim to routing) instead of
+	// starting it with a go statement, and no heartbeat goroutine is started:
+	// the caller renews leases with Heartbeat. A simulation runs the job in a
+	// goroutine and waits until it has reached its agent or finished.
+	Spawn func(job func())
+	// After replaces time.After for routing's retry backoff while the store
+	// is unavailable (a simulation returns at once).
+	After func(time.Duration) <-chan time.Time
+}
+
+// Metrics receives what the dispatcher observes (Prometheus in production).
+type Metrics interface {
+	ObserveRun(r board.Run)
+	ObserveStart(agent string, latency time.Duration)
+	ObserveTick(d time.Duration)
+}
+
+// Dispatcher claims, runs and routes.
+type Dispatcher struct {
+	o    Options
+	cfg  atomic.Pointer[config.Config]
+	node string
+	log  *slog.Logger
+
+	// routeMu serialises the read-modify-write of agent breaker states
+	// (routing and probe claims) within this process.
+	routeMu sync.Mutex
+
+	mu       sync.Mutex
+	jobs     map[string]*job // by card id
+	status   NodeStatus
+	lastTick time.Time
+	usable   map[string]string // profile → why it cannot run here ("" = fine)
+	usableAt map[string]time.Time
+	claims   map[string]int64 // card → fencing epoch of the last claim this process wrote
+	// storeDown is when the current store outage began (zero: none);
+	// storeBack when the store last came back (or this process started).
+	storeDown, storeBack time.Time
+
+	// startHook, when set (tests), may veto starting the agent after a claim.
+	startHook func(board.Card, board.Run) bool
+
+	wake    chan struct{}
+	done    chan struct{}
+	started time.Time
+}
+
+// NodeStatus is what this node wants operators to see; it is stored on the
+// node row so `drover status` in another process shows it too.
+type NodeStatus struct {
+	ConfigError    string            `json:"config_error,omitempty"`
+	StoreError     string            `json:"store_error,omitempty"`
+	DispatchPaused string            `json:"dispatch_paused,omitempty"`
+	Unusable       map[string]string `json:"unusable_agents,omitempty"`
+	Host           string            `json:"host,omitempty"`
+}
+
+// New checks the options and returns a dispatcher.
+func New(o Options) (*Dispatcher, error) {
+	if o.Store == nil || o.Config == nil {
+		return nil, errors.New("dispatch: Store and Config are required")
+	}
+	if o.NewAgent == nil {
+		o.NewAgent = adapters.New
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Rand == nil {
+		o.Rand = rand.Float64
+	}
+	if o.After == nil {
+		o.After = time.After
+	}
+	if o.ShutdownGrace == 0 {
+		o.ShutdownGrace = 20 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.LogDir == "" {
+		o.LogDir = os.TempDir()
+	}
+	d := &Dispatcher{o: o, jobs: map[string]*job{}, wake: make(chan struct{}, 1), done: make(chan struct{}, 1), usable: map[string]string{}, usableAt: map[string]time.Time{}, claims: map[string]int64{}}
+	d.node = o.Node
+	if d.node == "" {
+		d.node = o.Config.Dispatch.Node
+	}
+	if d.node == "" {
+		d.node, _ = os.Hostname()
+	}
+	d.log = o.Log.With("node", d.node)
+	d.started = o.Now() // Run sets it again; a harness driving Tick has it too
+	d.cfg.Store(o.Config)
+	return d, nil
+}
+
+// Node is this dispatcher's node name.
+func (d *Dispatcher) Node() string { return d.node }
+
+// Config is the configuration in force.
+func (d *Dispatcher) Config() *config.Config { return d.cfg.Load() }
+
+// Refresh asks for a tick as soon as possible (coalesced).
+func (d *Dispatcher) Refresh() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Running is the number of live runs in this process.
+func (d *Dispatcher) Running() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.jobs)
+}
+
+// outageNotice is how long a node keeps reporting a store outage that ended.
+const outageNotice = time.Minute
+
+// ErrNodeTaken: another live process uses this node name.
+var ErrNodeTaken = errors.New("node name in use")
+
+// Run dispatches until ctx ends, then stops its agents, records their runs as
+// interrupted, returns the cards to eligible and returns.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	d.started = d.o.Now()
+	d.mu.Lock()
+	d.storeBack = d.started // a new process judges others' leases after a lease period
+	d.mu.Unlock()
+	if err := d.register(ctx); err != nil {
+		return err
+	}
+	changes := d.o.Store.Watch(ctx)
+	d.log.Info("dispatcher started", "store", d.o.Store.Backend(), "max_concurrent", d.cfg.Load().Dispatch.MaxConcurrent)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		next := d.Tick(ctx)
+		if d.o.OnTick != nil {
+			d.o.OnTick()
+		}
+		wait := d.cfg.Load().Dispatch.PollInterval
+		if wait <= 0 {
+			wait = 5 * time.Second
+		}
+		// Tick at least three times a leader TTL, so a leader keeps leading.
+		wait = min(wait, d.LeaderTTL()/3)
+		if !next.IsZero() {
+			if w := next.Sub(d.o.Now()); w < wait {
+				wait = max(w, 10*time.Millisecond)
+			}
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return d.shutdown()
+		case <-changes:
+		case <-d.wake:
+		case <-d.done:
+		case <-timer.C:
+		}
+		// Let a burst of changes settle into one tick.
+		select {
+		case <-ctx.Done():
+			return d.shutdown()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// register records the node, refusing to run beside a live process of the same name.
+func (d *Dispatcher) register(ctx context.Context) error {
+	nodes, err := d.o.Store.ListNodes(ctx)
+	if err != nil {
+		return err
+	}
+	lease := d.lease()
+	host, _ := os.Hostname()
+	for _, n := range nodes {
+		if n.Name != d.node || n.PID == os.Getpid() {
+			continue
+		}
+		var st NodeStatus
+		_ = json.Unmarshal(n.Status, &st)
+		// On this host the pid says whether it lives; elsewhere a row renewed
+		// within a lease does (live nodes renew it at least every lease/3).
+		live := d.o.Now().Sub(n.SeenAt) < lease
+		if st.Host == host {
+			live = pidAlive(n.PID)
+		}
+		if live {
+			return errors.Join(ErrNodeTaken, fmt.Errorf("another drover serve (pid %d on %s) is live with node name %s; give each process its own dispatch.node", n.PID, nonEmpty(st.Host, "another host"), d.node))
+		}
+	}
+	d.mu.Lock()
+	d.status.Host = host
+	d.mu.Unlock()
+	return d.touch(ctx)
+}
+
+func pidAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// LeaderTTL is how long housekeeping leadership lasts without renewal: one
+// lease period, so a dead leader's successor is in place, and recovers the
+// dead leader's claims, about when those claims' leases end. The notification
+// worker must use the same TTL (it shares the leader row).
+func (d *Dispatcher) LeaderTTL() time.Duration { return d.lease() }
+
+func (d *Dispatcher) lease() time.Duration {
+	if l := d.cfg.Load().Dispatch.Lease; l > 0 {
+		return l
+	}
+	return 30 * time.Second
+}
+
+// touch writes the node row with its status.
+func (d *Dispatcher) touch(ctx context.Context) error {
+	d.mu.Lock()
+	st, _ := json.Marshal(d.status)
+	running := len(d.jobs)
+	tick := d.lastTick
+	d.mu.Unlock()
+	n := store.Node{Name: d.node, PID: os.Getpid(), StartedAt: d.started, SeenAt: d.o.Now(), Running: running, Status: st}
+	if !tick.IsZero() {
+		n.LastTick = &tick
+	}
+	return d.o.Store.TouchNode(ctx, n)
+}
+
+// Status returns this node's status.
+func (d *Dispatcher) Status() NodeStatus {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.status
+}
+
+// shutdown stops every agent (cause "shutdown") and waits for their routing.
+func (d *Dispatcher) shutdown() error {
+	d.mu.Lock()
+	jobs := make([]*job, 0, len(d.jobs))
+	for _, j := range d.jobs {
+		jobs = append(jobs, j)
+	}
+	d.mu.Unlock()
+	d.log.Info("stopping", "running", len(jobs))
+	for _, j := range jobs {
+		j.cancel(errShutdown)
+	}
+	deadline := time.After(d.o.ShutdownGrace)
+	for _, j := range jobs {
+		select {
+		case <-j.finished:
+		case <-deadline:
+			d.log.Warn("agents still stopping at the end of the shutdown grace", "left", d.Running())
+			return nil
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = d.touch(ctx)
+	return nil
+}
+
+func nonEmpty(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

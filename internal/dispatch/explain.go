@@ -1,0 +1,150 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/store"
+)
+
+// Explanation answers "why is this card (not) running, and what happens next?"
+type Explanation struct {
+	Identifier string              `json:"identifier"`
+	Title      string              `json:"title"`
+	State      string              `json:"state"`
+	Role       board.Role          `json:"role"`
+	Agent      string              `json:"agent"`
+	RetryEpoch int                 `json:"retry_epoch"`
+	Running    bool                `json:"running"`
+	Checks     []Check             `json:"checks"`
+	History    []HistoryLine       `json:"history"`
+	Budgets    []policy.BudgetLine `json:"budgets"`
+	NextAt     *time.Time          `json:"next_attempt_at"`
+	Next       string              `json:"next"`
+	Block      *board.BlockReason  `json:"block_reason"`
+	GaveUp     *board.GaveUp       `json:"gave_up"`
+}
+
+// HistoryLine is one run of the current retry epoch.
+type HistoryLine struct {
+	RunID    string        `json:"run_id"`
+	Attempt  int           `json:"attempt"`
+	Outcome  board.Outcome `json:"outcome"`
+	Kind     string        `json:"kind"`
+	Counted  bool          `json:"counted"`
+	Decision string        `json:"decision"`
+	At       *time.Time    `json:"at"`
+}
+
+// Explain gathers the facts about one card as the dispatcher would see them
+// (without this node's in-memory slot count: slots are taken from the nodes'
+// records) and runs the same eligibility rule.
+func Explain(ctx context.Context, st store.Store, cfg *config.Config, ref string, now time.Time) (Explanation, error) {
+	c, err := st.GetCard(ctx, ref)
+	if err != nil {
+		return Explanation{}, err
+	}
+	profile := c.Agent
+	if profile == "" {
+		profile = cfg.Agents.Default
+	}
+	e := Explanation{Identifier: c.Identifier, Title: c.Title, State: c.State, Role: cfg.Board.RoleOf(c.State), Agent: profile,
+		RetryEpoch: c.RetryEpoch, Running: c.Claim != nil, NextAt: c.NextAttemptAt, Block: c.BlockReason, GaveUp: c.GaveUp}
+	f := Facts{Board: cfg.Board, Card: c, Now: now, Profile: profile, BreakerOK: true, SlotsFree: 1, StateFree: -1}
+	_, f.ProfileOK = cfg.Agents.Profile(profile)
+	for _, id := range c.BlockedBy {
+		if b, err := st.GetCard(ctx, id); err == nil {
+			f.Blockers = append(f.Blockers, b)
+		}
+	}
+	states, err := st.ListAgentStates(ctx)
+	if err != nil {
+		return e, err
+	}
+	for _, a := range states {
+		if a.Name == profile {
+			var bs policy.BreakerState
+			_ = json.Unmarshal(a.Data, &bs)
+			if a.State == policy.BreakerClosed {
+				bs = policy.BreakerState{}
+			}
+			ok, _, why := policy.Allow(bs, now)
+			f.BreakerOK, f.BreakerWhy = ok, why
+			if !ok && why == "" {
+				f.BreakerWhy = fmt.Sprintf("agent profile %s is %s: %s; drover agent resume %s", profile, a.State, a.Reason, profile)
+			}
+		}
+	}
+	nodes, err := st.ListNodes(ctx)
+	if err != nil {
+		return e, err
+	}
+	running, capacity := 0, 0
+	for _, n := range nodes {
+		if now.Sub(n.SeenAt) < 2*time.Minute {
+			running += n.Running
+			capacity += max(cfg.Dispatch.MaxConcurrent, 1)
+			var ns NodeStatus
+			_ = json.Unmarshal(n.Status, &ns)
+			if ns.DispatchPaused != "" {
+				f.SpendWhy = ns.DispatchPaused
+			}
+			if why := ns.Unusable[profile]; why != "" {
+				f.Unusable = why
+			}
+		}
+	}
+	if capacity > 0 {
+		f.SlotsFree = capacity - running
+	}
+	e.Checks = Eligible(f)
+	epoch := c.RetryEpoch
+	runs, err := st.ListRuns(ctx, store.RunFilter{CardID: c.ID, RetryEpoch: &epoch})
+	if err != nil {
+		return e, err
+	}
+	for _, r := range runs {
+		at := r.FinishedAt
+		if at == nil {
+			at = &r.ClaimedAt
+		}
+		e.History = append(e.History, HistoryLine{r.ID, r.Attempt, r.Outcome, r.Kind, r.Counted, r.Decision, at})
+	}
+	e.Budgets = policy.Budgets(cfg.Policy, runs)
+	e.Next = nextStep(e, c, now, len(nodes) > 0)
+	return e, nil
+}
+
+func nextStep(e Explanation, c board.Card, now time.Time, anyNode bool) string {
+	switch {
+	case e.Running:
+		return fmt.Sprintf("a run is live on %s; its outcome will be routed by the failure policy", c.Claim.Owner)
+	case e.Role.IsSink():
+		how := "drover card resume " + c.Identifier
+		if c.BlockReason != nil && c.BlockReason.How != "" {
+			how = c.BlockReason.How
+		}
+		if e.Role == board.RoleDone {
+			how = "drover card reopen " + c.Identifier
+		}
+		return fmt.Sprintf("nothing: %s is a sink and automation never takes a card out; to run it again: %s", c.State, how)
+	case e.Role == board.RoleParked:
+		return "waiting for a human answer: drover card answer " + c.Identifier + " TEXT"
+	case e.Role != board.RoleEligible:
+		return fmt.Sprintf("nothing until it is moved to an eligible column (drover card mv %s ready)", c.Identifier)
+	case !AllOK(e.Checks):
+		for _, ch := range e.Checks {
+			if !ch.OK {
+				return "waiting: " + ch.Name + " — " + ch.Hint
+			}
+		}
+	case !anyNode:
+		return "eligible now; no drover serve has run against this store yet (start one with drover serve)"
+	}
+	return "eligible now: the next dispatcher tick claims it"
+}

@@ -1,0 +1,293 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/drover-dev/drover/internal/agent"
+	"github.com/drover-dev/drover/internal/agent/adapters"
+	"github.com/drover-dev/drover/internal/agent/command"
+	"github.com/drover-dev/drover/internal/agent/proc"
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/workspace"
+)
+
+// job is one live run owned by this process.
+type job struct {
+	card      board.Card
+	run       board.Run
+	claim     board.Claim
+	profile   string
+	fromState string
+	ctx       context.Context
+	cancelFn  context.CancelCauseFunc
+	finished  chan struct{}
+	once      sync.Once
+}
+
+func (j *job) cancel(cause error) { j.once.Do(func() { j.cancelFn(cause) }) }
+
+func (d *Dispatcher) hasJob(cardID string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.jobs[cardID]
+	return ok
+}
+
+func (d *Dispatcher) snapshotJobs() []*job {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]*job, 0, len(d.jobs))
+	for _, j := range d.jobs {
+		out = append(out, j)
+	}
+	// A stable order (reconcile and Heartbeat walk it) keeps a seeded
+	// simulation reproducible.
+	sort.Slice(out, func(a, b int) bool { return out[a].card.Identifier < out[b].card.Identifier })
+	return out
+}
+
+// start launches the run in its own goroutine.
+func (d *Dispatcher) start(c board.Card, r board.Run, profile, fromState string, eligibleSince time.Time) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	j := &job{card: c, run: r, claim: *c.Claim, profile: profile, fromState: fromState, ctx: ctx, cancelFn: cancel, finished: make(chan struct{})}
+	d.mu.Lock()
+	d.jobs[c.ID] = j
+	d.mu.Unlock()
+	if d.o.Metrics != nil && !eligibleSince.IsZero() {
+		d.o.Metrics.ObserveStart(profile, d.o.Now().Sub(eligibleSince))
+	}
+	if d.o.Spawn != nil {
+		d.o.Spawn(func() { d.runJob(j) })
+		return
+	}
+	go d.runJob(j)
+}
+
+// runJob prepares the workspace, runs the agent, and routes the outcome.
+func (d *Dispatcher) runJob(j *job) {
+	log := d.log.With("card_id", j.card.ID, "identifier", j.card.Identifier, "run_id", j.run.ID, "attempt", j.run.Attempt)
+	defer func() {
+		d.mu.Lock()
+		delete(d.jobs, j.card.ID)
+		d.mu.Unlock()
+		j.cancel(context.Canceled)
+		close(j.finished)
+		select {
+		case d.done <- struct{}{}:
+		default:
+		}
+	}()
+	stopHB := d.heartbeat(j, log)
+	cfg := d.cfg.Load()
+	res, runErr, cls := d.execute(j, cfg, log)
+	stopHB()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := d.routeOnce(ctx, j.card.ID, j.claim, j.run, cls, &res, false); err != nil {
+		log.Error("could not route the run", "err", err)
+		_ = runErr
+	}
+}
+
+// execute runs one attempt and returns the agent's result and its verdict.
+func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
+	Info(string, ...any)
+	Warn(string, ...any)
+}) (agent.Result, error, policy.Classification) {
+	logPath := filepath.Join(d.o.LogDir, safeName(j.card.Identifier), j.run.ID+".log")
+	_ = os.MkdirAll(filepath.Dir(logPath), 0o755)
+	setup := func(err error) (agent.Result, error, policy.Classification) {
+		if cause := context.Cause(j.ctx); j.ctx.Err() != nil && cause != nil {
+			// The hook was stopped by drover (shutdown, cancel, lost lease):
+			// that is not the workspace's fault.
+			sig := policy.Signals{ExitCode: -1, Signaled: true, KilledFor: killedFor(cause), Now: d.o.Now()}
+			return agent.Result{Signals: sig}, err, policy.Classify(sig, nil)
+		}
+		return agent.Result{}, err, policy.Classification{Kind: policy.KindWorkspaceSetup, Message: err.Error(), Source: "workspace"}
+	}
+	ws, created, err := workspace.Ensure(cfg.Workspace.Root, j.card.Identifier)
+	if err != nil {
+		return setup(fmt.Errorf("workspace %s: %w", cfg.Workspace.Root, err))
+	}
+	env := d.env(j, ws, cfg)
+	hooks := workspace.Hooks{AfterCreate: cfg.Hooks.AfterCreate, BeforeRun: cfg.Hooks.BeforeRun, AfterRun: cfg.Hooks.AfterRun, BeforeRemove: cfg.Hooks.BeforeRemove, Timeout: cfg.Hooks.Timeout}
+	hookLog, _ := os.OpenFile(logPath+".hooks", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	var hw io.Writer = io.Discard
+	if hookLog != nil {
+		defer hookLog.Close()
+		hw = hookLog
+	}
+	envList := envSlice(env)
+	if created {
+		if err := hooks.Run(j.ctx, workspace.HookAfterCreate, ws, envList, hw); err != nil {
+			return setup(err)
+		}
+	}
+	if err := hooks.Run(j.ctx, workspace.HookBeforeRun, ws, envList, hw); err != nil {
+		return setup(err)
+	}
+	prompt, err := cfg.RenderPrompt(j.card, j.run.Attempt, j.run.ID, ws)
+	if err != nil {
+		return agent.Result{}, err, policy.Classification{Kind: policy.KindInvalidInput, Message: "prompt: " + err.Error(), Source: "template"}
+	}
+	p, _ := cfg.Agents.Profile(j.profile)
+	p = resolveCommand(cfg, p)
+	if p.Kind == "claude" && len(p.Args) == 0 && cfg.Dispatch.MaxTurns > 0 {
+		// Symphony's agent.max_turns bounds Claude Code's turns per run.
+		p.Args = append(adapters.DefaultArgs("claude"), "--max-turns", strconv.Itoa(cfg.Dispatch.MaxTurns))
+	}
+	ag, err := d.o.NewAgent(p)
+	if err != nil {
+		return agent.Result{}, err, policy.Classification{Kind: policy.KindConfigError, Message: err.Error(), Source: "profile"}
+	}
+	now := d.o.Now().UTC()
+	bg := context.Background()
+	_ = d.o.Store.UpdateRunProgress(bg, j.run.ID, store.RunProgress{StartedAt: &now, LogPath: logPath, Workspace: ws})
+	_ = d.o.Store.Apply(bg, store.Change{Events: []board.Event{{At: now, CardID: j.card.ID, RunID: j.run.ID, Type: board.EvStarted,
+		Actor: d.actor(), Reason: fmt.Sprintf("attempt %d started: agent %s in %s", j.run.Attempt, j.profile, ws)}}})
+	log.Info("agent started", "agent", j.profile, "workspace", ws)
+	inv := agent.Invocation{Card: j.card, Run: j.run, Prompt: prompt, Workspace: ws, LogPath: logPath, Env: env,
+		Timeout: p.Timeout, StallTimeout: p.StallTimeout, Progress: d.progress(j)}
+	res, runErr := ag.Run(j.ctx, inv)
+	_ = hooks.Run(context.Background(), workspace.HookAfterRun, ws, envList, hw)
+	res.Signals.Now = d.o.Now()
+	switch {
+	case res.Forced != nil:
+		return res, runErr, *res.Forced
+	case runErr != nil && (errors.Is(runErr, proc.ErrNotFound) || errors.Is(runErr, command.ErrConfig)):
+		return res, runErr, policy.Classification{Kind: policy.KindConfigError, Message: runErr.Error(), Source: "start"}
+	case runErr != nil && p.Kind == "sim":
+		return res, runErr, policy.Classification{Kind: policy.KindInvalidInput, Message: runErr.Error(), Source: "sim"}
+	case runErr != nil:
+		return res, runErr, policy.Classification{Kind: policy.KindUnknown, Message: runErr.Error(), Source: "start"}
+	}
+	if cause := context.Cause(j.ctx); cause != nil && j.ctx.Err() != nil {
+		res.Signals.KilledFor = killedFor(cause)
+	}
+	return res, nil, policy.Classify(res.Signals, p.Match)
+}
+
+// killedFor maps the cause a run was stopped for to the classifier's word.
+func killedFor(cause error) string {
+	switch {
+	case errors.Is(cause, errShutdown):
+		return "shutdown"
+	case errors.Is(cause, errLeaseLost):
+		return "lease_lost"
+	case errors.Is(cause, errSpend):
+		return "spend"
+	}
+	return "cancel"
+}
+
+// progress records live figures, at most once a second, and stops a run
+// that crosses the card's spend cap.
+func (d *Dispatcher) progress(j *job) func(agent.Progress) {
+	var last time.Time
+	var mu sync.Mutex
+	capUSD := d.cfg.Load().Limits.MaxCostPerCardUSD
+	var before float64
+	if capUSD > 0 {
+		before, _ = d.cardSpend(context.Background(), j.card)
+	}
+	return func(p agent.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if capUSD > 0 && before+p.CostUSD > capUSD {
+			j.cancel(errSpend)
+		}
+		if time.Since(last) < time.Second {
+			return
+		}
+		last = time.Now()
+		_ = d.o.Store.UpdateRunProgress(context.Background(), j.run.ID, store.RunProgress{LastOutput: clip(p.LastLine, 500),
+			TokensIn: p.TokensIn, TokensOut: p.TokensOut, CostUSD: p.CostUSD})
+	}
+}
+
+// heartbeat renews the lease at a third of its length. Losing the claim
+// stops the run as lease_lost; a store outage keeps the agent running.
+// With Options.Spawn set the caller renews leases with Heartbeat instead.
+func (d *Dispatcher) heartbeat(j *job, log interface{ Warn(string, ...any) }) func() {
+	if d.o.Spawn != nil {
+		return func() {}
+	}
+	stop := make(chan struct{})
+	go func() {
+		t := time.NewTicker(d.lease() / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			if d.beat(j, log) {
+				return
+			}
+		}
+	}()
+	return func() { close(stop) }
+}
+
+// beat renews j's lease once; true when the claim is lost (the run is stopped).
+func (d *Dispatcher) beat(j *job, log interface{ Warn(string, ...any) }) bool {
+	lease := d.lease()
+	ctx, cancel := context.WithTimeout(context.Background(), lease/3)
+	err := d.o.Store.Heartbeat(ctx, j.card.ID, j.claim.Owner, j.claim.Epoch, d.o.Now().Add(lease))
+	cancel()
+	if errors.Is(err, store.ErrConflict) {
+		log.Warn("lease lost: another node took the card; stopping the agent")
+		j.cancel(errLeaseLost)
+		return true
+	}
+	if err != nil {
+		log.Warn("heartbeat failed; the agent keeps running", "err", err)
+	}
+	return false
+}
+
+// Heartbeat renews the lease of every live run once, as each run's heartbeat
+// goroutine does every third of a lease. It is for callers that set
+// Options.Spawn (a simulation on a fake clock); production never calls it.
+func (d *Dispatcher) Heartbeat() {
+	for _, j := range d.snapshotJobs() {
+		d.beat(j, d.log.With("card_id", j.card.ID, "identifier", j.card.Identifier, "run_id", j.run.ID))
+	}
+}
+
+// env is the agent's DROVER_* environment.
+func (d *Dispatcher) env(j *job, ws string, cfg *config.Config) map[string]string {
+	env := map[string]string{}
+	for k, v := range d.o.Env {
+		env[k] = v
+	}
+	env["DROVER_CARD_ID"] = j.card.ID
+	env["DROVER_CARD_IDENTIFIER"] = j.card.Identifier
+	env["DROVER_CARD_STATE"] = j.card.State
+	env["DROVER_RUN_ID"] = j.run.ID
+	env["DROVER_ATTEMPT"] = strconv.Itoa(j.run.Attempt)
+	env["DROVER_WORKSPACE"] = ws
+	env["DROVER_NODE"] = d.node
+	return env
+}
+
+func envSlice(m map[string]string) []string {
+	out := append([]string{}, proc.BaseEnv()...)
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	return out
+}

@@ -1,0 +1,211 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/store"
+)
+
+// A card that always fails runs exactly max_attempts times with attempts
+// 1..N, ends blocked with a give-up stamp, and produces one notification.
+func TestAlwaysFailingCardGivesUpAtMaxAttempts(t *testing.T) {
+	w := newWorld(t, 3)
+	c := w.add("always fails", "", `{"sim":["agent_failed"],"sim_delay":"1ms"}`)
+	stop := w.run(w.dispatcher("n1"))
+	defer stop()
+	got := w.waitFor(c.Identifier, "blocked", inState("blocked"))
+	stop()
+	rs := w.runs(c.ID)
+	if attempts(rs) != "1:failed:agent_failed 2:failed:agent_failed 3:failed:agent_failed" {
+		t.Fatalf("runs = %s", attempts(rs))
+	}
+	if got.GaveUp == nil || got.GaveUp.Attempts != 3 || got.GaveUp.Kind != "agent_failed" || got.Claim != nil {
+		t.Fatalf("card = %+v (gave_up %+v)", got, got.GaveUp)
+	}
+	ob, _ := w.st.ListOutbox(context.Background(), store.OutboxFilter{CardID: c.ID})
+	if len(ob) != 1 || ob[0].Event != policy.NotifyGaveUp {
+		t.Fatalf("outbox = %+v, want one gave_up row", ob)
+	}
+}
+
+// A restart between attempts changes nothing: attempt numbers continue from
+// the stored runs and the budget is not reset.
+func TestRestartKeepsAttemptsAndBudget(t *testing.T) {
+	w := newWorld(t, 3)
+	c := w.add("fails, restart between", "", `{"sim":["agent_failed"],"sim_delay":"1ms"}`)
+	for i := 0; i < 3; i++ {
+		stop := w.run(w.dispatcher("n1"))
+		want := i + 1
+		w.waitFor(c.Identifier, "attempt routed", func(board.Card) bool {
+			n := 0
+			for _, r := range w.runs(c.ID) {
+				if !r.Open() {
+					n++
+				}
+			}
+			return n >= want
+		})
+		stop()
+	}
+	got := w.waitFor(c.Identifier, "blocked", inState("blocked"))
+	if a := attempts(w.runs(c.ID)); a != "1:failed:agent_failed 2:failed:agent_failed 3:failed:agent_failed" {
+		t.Fatalf("runs across restarts = %s", a)
+	}
+	if got.GaveUp == nil {
+		t.Fatal("no give-up stamp")
+	}
+}
+
+// Invalid input: one block, zero runs (no agent session), no release.
+func TestInvalidInputBlocksOnceBeforeAnySession(t *testing.T) {
+	w := newWorld(t, 3)
+	c := w.add("no plan", "planner", `{"sim":["succeeded"]}`)
+	stop := w.run(w.dispatcher("n1"))
+	got := w.waitFor(c.Identifier, "blocked", inState("blocked"))
+	time.Sleep(300 * time.Millisecond) // a few more ticks must not touch it again
+	stop()
+	if rs := w.runs(c.ID); len(rs) != 0 {
+		t.Fatalf("runs = %s, want none", attempts(rs))
+	}
+	blocks := 0
+	for _, e := range w.events(c.ID) {
+		switch e.Type {
+		case board.EvBlocked:
+			blocks++
+		case board.EvReleased, board.EvClaimed:
+			t.Fatalf("event %s on an invalid card", e.Type)
+		}
+	}
+	if blocks != 1 || got.BlockReason == nil || got.BlockReason.Kind != "invalid_input" {
+		t.Fatalf("blocks = %d, reason %+v", blocks, got.BlockReason)
+	}
+	if want := "drover card resume " + c.Identifier; !contains(got.BlockReason.How, want) || !contains(got.BlockReason.What, "plan") {
+		t.Fatalf("reason does not name the field and the resume command: %+v", got.BlockReason)
+	}
+	// Fix the input and resume: it runs.
+	spec := []byte(`{"sim":["succeeded"],"plan":"p"}`)
+	raw := spec
+	if _, err := w.ops.Edit(context.Background(), c.ID, inputSpec(raw)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.ops.Resume(context.Background(), c.ID); err != nil {
+		t.Fatal(err)
+	}
+	stop = w.run(w.dispatcher("n1"))
+	defer stop()
+	w.waitFor(c.Identifier, "review", inState("review"))
+}
+
+// A stale owner whose claim was taken over writes nothing to the card: its
+// run is recorded as lease_lost.
+func TestStaleOwnerWritesNothing(t *testing.T) {
+	w := newWorld(t, 3)
+	c := w.add("taken over", "", `{}`)
+	d := w.dispatcher("n1")
+	ctx := context.Background()
+	cur, _ := w.st.GetCard(ctx, c.ID)
+	if err := d.claimAndStartNoRun(ctx, cur); err != nil {
+		t.Fatal(err)
+	}
+	cur, _ = w.st.GetCard(ctx, c.ID)
+	stale := *cur.Claim
+	open := w.runs(c.ID)[0]
+	// Another node recovers the card (its lease "expired").
+	other := cur
+	other.Claim = &board.Claim{Owner: "n2", Epoch: cur.Version + 1, LeaseUntil: time.Now().Add(time.Minute)}
+	if err := w.st.Apply(ctx, store.Change{Card: &other, ClaimGuard: &stale}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := w.st.GetCard(ctx, c.ID)
+	if err := d.routeOnce(ctx, c.ID, stale, open, policy.Classification{Kind: policy.KindSucceeded}, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := w.st.GetCard(ctx, c.ID)
+	run, _ := w.st.GetRun(ctx, open.ID)
+	if after.Version != before.Version || after.State != before.State || run.Outcome != board.OutcomeLeaseLost {
+		t.Fatalf("stale owner changed the card (v%d→v%d, %s→%s) or run outcome is %q", before.Version, after.Version, before.State, after.State, run.Outcome)
+	}
+}
+
+// An operator cancelling a card mid-run stops the agent; the run is
+// cancelled and the card stays where the operator put it.
+func TestOperatorCancelStopsTheRun(t *testing.T) {
+	w := newWorld(t, 3)
+	c := w.add("long", "", `{"sim":["succeeded"],"sim_delay":"30s"}`)
+	stop := w.run(w.dispatcher("n1"))
+	defer stop()
+	w.waitFor(c.Identifier, "running", func(c board.Card) bool { return c.Claim != nil })
+	if _, err := w.ops.Cancel(context.Background(), c.ID, "not needed"); err != nil {
+		t.Fatal(err)
+	}
+	got := w.waitFor(c.Identifier, "claim released", func(c board.Card) bool { return c.Claim == nil })
+	rs := w.runs(c.ID)
+	if got.State != "cancelled" || len(rs) != 1 || rs[0].Outcome != board.OutcomeCancelled {
+		t.Fatalf("state %s, runs %s", got.State, attempts(rs))
+	}
+}
+
+// A provider outage opens the profile's breaker; no healthy card is blocked.
+func TestProviderOutageOpensBreakerWithoutBlocking(t *testing.T) {
+	w := newWorld(t, 3)
+	var cards []board.Card
+	for i := 0; i < 4; i++ {
+		cards = append(cards, w.add("outage", "", `{"sim":["provider_unavailable","succeeded"],"sim_delay":"1ms"}`))
+	}
+	stop := w.run(w.dispatcher("n1"))
+	defer stop()
+	for _, c := range cards {
+		got := w.waitFor(c.Identifier, "review", inState("review"))
+		if got.GaveUp != nil {
+			t.Fatalf("%s gave up during an outage", c.Identifier)
+		}
+	}
+	evs, _ := w.st.ListEvents(context.Background(), store.EventFilter{})
+	opened := false
+	for _, e := range evs {
+		if e.Type == "agent_open" {
+			opened = true
+		}
+	}
+	if !opened {
+		t.Fatal("three provider_unavailable failures in the window did not open the breaker")
+	}
+}
+
+func contains(s, sub string) bool {
+	return len(sub) == 0 || (len(s) >= len(sub) && indexOf(s, sub) >= 0)
+}
+
+func indexOf(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}
+
+var _ = errors.Is
+
+// An operator moving a running card into done stops the agent too: the run
+// is recorded as cancelled and the card stays done.
+func TestOperatorMoveToDoneStopsTheRun(t *testing.T) {
+	w := newWorld(t, 3)
+	c := w.add("long", "", `{"sim":["agent_failed"],"sim_delay":"30s"}`)
+	stop := w.run(w.dispatcher("n1"))
+	defer stop()
+	w.waitFor(c.Identifier, "running", func(c board.Card) bool { return c.Claim != nil })
+	if _, err := w.ops.Move(context.Background(), c.ID, "done", "finished by hand"); err != nil {
+		t.Fatal(err)
+	}
+	got := w.waitFor(c.Identifier, "claim released", func(c board.Card) bool { return c.Claim == nil })
+	rs := w.runs(c.ID)
+	if got.State != "done" || len(rs) != 1 || rs[0].Outcome != board.OutcomeCancelled {
+		t.Fatalf("state %s, runs %s", got.State, attempts(rs))
+	}
+}

@@ -1,0 +1,429 @@
+package dispatch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/drover-dev/drover/internal/agent"
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/store"
+)
+
+// Tick is one pass: reload config, recover dead owners' claims, reconcile
+// live runs with the board, and start what is eligible. It returns the
+// earliest time something becomes due (zero when nothing is scheduled).
+func (d *Dispatcher) Tick(ctx context.Context) time.Time {
+	start := time.Now()
+	d.reload()
+	next, err := d.tick(ctx)
+	now := d.o.Now()
+	d.mu.Lock()
+	switch {
+	case err != nil && ctx.Err() == nil:
+		if errors.Is(err, store.ErrUnavailable) && d.storeDown.IsZero() {
+			d.storeDown = now
+		}
+		d.status.StoreError = err.Error()
+		if !d.storeDown.IsZero() {
+			d.status.StoreError = fmt.Sprintf("the store is unreachable since %s: %v; agents keep running and their writes are retried",
+				d.storeDown.UTC().Format(time.RFC3339), err)
+		}
+		d.log.Error("tick failed; agents keep running and writes are retried", "err", err)
+	case err == nil && !d.storeDown.IsZero():
+		// Back after an outage: say so for a while, since nobody could read
+		// the node's status while the store was away.
+		d.status.StoreError = fmt.Sprintf("the store was unreachable from %s to %s (%s); agents kept running and their writes were retried",
+			d.storeDown.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339), now.Sub(d.storeDown).Round(time.Second))
+		d.log.Warn("store reachable again", "down_for", now.Sub(d.storeDown).Round(time.Millisecond))
+		d.storeDown, d.storeBack = time.Time{}, now
+	case err == nil && !d.storeBack.IsZero() && now.Sub(d.storeBack) > outageNotice:
+		d.status.StoreError = ""
+	case err == nil && d.storeBack.IsZero():
+		d.status.StoreError = ""
+	}
+	d.lastTick = now
+	d.mu.Unlock()
+	if err := d.touch(ctx); err != nil && ctx.Err() == nil {
+		d.log.Warn("could not record node status", "err", err)
+	}
+	if d.o.Metrics != nil {
+		d.o.Metrics.ObserveTick(time.Since(start))
+	}
+	return next
+}
+
+func (d *Dispatcher) reload() {
+	if d.o.Watcher == nil {
+		return
+	}
+	cfg, changed, err := d.o.Watcher.Check()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err != nil {
+		if d.status.ConfigError != err.Error() {
+			d.log.Error("config reload failed; keeping the last good config", "err", err)
+			cur := d.cfg.Load()
+			sum := sha256.Sum256([]byte(err.Error()))
+			go d.noticeOnce(context.Background(), cur, "config_error", "config/"+hex.EncodeToString(sum[:8]),
+				"WORKFLOW.md edit refused, the last good config stays in force: "+err.Error())
+		}
+		d.status.ConfigError = err.Error()
+		return
+	}
+	d.status.ConfigError = ""
+	if changed && cfg != nil {
+		if msg := config.RestartNeeded(d.cfg.Load(), cfg); len(msg) > 0 {
+			d.log.Warn("config changed keys that apply only after a restart", "keys", msg)
+		}
+		d.cfg.Store(cfg)
+		d.usable = map[string]string{}
+		d.log.Info("config reloaded", "path", cfg.Path)
+	}
+}
+
+func (d *Dispatcher) tick(ctx context.Context) (time.Time, error) {
+	now := d.o.Now()
+	expiry, err := d.recover(ctx, now)
+	if err != nil {
+		return time.Time{}, err
+	}
+	d.reconcile(ctx)
+	next, err := d.dispatch(ctx, now)
+	if !expiry.IsZero() && (next.IsZero() || expiry.Before(next)) {
+		next = expiry
+	}
+	return next, err
+}
+
+// recover takes back claims whose owner stopped renewing them. Any node may
+// try (the compare-and-set on the card's version lets exactly one win): the
+// leader does it for everyone as soon as a lease ends, every node does it
+// for its own past lives at once, and any node does it for a claim whose
+// lease ended a whole lease period ago (the leader itself may be the one
+// that died, and its successor is not in place yet). It returns when the
+// soonest foreign lease ends, so the leader wakes up for it.
+func (d *Dispatcher) recover(ctx context.Context, now time.Time) (time.Time, error) {
+	lead, err := d.o.Store.TryLead(ctx, d.node, d.LeaderTTL())
+	if err != nil {
+		return time.Time{}, err
+	}
+	cards, err := d.o.Store.ListCards(ctx, store.CardFilter{Claimed: store.Bool(true)})
+	if err != nil {
+		return time.Time{}, err
+	}
+	// Judge other nodes' leases only with a store that has worked for a
+	// whole lease period: after an outage (a database restart) every lease
+	// looks expired, and live owners need a lease period to renew theirs.
+	d.mu.Lock()
+	judge := d.storeDown.IsZero() && (d.storeBack.IsZero() || now.Sub(d.storeBack) >= d.lease())
+	d.mu.Unlock()
+	var soonest time.Time
+	for _, c := range cards {
+		if d.hasJob(c.ID) {
+			continue
+		}
+		// A claim of ours we hold no job for, last renewed before this process
+		// started: a previous life of this node. (A claim renewed since is
+		// another live process's under the same name: it waits for its lease.)
+		// Also ours: a claim this process wrote whose reply was lost (the
+		// store committed, the call failed), so no job was started for it.
+		mine := c.Claim.Owner == d.node && (!c.Claim.LeaseUntil.After(d.started.Add(d.lease())) || d.wroteClaim(c.ID, c.Claim.Epoch))
+		expired := !c.Claim.LeaseUntil.After(now)
+		stale := c.Claim.LeaseUntil.Before(now.Add(-d.lease()))
+		if mine || (judge && lead && expired) || (judge && stale) {
+			if err := d.recoverCard(ctx, c, mine); err != nil && !errors.Is(err, store.ErrConflict) {
+				return time.Time{}, err
+			}
+			continue
+		}
+		// Wake up when this lease ends (the leader recovers it then), or a
+		// lease period later (anyone does).
+		at := c.Claim.LeaseUntil.Add(10 * time.Millisecond)
+		if !lead {
+			at = at.Add(d.lease())
+		}
+		if soonest.IsZero() || at.Before(soonest) {
+			soonest = at
+		}
+	}
+	return soonest, nil
+}
+
+// reconcile stops runs whose card an operator moved away or whose claim this
+// node lost.
+func (d *Dispatcher) reconcile(ctx context.Context) {
+	cfg := d.cfg.Load()
+	for _, j := range d.snapshotJobs() {
+		c, err := d.o.Store.GetCard(ctx, j.card.ID)
+		if err != nil {
+			continue // store trouble: keep the agent running
+		}
+		switch {
+		case c.Claim == nil || c.Claim.Owner != d.node || c.Claim.Epoch != j.claim.Epoch:
+			j.cancel(errLeaseLost)
+		default:
+			switch cfg.Board.RoleOf(c.State) {
+			case board.RoleRunning, board.RoleCompleted:
+				// still ours to finish (an agent may move its own card on to
+				// review); a move into any sink, done included, stops the run
+			default:
+				j.cancel(fmt.Errorf("%w: %s moved %s to %s", errCancelled, "an operator", c.Identifier, c.State))
+			}
+		}
+	}
+}
+
+// dispatch claims and starts eligible cards while slots are free.
+func (d *Dispatcher) dispatch(ctx context.Context, now time.Time) (time.Time, error) {
+	cfg := d.cfg.Load()
+	var eligible []string
+	for _, c := range cfg.Board.Columns {
+		if c.Role == board.RoleEligible {
+			eligible = append(eligible, c.Name)
+		}
+	}
+	spendWhy, err := d.spendPaused(ctx, cfg, now)
+	if err != nil {
+		return time.Time{}, err
+	}
+	breakers, err := d.breakers(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	var next time.Time
+	soonest := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	for _, st := range breakers {
+		if st.Until != nil && st.Until.After(now) {
+			soonest(*st.Until)
+		}
+	}
+	// The soonest scheduled retry sets the wake-up timer.
+	later, err := d.o.Store.ListCards(ctx, store.CardFilter{States: eligible, Claimed: store.Bool(false), ScheduledAfter: &now, Order: "next_attempt", Limit: 1})
+	if err != nil {
+		return time.Time{}, err
+	}
+	if len(later) == 1 {
+		soonest(*later[0].NextAttemptAt)
+	}
+	// Due cards in board order, a page at a time, only while slots are free:
+	// a tick's work follows the free slots, not the size of the backlog.
+	probing := map[string]bool{}
+	const page = 200
+	for skipped := 0; d.slotsFree(cfg) > 0; {
+		cards, err := d.o.Store.ListCards(ctx, store.CardFilter{States: eligible, Claimed: store.Bool(false), DueBy: &now, Limit: page, Offset: skipped})
+		if err != nil {
+			return next, err
+		}
+		taken, err := d.offer(ctx, cfg, cards, now, spendWhy, breakers, probing)
+		if err != nil {
+			return next, err
+		}
+		skipped += len(cards) - taken
+		if len(cards) < page {
+			break
+		}
+	}
+	return next, nil
+}
+
+// offer checks each card of a page and claims the eligible ones while slots
+// are free. It returns how many cards left the due set (claimed or blocked).
+func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []board.Card, now time.Time, spendWhy string, breakers map[string]breaker, probing map[string]bool) (int, error) {
+	taken := 0
+	for _, c := range cards {
+		profile := d.profileName(c)
+		bok, probe, bwhy := policy.Allow(breakers[profile].BreakerState, now)
+		if probe && probing[profile] {
+			bok, bwhy = false, "a probe run for "+profile+" is already on its way"
+		}
+		f := Facts{Board: cfg.Board, Card: c, Now: now, Profile: profile, BreakerOK: bok, BreakerWhy: bwhy,
+			SpendWhy: spendWhy, SlotsFree: d.slotsFree(cfg), StateFree: d.stateFree(cfg, c.State)}
+		_, f.ProfileOK = cfg.Agents.Profile(profile)
+		if f.ProfileOK {
+			f.Unusable = d.unusable(cfg, profile)
+		}
+		if len(c.BlockedBy) > 0 {
+			f.Blockers = d.blockers(ctx, c)
+		}
+		if !f.ProfileOK {
+			d.blockInvalid(ctx, c, "agent", fmt.Sprintf("the card names agent profile %q, which is not in agents.profiles", profile),
+				fmt.Sprintf("drover card edit %s --agent NAME (profiles: %v), then drover card resume %s", c.Identifier, profileNames(cfg), c.Identifier))
+			taken++
+			continue
+		}
+		if !AllOK(Eligible(f)) {
+			if f.SlotsFree <= 0 {
+				break
+			}
+			continue
+		}
+		if d.validate(ctx, c, profile) || d.overCardCap(ctx, cfg, c) {
+			taken++ // blocked once, before any session
+			continue
+		}
+		if err := d.claimAndStart(ctx, c, profile, probe); err != nil {
+			if errors.Is(err, store.ErrConflict) {
+				taken++ // someone else took it, or it changed: next tick sees the truth
+				continue
+			}
+			return taken, err
+		}
+		taken++
+		if probe {
+			probing[profile] = true
+		}
+	}
+	return taken, nil
+}
+
+func (d *Dispatcher) profileName(c board.Card) string {
+	if c.Agent != "" {
+		return c.Agent
+	}
+	return d.cfg.Load().Agents.Default
+}
+
+func profileNames(cfg *config.Config) []string {
+	var out []string
+	for n := range cfg.Agents.Profiles {
+		out = append(out, n)
+	}
+	return out
+}
+
+// unusable says why this node cannot run a profile (its binary is missing).
+func (d *Dispatcher) unusable(cfg *config.Config, profile string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	// A missing binary is looked for again after a while: installing it
+	// must not need a restart or a config edit.
+	if why, ok := d.usable[profile]; ok && (why == "" || time.Since(d.usableAt[profile]) < 30*time.Second) {
+		return why
+	}
+	p, _ := cfg.Agents.Profile(profile)
+	p = resolveCommand(cfg, p)
+	why := ""
+	if p.Kind != "sim" {
+		cmd := p.Command
+		if cmd == "" {
+			cmd = p.Kind
+		}
+		if _, err := exec.LookPath(cmd); err != nil {
+			why = fmt.Sprintf("agent %s: command %q is not found on this node (agents.profiles.%s.command)", profile, cmd, profile)
+		}
+	}
+	d.usable[profile] = why
+	d.usableAt[profile] = time.Now()
+	if why != "" {
+		if d.status.Unusable == nil {
+			d.status.Unusable = map[string]string{}
+		}
+		d.status.Unusable[profile] = why
+	} else if d.status.Unusable != nil {
+		delete(d.status.Unusable, profile)
+	}
+	return why
+}
+
+// resolveCommand makes a relative command path (./agent.sh) relative to the
+// WORKFLOW.md it was written in, not to the card's workspace.
+func resolveCommand(cfg *config.Config, p agent.Profile) agent.Profile {
+	if strings.Contains(p.Command, "/") && !filepath.IsAbs(p.Command) && cfg.Path != "" {
+		p.Command = filepath.Join(filepath.Dir(cfg.Path), p.Command)
+	}
+	return p
+}
+
+func (d *Dispatcher) slotsFree(cfg *config.Config) int {
+	n := cfg.Dispatch.MaxConcurrent
+	if n <= 0 {
+		n = 1
+	}
+	return n - d.Running()
+}
+
+func (d *Dispatcher) stateFree(cfg *config.Config, state string) int {
+	limit, ok := cfg.Dispatch.MaxConcurrentByState[state]
+	if !ok {
+		return -1
+	}
+	n := 0
+	for _, j := range d.snapshotJobs() {
+		if j.fromState == state {
+			n++
+		}
+	}
+	return limit - n
+}
+
+func (d *Dispatcher) blockers(ctx context.Context, c board.Card) []board.Card {
+	var out []board.Card
+	for _, id := range c.BlockedBy {
+		if b, err := d.o.Store.GetCard(ctx, id); err == nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// spendPaused says why the day's spend cap pauses dispatch ("" when it does not).
+func (d *Dispatcher) spendPaused(ctx context.Context, cfg *config.Config, now time.Time) (string, error) {
+	capUSD := cfg.Limits.MaxCostPerDayUSD
+	why := ""
+	if capUSD > 0 {
+		spent, err := d.o.Store.Spend(ctx, cfg.Limits.DayStart(now), "")
+		if err != nil {
+			return "", err
+		}
+		if pause, _, reason := policy.SpendDecision(policy.SpendLimits{PerDay: capUSD}, spent, 0, 0); pause {
+			why = reason + "; new dispatch resumes at the next day boundary (limits.day_boundary) or when limits.max_cost_per_day_usd is raised"
+			day := cfg.Limits.DayStart(now)
+			d.noticeOnce(ctx, cfg, "spend_paused", "spend/"+dayKey(day)+"/paused", why)
+		}
+	}
+	d.mu.Lock()
+	d.status.DispatchPaused = why
+	d.mu.Unlock()
+	return why, nil
+}
+
+// breaker is a profile's breaker as stored, with the version that guards
+// its next write.
+type breaker struct {
+	policy.BreakerState
+	version int64
+}
+
+// breakers loads every profile's breaker state.
+func (d *Dispatcher) breakers(ctx context.Context) (map[string]breaker, error) {
+	states, err := d.o.Store.ListAgentStates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]breaker{}
+	for _, a := range states {
+		var bs policy.BreakerState
+		if len(a.Data) > 0 {
+			_ = json.Unmarshal(a.Data, &bs)
+		}
+		if a.State == policy.BreakerClosed {
+			bs = policy.BreakerState{State: policy.BreakerClosed, Hits: bs.Hits}
+		}
+		out[a.Name] = breaker{bs, a.Version}
+	}
+	return out, nil
+}

@@ -1,0 +1,250 @@
+package notify_test
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/notify"
+	"github.com/drover-dev/drover/internal/store"
+)
+
+func TestGiveUpDeliversOneSlackAndOneSignedWebhook(t *testing.T) {
+	st := openStore(t)
+	slack, hook := newReceiver(t), newReceiver(t)
+	cfg := notifyConfig(slack.URL, hook.URL)
+	clk := &clock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
+	m := gaveUp(clk.Now())
+
+	if n := enqueue(t, st, cfg, m); n != 2 {
+		t.Fatalf("Enqueue made %d rows, want 2 (slack, webhook)", n)
+	}
+	if d, f := tick(t, newWorker(st, cfg, clk)); d != 2 || f != 0 {
+		t.Fatalf("Tick delivered %d, failed %d; want 2, 0", d, f)
+	}
+
+	sr := slack.requests()
+	if len(sr) != 1 {
+		t.Fatalf("slack got %d requests, want 1", len(sr))
+	}
+	var sp struct {
+		Text   string            `json:"text"`
+		Blocks []json.RawMessage `json:"blocks"`
+	}
+	if err := json.Unmarshal(sr[0].Body, &sp); err != nil {
+		t.Fatalf("slack body is not JSON: %v", err)
+	}
+	all := string(sr[0].Body)
+	for _, want := range []string{"DRV-7", "Fix the login page", "tests failed", "card DRV-7, run r3", "drover card resume DRV-7", "c7/r3/gave_up/slack"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("slack body lacks %q: %s", want, all)
+		}
+	}
+	if !strings.Contains(sp.Text, "gave up after 10 attempts") || len(sp.Blocks) < 3 {
+		t.Errorf("slack text %q with %d blocks", sp.Text, len(sp.Blocks))
+	}
+
+	hr := hook.requests()
+	if len(hr) != 1 {
+		t.Fatalf("webhook got %d requests, want 1", len(hr))
+	}
+	h := hr[0]
+	ts := h.Header.Get(notify.HeaderTimestamp)
+	if ts != strconv.FormatInt(clk.Now().Unix(), 10) {
+		t.Errorf("timestamp %q, want the worker clock's unix seconds", ts)
+	}
+	if !notify.VerifySignature(secret, ts, h.Body, h.Header.Get(notify.HeaderSignature)) {
+		t.Errorf("signature %q does not verify", h.Header.Get(notify.HeaderSignature))
+	}
+	if notify.VerifySignature("wrong", ts, h.Body, h.Header.Get(notify.HeaderSignature)) {
+		t.Error("signature verifies under the wrong secret")
+	}
+	if h.Header.Get(notify.HeaderEvent) != "gave_up" || h.Header.Get(notify.HeaderDelivery) != "c7/r3/gave_up/webhook" {
+		t.Errorf("headers event=%q delivery=%q", h.Header.Get(notify.HeaderEvent), h.Header.Get(notify.HeaderDelivery))
+	}
+	var body struct {
+		notify.Message
+		IdempotencyKey string `json:"idempotency_key"`
+	}
+	if err := json.Unmarshal(h.Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if body.Event != "gave_up" || body.IdempotencyKey != "c7/r3/gave_up/webhook" || body.Card.Identifier != "DRV-7" ||
+		body.GaveUp == nil || body.GaveUp.Attempts != 10 || body.Reason.How != "drover card resume DRV-7" || body.Run.Attempt != 10 {
+		t.Errorf("webhook body: %s", h.Body)
+	}
+
+	pending, dead, lastErr, err := notify.Status(context.Background(), st)
+	if err != nil || pending != 0 || dead != 0 || lastErr != "" {
+		t.Errorf("Status = %d, %d, %q, %v; want all clear", pending, dead, lastErr, err)
+	}
+}
+
+func TestSameMessageTwiceIsDeliveredOncePerChannel(t *testing.T) {
+	st := openStore(t)
+	slack, hook := newReceiver(t), newReceiver(t)
+	cfg := notifyConfig(slack.URL, hook.URL)
+	clk := &clock{t: time.Now()}
+	w := newWorker(st, cfg, clk)
+
+	enqueue(t, st, cfg, gaveUp(clk.Now()))
+	tick(t, w)
+	// Routing repeated (a crash between the write and the ack): same key.
+	enqueue(t, st, cfg, gaveUp(clk.Now().Add(time.Second)))
+	clk.Set(clk.Now().Add(time.Minute))
+	tick(t, w)
+
+	if len(slack.requests()) != 1 || len(hook.requests()) != 1 {
+		t.Fatalf("slack got %d, webhook %d requests; want 1 each", len(slack.requests()), len(hook.requests()))
+	}
+}
+
+func TestRestartedWorkerDeliversExactlyOnce(t *testing.T) {
+	st := openStore(t)
+	slack, hook := newReceiver(t), newReceiver(t)
+	cfg := notifyConfig(slack.URL, hook.URL)
+	clk := &clock{t: time.Now()}
+
+	enqueue(t, st, cfg, gaveUp(clk.Now()))
+	_ = newWorker(st, cfg, clk) // the first process dies before delivering
+
+	w := newWorker(st, cfg, clk) // a new process, same store
+	w.Node, w.LeaderTTL = "node-b", time.Minute
+	if d, _ := tick(t, w); d != 2 {
+		t.Fatalf("restarted worker delivered %d, want 2", d)
+	}
+	if d, _ := tick(t, newWorker(st, cfg, clk)); d != 0 {
+		t.Fatalf("a third worker delivered %d again", d)
+	}
+	if len(slack.requests()) != 1 || len(hook.requests()) != 1 {
+		t.Fatalf("slack got %d, webhook %d requests; want 1 each", len(slack.requests()), len(hook.requests()))
+	}
+}
+
+func TestFailingReceiverIsRetriedWithBackoffThenSucceeds(t *testing.T) {
+	st := openStore(t)
+	hook := newReceiver(t, 500, 500)
+	cfg := notifyConfig("", hook.URL)
+	start := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	clk := &clock{t: start}
+	w := newWorker(st, cfg, clk)
+	enqueue(t, st, cfg, gaveUp(start))
+
+	var waits []time.Duration
+	for try := 1; try <= 3; try++ {
+		d, f := tick(t, w)
+		if try < 3 && (d != 0 || f != 1) || try == 3 && d != 1 {
+			t.Fatalf("try %d: delivered %d, failed %d", try, d, f)
+		}
+		if d, _ := tick(t, w); d != 0 || len(hook.requests()) != try {
+			t.Fatalf("try %d: an immediate second tick tried again (%d requests)", try, len(hook.requests()))
+		}
+		if try == 3 {
+			break
+		}
+		row := outboxRow(t, st)
+		if row.Attempts != try || !strings.Contains(row.LastError, "500") || strings.Contains(row.LastError, hook.URL) {
+			t.Fatalf("after try %d: attempts %d, last_error %q", try, row.Attempts, row.LastError)
+		}
+		if p, _, lastErr, _ := notify.Status(context.Background(), st); p != 1 || !strings.Contains(lastErr, "webhook gave_up (card c7)") {
+			t.Errorf("Status while failing: pending %d, last error %q", p, lastErr)
+		}
+		waits = append(waits, row.NextAt.Sub(clk.Now()))
+		clk.Set(row.NextAt.Add(-time.Millisecond))
+		if d, f := tick(t, w); d+f != 0 {
+			t.Fatalf("tried before the backoff ended")
+		}
+		clk.Set(row.NextAt)
+	}
+	if waits[0] < 5*time.Second || waits[0] > 6*time.Second || waits[1] < 10*time.Second || waits[1] > 11*time.Second {
+		t.Errorf("backoff waits %v, want ~5s then ~10s", waits)
+	}
+	if row := outboxRow(t, st); row.DeliveredAt == nil || row.Attempts != 3 {
+		t.Errorf("row after success: %+v", row)
+	}
+}
+
+func TestDeadAfterMaxAttemptsAndRemovedChannel(t *testing.T) {
+	st := openStore(t)
+	hook := newReceiver(t, 503, 503, 503)
+	cfg := notifyConfig(hook.URL, hook.URL)
+	clk := &clock{t: time.Now()}
+	w := newWorker(st, cfg, clk)
+	w.MaxAttempts = 2
+	enqueue(t, st, notifyConfig("", hook.URL), gaveUp(clk.Now()))
+	for range 2 {
+		tick(t, w)
+		clk.Set(clk.Now().Add(time.Hour))
+	}
+	// A slack row enqueued while Slack was configured; then it is removed.
+	m := gaveUp(clk.Now())
+	m.Key = "c8/r1/gave_up"
+	enqueue(t, st, cfg, m)
+	cfg.Slack.URL = ""
+	w.Config = func() config.Notify { return cfg }
+	tick(t, w)
+
+	pending, dead, lastErr, err := notify.Status(context.Background(), st)
+	if err != nil || pending != 1 || dead != 2 {
+		t.Fatalf("Status = pending %d, dead %d, %v; want 1 (c8 webhook), 2", pending, dead, err)
+	}
+	if !strings.Contains(lastErr, "notify.slack.url is no longer configured") {
+		t.Errorf("last error %q", lastErr)
+	}
+	if n := len(hook.requests()); n != 3 {
+		t.Errorf("receiver got %d requests, want 3 (2 tries, then c8's webhook row)", n)
+	}
+}
+
+func outboxRow(t *testing.T, st store.Store) store.OutboxItem {
+	t.Helper()
+	rows, err := st.ListOutbox(context.Background(), store.OutboxFilter{})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("outbox rows %d, %v", len(rows), err)
+	}
+	return rows[0]
+}
+
+func TestOnlyTheLeaderDelivers(t *testing.T) {
+	st := openStore(t)
+	hook := newReceiver(t)
+	cfg := notifyConfig("", hook.URL)
+	clk := &clock{t: time.Now()}
+	a, b := newWorker(st, cfg, clk), newWorker(st, cfg, clk)
+	a.Node, b.Node = "node-a", "node-b"
+	a.LeaderTTL, b.LeaderTTL = time.Minute, time.Minute
+	if ok, err := st.TryLead(context.Background(), "node-a", time.Minute); err != nil || !ok {
+		t.Fatalf("node-a could not lead: %v", err)
+	}
+	enqueue(t, st, cfg, gaveUp(clk.Now()))
+	if d, f := tick(t, b); d+f != 0 {
+		t.Fatalf("a follower delivered %d, failed %d", d, f)
+	}
+	if d, _ := tick(t, a); d != 1 {
+		t.Fatalf("the leader delivered %d, want 1", d)
+	}
+}
+
+func TestRunDeliversUntilCancelled(t *testing.T) {
+	st := openStore(t)
+	hook := newReceiver(t)
+	cfg := notifyConfig("", hook.URL)
+	w := &notify.Worker{Store: st, Config: func() config.Notify { return cfg }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.Run(ctx, 10*time.Millisecond); close(done) }()
+	enqueue(t, st, cfg, gaveUp(time.Now()))
+	deadline := time.Now().Add(5 * time.Second)
+	for len(hook.requests()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if n := len(hook.requests()); n != 1 {
+		t.Fatalf("receiver got %d requests, want 1", n)
+	}
+}

@@ -1,0 +1,452 @@
+// Package operator is what a person can do to the board: add, edit, move,
+// comment, block, resume, reopen, cancel and answer. The CLI and the HTTP API
+// both go through it, so the rules and the audit trail are the same for both.
+package operator
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/store"
+)
+
+// Service applies operator actions to a store.
+type Service struct {
+	Store store.Store
+	Board board.Board
+	// Agents lists the known agent profile names; empty means "don't check".
+	Agents []string
+	Actor  string // e.g. "operator:alice"; default "operator"
+	Now    func() time.Time
+}
+
+// NotFoundError says a card reference matched nothing.
+type NotFoundError struct{ Ref string }
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("card %q not found; use its id or identifier (drover card ls lists them)", e.Ref)
+}
+
+func (s *Service) actor() string {
+	if s.Actor == "" {
+		return board.ActorOperator
+	}
+	return s.Actor
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// Get resolves a card by id or identifier.
+func (s *Service) Get(ctx context.Context, ref string) (board.Card, error) {
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		return board.Card{}, &board.InputError{Field: "id", Msg: "is empty; pass a card id or identifier such as DRV-1"}
+	}
+	c, err := s.Store.GetCard(ctx, ref)
+	if errors.Is(err, store.ErrNotFound) {
+		return c, &NotFoundError{Ref: ref}
+	}
+	return c, err
+}
+
+// Input is the operator-supplied fields of a card; nil means "not given".
+type Input struct {
+	Title     *string
+	Body      *string
+	State     *string
+	Priority  *int
+	Labels    *[]string
+	Agent     *string
+	Spec      *json.RawMessage
+	BlockedBy *[]string // ids or identifiers
+}
+
+// Add creates a card. The state defaults to the board's first eligible column.
+func (s *Service) Add(ctx context.Context, in Input) (board.Card, error) {
+	c := board.Card{Labels: []string{}, BlockedBy: []string{}, Spec: json.RawMessage("{}")}
+	if col, ok := s.Board.First(board.RoleEligible); ok {
+		c.State = col.Name
+	}
+	if in.Title == nil {
+		return c, &board.InputError{Field: "title", Msg: "is required; pass --title"}
+	}
+	if err := s.fill(ctx, &c, in); err != nil {
+		return c, err
+	}
+	if s.Board.RoleOf(c.State) == board.RoleRunning {
+		return c, &board.InputError{Field: "state", Msg: fmt.Sprintf("%q is the running column; only the dispatcher moves cards there. Add it to an eligible column", c.State)}
+	}
+	return s.Store.CreateCard(ctx, s.Board.Prefix, c, s.actor())
+}
+
+// fill validates in and copies it onto c.
+func (s *Service) fill(ctx context.Context, c *board.Card, in Input) error {
+	if in.Title != nil {
+		c.Title = strings.TrimSpace(*in.Title)
+	}
+	if in.Body != nil {
+		c.Body = *in.Body
+	}
+	if in.State != nil {
+		c.State = *in.State
+	}
+	if in.Priority != nil {
+		c.Priority = *in.Priority
+	}
+	if in.Labels != nil {
+		c.Labels = dedupe(*in.Labels)
+	}
+	if in.Agent != nil {
+		c.Agent = *in.Agent
+		if c.Agent != "" && len(s.Agents) > 0 && !contains(s.Agents, c.Agent) {
+			return &board.InputError{Field: "agent", Msg: fmt.Sprintf("unknown profile %q; the profiles are %s (agents.profiles in WORKFLOW.md)", c.Agent, strings.Join(s.Agents, ", "))}
+		}
+	}
+	if in.Spec != nil {
+		spec, err := board.NormalizeSpec(*in.Spec)
+		if err != nil {
+			return err
+		}
+		c.Spec = spec
+	}
+	if err := board.ValidateCard(s.Board, *c); err != nil {
+		return err
+	}
+	if in.BlockedBy != nil {
+		ids := []string{}
+		for i, ref := range *in.BlockedBy {
+			b, err := s.Store.GetCard(ctx, strings.TrimSpace(ref))
+			if errors.Is(err, store.ErrNotFound) {
+				return &board.InputError{Field: fmt.Sprintf("blocked_by[%d]", i), Msg: fmt.Sprintf("card %q not found", ref)}
+			}
+			if err != nil {
+				return err
+			}
+			if b.ID == c.ID && c.ID != "" {
+				return &board.InputError{Field: fmt.Sprintf("blocked_by[%d]", i), Msg: "a card cannot wait on itself"}
+			}
+			if !contains(ids, b.ID) {
+				ids = append(ids, b.ID)
+			}
+			if c.ID != "" {
+				if path, err := s.waitsOn(ctx, b, c.ID); err != nil {
+					return err
+				} else if path != "" {
+					return &board.InputError{Field: fmt.Sprintf("blocked_by[%d]", i), Msg: fmt.Sprintf("%s already waits on %s (%s): the cards would wait on each other forever", b.Identifier, c.Identifier, path)}
+				}
+			}
+		}
+		c.BlockedBy = ids
+	}
+	return nil
+}
+
+// waitsOn reports the chain by which card from waits (directly or through
+// other cards) on target, or "" when it does not.
+func (s *Service) waitsOn(ctx context.Context, from board.Card, target string) (string, error) {
+	type step struct {
+		c    board.Card
+		path string
+	}
+	seen := map[string]bool{from.ID: true}
+	queue := []step{{from, from.Identifier}}
+	for len(queue) > 0 && len(seen) < 10000 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, id := range cur.c.BlockedBy {
+			if id == target {
+				return cur.path, nil
+			}
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			next, err := s.Store.GetCard(ctx, id)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return "", err
+			}
+			queue = append(queue, step{next, cur.path + " → " + next.Identifier})
+		}
+	}
+	return "", nil
+}
+
+// update reads the card, lets fn change it, and applies the change with a
+// version guard, retrying when another writer got there first.
+func (s *Service) update(ctx context.Context, ref string, fn func(c *board.Card) (store.Change, error)) (board.Card, error) {
+	for try := 0; ; try++ {
+		c, err := s.Get(ctx, ref)
+		if err != nil {
+			return c, err
+		}
+		next := c
+		ch, err := fn(&next)
+		if err != nil {
+			return c, err
+		}
+		ch.Card = &next
+		err = s.Store.Apply(ctx, ch)
+		if errors.Is(err, store.ErrConflict) && try < 8 {
+			continue
+		}
+		if err != nil {
+			return c, err
+		}
+		return s.Store.GetCard(ctx, c.ID)
+	}
+}
+
+func (s *Service) event(c *board.Card, typ, reason string, data any) board.Event {
+	var raw json.RawMessage
+	if data != nil {
+		raw, _ = json.Marshal(data)
+	}
+	return board.Event{At: s.now(), CardID: c.ID, Type: typ, Actor: s.actor(), Reason: reason, Data: raw}
+}
+
+// Edit changes fields. A changed spec on a card outside the sinks opens a
+// new retry epoch: the input changed, so old failures are no longer evidence.
+func (s *Service) Edit(ctx context.Context, ref string, in Input) (board.Card, error) {
+	if in.State != nil {
+		return board.Card{}, &board.InputError{Field: "state", Msg: "is not changed by edit; use drover card mv ID STATE"}
+	}
+	if in == (Input{}) {
+		return board.Card{}, &board.InputError{Field: "fields", Msg: "nothing to change; give at least one of title, body, priority, labels, agent, spec, blocked_by"}
+	}
+	return s.update(ctx, ref, func(c *board.Card) (store.Change, error) {
+		oldSpec := string(c.Spec)
+		if err := s.fill(ctx, c, in); err != nil {
+			return store.Change{}, err
+		}
+		var fields []string
+		for name, set := range map[string]bool{"title": in.Title != nil, "body": in.Body != nil, "priority": in.Priority != nil,
+			"labels": in.Labels != nil, "agent": in.Agent != nil, "spec": in.Spec != nil, "blocked_by": in.BlockedBy != nil} {
+			if set {
+				fields = append(fields, name)
+			}
+		}
+		sort.Strings(fields)
+		reason := "edited " + strings.Join(fields, ", ")
+		if string(c.Spec) != oldSpec && !s.Board.RoleOf(c.State).IsSink() && c.Claim == nil {
+			c.RetryEpoch++
+			c.NextAttemptAt = nil
+			reason += fmt.Sprintf("; spec changed, retry epoch %d opened", c.RetryEpoch)
+		}
+		return store.Change{Events: []board.Event{s.event(c, board.EvEdited, reason, map[string]any{"fields": fields})}}, nil
+	})
+}
+
+// Move is an operator's plain move between columns.
+func (s *Service) Move(ctx context.Context, ref, state, reason string) (board.Card, error) {
+	return s.update(ctx, ref, func(c *board.Card) (store.Change, error) {
+		if err := board.CheckMove(s.Board, c.Identifier, c.State, state, board.ByOperator); err != nil {
+			return store.Change{}, err
+		}
+		from := c.State
+		c.State = state
+		c.StateReason = reasonOr(reason, "moved by operator")
+		if s.Board.RoleOf(state) == board.RoleEligible {
+			c.NextAttemptAt = nil
+		}
+		return store.Change{Events: []board.Event{s.event(c, board.EvMoved, c.StateReason, map[string]string{"from": from, "to": state})}}, nil
+	})
+}
+
+// Comment adds a comment and returns it as stored (with its id).
+func (s *Service) Comment(ctx context.Context, ref, text string) (board.Comment, error) {
+	if strings.TrimSpace(text) == "" {
+		return board.Comment{}, &board.InputError{Field: "text", Msg: "is empty; write the comment text"}
+	}
+	if err := validateText("text", text); err != nil {
+		return board.Comment{}, err
+	}
+	c, err := s.Get(ctx, ref)
+	if err != nil {
+		return board.Comment{}, err
+	}
+	cm := board.Comment{ID: newID(), CardID: c.ID, Author: s.actor(), Body: text, At: s.now().Truncate(time.Millisecond)}
+	err = s.Store.Apply(ctx, store.Change{Comments: []board.Comment{cm}, Events: []board.Event{s.event(&c, board.EvCommented, firstLine(text), map[string]string{"comment_id": cm.ID})}})
+	if err != nil {
+		return board.Comment{}, err
+	}
+	return cm, nil
+}
+
+// Block moves a card to the blocked column with the operator's reason.
+func (s *Service) Block(ctx context.Context, ref, reason string) (board.Card, error) {
+	if strings.TrimSpace(reason) == "" {
+		return board.Card{}, &board.InputError{Field: "reason", Msg: "is required; say why the card is blocked (--reason)"}
+	}
+	if err := validateText("reason", reason); err != nil {
+		return board.Card{}, err
+	}
+	col, _ := s.Board.First(board.RoleBlocked)
+	return s.update(ctx, ref, func(c *board.Card) (store.Change, error) {
+		if s.Board.RoleOf(c.State).IsSink() {
+			return store.Change{}, &board.MoveError{Msg: fmt.Sprintf("%s is already in %s", c.Identifier, c.State)}
+		}
+		c.State = col.Name
+		c.StateReason = reason
+		c.NextAttemptAt = nil
+		c.BlockReason = &board.BlockReason{Kind: "operator", What: reason, Where: "blocked by " + s.actor(), How: "drover card resume " + c.Identifier}
+		return store.Change{Events: []board.Event{s.event(c, board.EvBlocked, reason, nil)}}, nil
+	})
+}
+
+// Resume takes a card out of blocked, cancelled or parked into the eligible
+// column with a new retry epoch and a fresh budget. Old runs stay in history.
+func (s *Service) Resume(ctx context.Context, ref string) (board.Card, error) {
+	return s.reenter(ctx, ref, board.EvResumed, board.CheckResume)
+}
+
+// Reopen takes a done, completed, cancelled or blocked card back to eligible
+// with a new retry epoch.
+func (s *Service) Reopen(ctx context.Context, ref string) (board.Card, error) {
+	return s.reenter(ctx, ref, board.EvReopened, board.CheckReopen)
+}
+
+func (s *Service) reenter(ctx context.Context, ref, ev string, check func(board.Board, string, string) error) (board.Card, error) {
+	col, _ := s.Board.First(board.RoleEligible)
+	return s.update(ctx, ref, func(c *board.Card) (store.Change, error) {
+		if err := check(s.Board, c.Identifier, c.State); err != nil {
+			return store.Change{}, err
+		}
+		from := c.State
+		c.State = col.Name
+		c.RetryEpoch++
+		c.StateReason = fmt.Sprintf("%s by operator (retry epoch %d)", ev, c.RetryEpoch)
+		c.BlockReason, c.GaveUp, c.NextAttemptAt = nil, nil, nil
+		return store.Change{Events: []board.Event{s.event(c, ev, c.StateReason, map[string]any{"from": from, "retry_epoch": c.RetryEpoch})}}, nil
+	})
+}
+
+// Cancel moves a card to the cancelled column; a running run is stopped by
+// the dispatcher when it sees the move.
+func (s *Service) Cancel(ctx context.Context, ref, reason string) (board.Card, error) {
+	col, ok := s.Board.First(board.RoleCancelled)
+	if !ok {
+		return board.Card{}, &board.MoveError{Msg: "the board has no column with role cancelled; add one to board.columns"}
+	}
+	return s.update(ctx, ref, func(c *board.Card) (store.Change, error) {
+		if s.Board.RoleOf(c.State) == board.RoleCancelled {
+			return store.Change{}, &board.MoveError{Msg: c.Identifier + " is already cancelled"}
+		}
+		if s.Board.RoleOf(c.State) == board.RoleDone {
+			return store.Change{}, &board.MoveError{Msg: c.Identifier + " is done; reopen it first if it should change"}
+		}
+		c.State = col.Name
+		c.StateReason = reasonOr(reason, "cancelled by operator")
+		c.NextAttemptAt = nil
+		return store.Change{Events: []board.Event{s.event(c, board.EvCancelled, c.StateReason, nil)}}, nil
+	})
+}
+
+// Answer replies to a parked card's question and makes it eligible again.
+func (s *Service) Answer(ctx context.Context, ref, text string) (board.Card, error) {
+	if strings.TrimSpace(text) == "" {
+		return board.Card{}, &board.InputError{Field: "text", Msg: "is empty; write the answer to the agent's question"}
+	}
+	if err := validateText("text", text); err != nil {
+		return board.Card{}, err
+	}
+	col, _ := s.Board.First(board.RoleEligible)
+	return s.update(ctx, ref, func(c *board.Card) (store.Change, error) {
+		if s.Board.RoleOf(c.State) != board.RoleParked {
+			return store.Change{}, &board.MoveError{Msg: fmt.Sprintf("%s is in %s, not awaiting an answer; use drover card comment to add a note", c.Identifier, c.State)}
+		}
+		c.State = col.Name
+		c.StateReason = "answered by operator"
+		c.NextAttemptAt = nil
+		return store.Change{
+			Comments: []board.Comment{{CardID: c.ID, Author: s.actor(), Body: text, At: s.now()}},
+			Events:   []board.Event{s.event(c, board.EvAnswered, firstLine(text), nil)},
+		}, nil
+	})
+}
+
+func validateText(field, text string) error {
+	if err := board.ValidateBody(text); err != nil {
+		return &board.InputError{Field: field, Msg: err.(*board.InputError).Msg}
+	}
+	return nil
+}
+
+func reasonOr(r, def string) string {
+	if strings.TrimSpace(r) == "" {
+		return def
+	}
+	return r
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
+	}
+	return s
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func dedupe(xs []string) []string {
+	out := []string{}
+	for _, x := range xs {
+		x = strings.TrimSpace(x)
+		if !contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+var (
+	idMu      sync.Mutex
+	idEntropy = ulid.Monotonic(rand.Reader, 0)
+)
+
+// newID names a row before it is written (a lower-case ULID, the same shape
+// the store gives the rows it names itself), so callers can return it.
+func newID() string {
+	idMu.Lock()
+	defer idMu.Unlock()
+	return strings.ToLower(ulid.MustNew(ulid.Now(), idEntropy).String())
+}
+
+// ResumeAgent closes a paused or open agent profile breaker, so dispatch for
+// the profile starts again (the next failure of the same kind pauses it again).
+func (s *Service) ResumeAgent(ctx context.Context, name string) (store.AgentState, error) {
+	if len(s.Agents) > 0 && !contains(s.Agents, name) {
+		return store.AgentState{}, &board.InputError{Field: "name", Msg: fmt.Sprintf("unknown agent profile %q; the profiles are %s", name, strings.Join(s.Agents, ", "))}
+	}
+	st := store.AgentState{Name: name, State: "closed", Reason: "resumed by " + s.actor(), UpdatedAt: s.now(), Version: -1}
+	ev := board.Event{At: s.now(), Type: "agent_resumed", Actor: s.actor(), Reason: "agent profile " + name + " resumed", Data: json.RawMessage(fmt.Sprintf(`{"agent":%q}`, name))}
+	return st, s.Store.Apply(ctx, store.Change{AgentState: &st, Events: []board.Event{ev}})
+}

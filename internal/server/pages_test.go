@@ -1,0 +1,67 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+)
+
+func TestPages(t *testing.T) {
+	h := newHarness(t)
+	for path, want := range map[string]string{
+		"/":                               "Needs attention",
+		"/?fragment=1":                    "Retry queue",
+		"/cards/" + h.w.Parked.Identifier: "Blue or green?",
+		"/cards/" + h.w.Running.Identifier + "?fragment=1": "live log",
+		"/columns/ready":     "Write the README",
+		"/runs/" + h.w.RunID: "/api/v1/runs/" + h.w.RunID + "/log",
+		"/static/app.js":     "EventSource",
+	} {
+		r := h.want(h.do("GET", path, nil), 200)
+		if !strings.Contains(string(r.Body), want) {
+			t.Errorf("%s lacks %q", path, want)
+		}
+	}
+	if r := h.do("GET", "/?fragment=1", nil); strings.Contains(string(r.Body), "<html") {
+		t.Error("a fragment carries the page shell")
+	}
+	h.want(h.do("GET", "/cards/DRV-999", nil), 404)
+	h.want(h.do("GET", "/columns/nope", nil), 404)
+	h.want(h.do("GET", "/nope", nil), 404)
+}
+
+// TestBoardAt5000 checks the board and state stay quick with 5,000 cards.
+func TestBoardAt5000(t *testing.T) {
+	if testing.Short() {
+		t.Skip("5,000 cards: skipped with -short")
+	}
+	h := newHarness(t)
+	ctx := context.Background()
+	for i := 0; i < 5000; i++ {
+		state := []string{"backlog", "ready", "done", "blocked"}[i%4]
+		c := board.Card{Title: fmt.Sprintf("card %d", i), State: state, Labels: []string{}, BlockedBy: []string{}, Spec: json.RawMessage(`{}`)}
+		if state == "blocked" {
+			c.BlockReason = &board.BlockReason{What: "w", Where: "x", How: "y"}
+		}
+		if _, err := h.w.Store.CreateCard(ctx, "DRV", c, "operator"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, path := range []string{"/", "/api/v1/state", "/columns/done?offset=1000"} {
+		start := time.Now()
+		r := h.want(h.do("GET", path, nil), 200)
+		d := time.Since(start)
+		t.Logf("GET %s: %v, %d bytes", path, d, len(r.Body))
+		if d > 3*time.Second {
+			t.Errorf("GET %s took %v", path, d)
+		}
+		if path == "/" && !strings.Contains(string(r.Body), "1150 more…") {
+			t.Errorf("the board does not cap its columns")
+		}
+	}
+}

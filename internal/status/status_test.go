@@ -1,0 +1,165 @@
+package status_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drover-dev/drover/internal/status"
+	"github.com/drover-dev/drover/internal/status/statustest"
+)
+
+func TestSnapshot(t *testing.T) {
+	st, cfg := statustest.Open(t)
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	w := statustest.Seed(t, st, cfg, now)
+	s, err := status.Snapshot(context.Background(), st, cfg, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Counts.Running != 1 || len(s.Running) != 1 {
+		t.Fatalf("running = %+v", s.Running)
+	}
+	r := s.Running[0]
+	if r.IssueIdentifier != w.Running.Identifier || r.Attempt != 2 || r.MaxAttempts != 5 || r.Tokens.TotalTokens != 2000 || r.CostUSD != 0.42 ||
+		r.SessionID != w.RunID || r.LastMessage != "running go test ./..." || r.ElapsedS < 89 || r.LastEvent != "claimed" {
+		t.Fatalf("running row = %+v", r)
+	}
+	if s.Counts.Retrying != 1 || s.Retrying[0].IssueIdentifier != w.Retrying.Identifier || s.Retrying[0].Attempt != 2 ||
+		s.Retrying[0].LastAttempt != 1 || s.Retrying[0].Kind != "agent_failed" || s.Retrying[0].Error != "tests failed: 3 failures" ||
+		!s.Retrying[0].DueAt.Equal(now.Add(90*time.Second)) {
+		t.Fatalf("retrying = %+v", s.Retrying)
+	}
+	if s.Counts.Blocked != 1 || s.Blocked[0].GaveUp == nil || s.Blocked[0].BlockReason.How == "" {
+		t.Fatalf("blocked = %+v", s.Blocked)
+	}
+	if s.Counts.Parked != 1 || s.Parked[0].Question != "Blue or green?" {
+		t.Fatalf("parked = %+v", s.Parked)
+	}
+	if len(s.Agents) != 2 || s.Agents[0].Name != "script" || s.Agents[0].State != "paused" || s.Agents[0].Kind != "command" || s.Agents[1].State != "closed" || !s.Agents[1].Default {
+		t.Fatalf("agents = %+v", s.Agents)
+	}
+	if s.Spend.DayCapUSD != 10 || s.Spend.PerCardCapUSD != 2 || s.Spend.TodayUSD < 0.52-1e-9 || s.Spend.Paused {
+		t.Fatalf("spend = %+v", s.Spend)
+	}
+	codes := map[string]bool{}
+	for _, e := range s.Errors {
+		codes[e.Code] = true
+	}
+	if !codes["config_error"] || !codes["notify_failing"] {
+		t.Fatalf("errors = %+v", s.Errors)
+	}
+	if len(s.Nodes) != 1 || s.Nodes[0].LastTick == nil || s.Nodes[0].Stale {
+		t.Fatalf("nodes = %+v", s.Nodes)
+	}
+	if len(s.Columns) != 8 || s.Counts.Cards != 5 {
+		t.Fatalf("columns = %+v", s.Columns)
+	}
+	if s.CodexTotals.InputTokens != 1200 || s.CodexTotals.TotalTokens != 2000 || s.CodexTotals.SecondsRunning < 89 {
+		t.Fatalf("totals = %+v", s.CodexTotals)
+	}
+}
+
+// TestSymphonyShape checks the JSON field names Symphony's clients read.
+func TestSymphonyShape(t *testing.T) {
+	st, cfg := statustest.Open(t)
+	now := time.Now().UTC()
+	statustest.Seed(t, st, cfg, now)
+	s, err := status.Snapshot(context.Background(), st, cfg, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(s)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	CheckSymphony(t, m)
+}
+
+// CheckSymphony asserts Symphony's /api/v1/state fields are present with
+// JSON types Symphony's clients expect.
+func CheckSymphony(t *testing.T, m map[string]any) {
+	t.Helper()
+	has := func(obj map[string]any, where string, keys ...string) {
+		for _, k := range keys {
+			if _, ok := obj[k]; !ok {
+				t.Errorf("%s: missing %q", where, k)
+			}
+		}
+	}
+	has(m, "state", "generated_at", "counts", "running", "retrying", "codex_totals", "rate_limits")
+	has(m["counts"].(map[string]any), "counts", "running", "retrying")
+	for _, r := range m["running"].([]any) {
+		row := r.(map[string]any)
+		has(row, "running[]", "issue_id", "issue_identifier", "state", "session_id", "turn_count", "last_event", "last_message", "started_at", "last_event_at", "tokens")
+		has(row["tokens"].(map[string]any), "running[].tokens", "input_tokens", "output_tokens", "total_tokens")
+	}
+	for _, r := range m["retrying"].([]any) {
+		has(r.(map[string]any), "retrying[]", "issue_id", "issue_identifier", "attempt", "due_at", "error")
+	}
+	has(m["codex_totals"].(map[string]any), "codex_totals", "input_tokens", "output_tokens", "total_tokens", "seconds_running")
+	if _, err := time.Parse(time.RFC3339, m["generated_at"].(string)); err != nil {
+		t.Errorf("generated_at: %v", err)
+	}
+}
+
+func TestIssueDetail(t *testing.T) {
+	st, cfg := statustest.Open(t)
+	now := time.Now().UTC()
+	w := statustest.Seed(t, st, cfg, now)
+	is, err := status.IssueDetail(context.Background(), st, cfg, w.Running.Identifier, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if is.Status != "running" || is.Running == nil || is.Workspace.Path != "/tmp/ws/DRV-2" || len(is.Logs.CodexSessionLogs) != 1 || len(is.RecentEvents) == 0 {
+		t.Fatalf("issue = %+v", is)
+	}
+	is, _ = status.IssueDetail(context.Background(), st, cfg, w.Retrying.Identifier, now)
+	if is.Status != "retrying" || is.Retry == nil || is.Retry.Attempt != 2 || is.LastError == nil {
+		t.Fatalf("issue = %+v", is)
+	}
+	if _, err := status.IssueDetail(context.Background(), st, cfg, "DRV-999", now); err != status.ErrNotFound {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestRender(t *testing.T) {
+	st, cfg := statustest.Open(t)
+	now := time.Now().UTC()
+	statustest.Seed(t, st, cfg, now)
+	s, err := status.Snapshot(context.Background(), st, cfg, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	status.Render(&b, s)
+	out := b.String()
+	for _, want := range []string{"RUNNING (1)", "DRV-2", "2/5", "1m3", "$0.42", "RETRY QUEUE (1)", "1m30s", "tests failed: 3 failures",
+		"gave up after 5 attempts: agent_failed", "how:   fix the spec", "asks: Blue or green?", "script: paused",
+		"drover agent resume script", "of $10.00 per day", "config_error [node:node-a]", "notify_failing", "last tick 3s ago", "ready 2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("render lacks %q:\n%s", want, out)
+		}
+	}
+	// An empty store renders too.
+	st2, _ := statustest.Open(t)
+	s2, err := status.Snapshot(context.Background(), st2, nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	status.Render(&b, s2)
+	if !strings.Contains(b.String(), "nothing running") {
+		t.Fatal(b.String())
+	}
+}
+
+func TestDur(t *testing.T) {
+	for d, want := range map[time.Duration]string{-time.Second: "now", 45 * time.Second: "45s", 185 * time.Second: "3m05s", 130 * time.Minute: "2h10m", 76 * time.Hour: "3d4h"} {
+		if got := status.Dur(d); got != want {
+			t.Errorf("Dur(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -1,0 +1,236 @@
+package sqlstore
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/store"
+)
+
+var (
+	idMu      sync.Mutex
+	idEntropy = ulid.Monotonic(rand.Reader, 0)
+)
+
+// newID returns a sortable unique id (ULID).
+func newID() string {
+	idMu.Lock()
+	defer idMu.Unlock()
+	return strings.ToLower(ulid.MustNew(ulid.Now(), idEntropy).String())
+}
+
+// NewID exposes the id generator for callers that name rows before writing.
+func NewID() string { return newID() }
+
+// tx runs fn in a transaction and notifies watchers after a commit.
+func (d *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	t, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return d.wrap(err)
+	}
+	if err := fn(t); err != nil {
+		_ = t.Rollback()
+		return d.wrap(err)
+	}
+	if d.dialect == postgres {
+		if _, err := t.ExecContext(ctx, `SELECT pg_notify('drover_changes', '')`); err != nil {
+			_ = t.Rollback()
+			return d.wrap(err)
+		}
+	}
+	if err := t.Commit(); err != nil {
+		return d.wrap(err)
+	}
+	d.hub.publish()
+	return nil
+}
+
+// Apply implements store.Store.
+func (d *DB) Apply(ctx context.Context, ch store.Change) error {
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	return d.tx(ctx, func(tx *sql.Tx) error {
+		if ch.ClaimGuard != nil {
+			id := ""
+			switch {
+			case ch.Card != nil:
+				id = ch.Card.ID
+			case ch.Run != nil:
+				id = ch.Run.CardID
+			}
+			var n int
+			q, args := `SELECT COUNT(*) FROM cards WHERE id = ? AND claim_owner = ? AND claim_epoch = ?`, []any{id, ch.ClaimGuard.Owner, ch.ClaimGuard.Epoch}
+			if ch.LeaseEndedBy != nil {
+				q, args = q+` AND claim_lease_until <= ?`, append(args, ms(*ch.LeaseEndedBy))
+			}
+			err := tx.QueryRowContext(ctx, d.q(q), args...).Scan(&n)
+			if err != nil {
+				return err
+			}
+			if n != 1 {
+				return fmt.Errorf("%w (claim %s/%d no longer held)", store.ErrConflict, ch.ClaimGuard.Owner, ch.ClaimGuard.Epoch)
+			}
+		}
+		if ch.Card != nil {
+			c := ch.Card
+			if c.UpdatedAt.IsZero() || c.UpdatedAt.Before(now) {
+				c.UpdatedAt = now
+			}
+			args := append(cardArgs(c), c.ID, c.Version)
+			res, err := tx.ExecContext(ctx, d.q(`UPDATE cards SET title=?, body=?, state=?, state_reason=?, priority=?,
+				prio_order=?, labels=?, agent=?, spec=?, blocked_by=?, block_reason=?, gave_up=?, next_attempt_at=?,
+				retry_epoch=?, claim_owner=?, claim_epoch=?, claim_lease_until=?, updated_at=?, version=version+1
+				WHERE id=? AND version=?`), args...)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n != 1 {
+				return fmt.Errorf("%w (card %s is no longer at version %d)", store.ErrConflict, c.Identifier, c.Version)
+			}
+		}
+		if r := ch.NewRun; r != nil {
+			if r.ID == "" {
+				r.ID = newID()
+			}
+			if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO runs (id, card_id, attempt, retry_epoch, claim_epoch, node, agent,
+				outcome, kind, counted, decision, exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out,
+				cost_usd, log_path, workspace, last_output) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
+				runArgs(r)...); err != nil {
+				if isUnique(err) {
+					return fmt.Errorf("%w (attempt %d of epoch %d exists)", store.ErrConflict, r.Attempt, r.RetryEpoch)
+				}
+				return err
+			}
+		}
+		if r := ch.Run; r != nil {
+			cond := ""
+			if ch.RunMustBeOpen {
+				cond = " AND outcome = ''"
+			}
+			a := runArgs(r)
+			args := append(a[1:], r.ID)
+			res, err := tx.ExecContext(ctx, d.q(`UPDATE runs SET card_id=?, attempt=?, retry_epoch=?, claim_epoch=?, node=?, agent=?,
+				outcome=?, kind=?, counted=?, decision=?, exit_code=?, error=?, claimed_at=?, started_at=?, finished_at=?,
+				tokens_in=?, tokens_out=?, cost_usd=?, log_path=?, workspace=?, last_output=? WHERE id=?`+cond), args...)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n != 1 {
+				return fmt.Errorf("%w (run %s already has an outcome)", store.ErrConflict, r.ID)
+			}
+		}
+		for _, e := range ch.Events {
+			if e.At.IsZero() {
+				e.At = now
+			}
+			if err := d.insertEvent(ctx, tx, e); err != nil {
+				return err
+			}
+		}
+		for _, c := range ch.Comments {
+			if c.ID == "" {
+				c.ID = newID()
+			}
+			if c.At.IsZero() {
+				c.At = now
+			}
+			if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO comments (id, card_id, author, body, at) VALUES (?,?,?,?,?)`),
+				c.ID, c.CardID, c.Author, c.Body, ms(c.At)); err != nil {
+				return err
+			}
+		}
+		for _, o := range ch.Outbox {
+			if err := d.insertOutbox(ctx, tx, o, now); err != nil {
+				return err
+			}
+		}
+		if a := ch.AgentState; a != nil {
+			var res sql.Result
+			var err error
+			args := []any{a.Name, a.State, a.Kind, a.Reason, msPtr(a.Until), nullText(a.Data), ms(now)}
+			switch {
+			case a.Version < 0:
+				res, err = tx.ExecContext(ctx, d.q(`INSERT INTO agent_states (name, state, kind, reason, until, data, updated_at)
+					VALUES (?,?,?,?,?,?,?) ON CONFLICT (name) DO UPDATE SET state=excluded.state, kind=excluded.kind,
+					reason=excluded.reason, until=excluded.until, data=excluded.data, updated_at=excluded.updated_at,
+					version=agent_states.version+1`), args...)
+			case a.Version == 0:
+				res, err = tx.ExecContext(ctx, d.q(`INSERT INTO agent_states (name, state, kind, reason, until, data, updated_at)
+					VALUES (?,?,?,?,?,?,?) ON CONFLICT (name) DO NOTHING`), args...)
+			default:
+				res, err = tx.ExecContext(ctx, d.q(`UPDATE agent_states SET state=?, kind=?, reason=?, until=?, data=?, updated_at=?,
+					version=version+1 WHERE name=? AND version=?`), append(args[1:], a.Name, a.Version)...)
+			}
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n != 1 {
+				return fmt.Errorf("%w (agent %s state changed meanwhile)", store.ErrConflict, a.Name)
+			}
+		}
+		return nil
+	})
+}
+
+func nullText(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+func isUnique(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "UNIQUE constraint") || strings.Contains(s, "SQLSTATE 23505") || strings.Contains(s, "duplicate key")
+}
+
+func (d *DB) insertEvent(ctx context.Context, tx *sql.Tx, e board.Event) error {
+	_, err := tx.ExecContext(ctx, d.q(`INSERT INTO events (at, card_id, run_id, type, actor, reason, data) VALUES (?,?,?,?,?,?,?)`),
+		ms(e.At), e.CardID, e.RunID, e.Type, e.Actor, e.Reason, nullText(e.Data))
+	return err
+}
+
+func (d *DB) insertOutbox(ctx context.Context, tx *sql.Tx, o store.OutboxItem, now time.Time) error {
+	if o.ID == "" {
+		o.ID = newID()
+	}
+	if o.CreatedAt.IsZero() {
+		o.CreatedAt = now
+	}
+	if o.NextAt.IsZero() {
+		o.NextAt = now
+	}
+	_, err := tx.ExecContext(ctx, d.q(`INSERT INTO outbox (id, key, channel, event, card_id, run_id, payload, created_at, next_at)
+		VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (key) DO NOTHING`),
+		o.ID, o.Key, o.Channel, o.Event, o.CardID, o.RunID, string(o.Payload), ms(o.CreatedAt), ms(o.NextAt))
+	return err
+}
+
+// Heartbeat implements store.Store.
+func (d *DB) Heartbeat(ctx context.Context, cardID, owner string, epoch int64, until time.Time) error {
+	res, err := d.db.ExecContext(ctx, d.q(`UPDATE cards SET claim_lease_until = ? WHERE id = ? AND claim_owner = ? AND claim_epoch = ?`),
+		ms(until), cardID, owner, epoch)
+	if err != nil {
+		return d.wrap(err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return fmt.Errorf("%w (claim %s/%d lost)", store.ErrConflict, owner, epoch)
+	}
+	return nil
+}
+
+// UpdateRunProgress implements store.Store.
+func (d *DB) UpdateRunProgress(ctx context.Context, runID string, p store.RunProgress) error {
+	_, err := d.db.ExecContext(ctx, d.q(`UPDATE runs SET last_output = ?, tokens_in = ?, tokens_out = ?, cost_usd = ?,
+		started_at = COALESCE(started_at, ?), log_path = CASE WHEN ? = '' THEN log_path ELSE ? END,
+		workspace = CASE WHEN ? = '' THEN workspace ELSE ? END WHERE id = ? AND outcome = ''`),
+		p.LastOutput, p.TokensIn, p.TokensOut, p.CostUSD, msPtr(p.StartedAt), p.LogPath, p.LogPath, p.Workspace, p.Workspace, runID)
+	return d.wrap(err)
+}

@@ -1,0 +1,334 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/store"
+)
+
+const cardCols = `id, identifier, title, body, state, state_reason, priority, labels, agent, spec,
+ blocked_by, block_reason, gave_up, next_attempt_at, retry_epoch, claim_owner, claim_epoch,
+ claim_lease_until, created_at, updated_at, version`
+
+type scanner interface{ Scan(...any) error }
+
+func scanCard(s scanner) (board.Card, error) {
+	var c board.Card
+	var labels, spec, blockedBy string
+	var blockReason, gaveUp, claimOwner sql.NullString
+	var next, lease sql.NullInt64
+	var created, updated, claimEpoch int64
+	err := s.Scan(&c.ID, &c.Identifier, &c.Title, &c.Body, &c.State, &c.StateReason, &c.Priority,
+		&labels, &c.Agent, &spec, &blockedBy, &blockReason, &gaveUp, &next, &c.RetryEpoch,
+		&claimOwner, &claimEpoch, &lease, &created, &updated, &c.Version)
+	if err != nil {
+		return c, err
+	}
+	c.Spec = json.RawMessage(spec)
+	_ = json.Unmarshal([]byte(labels), &c.Labels)
+	_ = json.Unmarshal([]byte(blockedBy), &c.BlockedBy)
+	if c.Labels == nil {
+		c.Labels = []string{}
+	}
+	if c.BlockedBy == nil {
+		c.BlockedBy = []string{}
+	}
+	if blockReason.Valid {
+		c.BlockReason = new(board.BlockReason)
+		_ = json.Unmarshal([]byte(blockReason.String), c.BlockReason)
+	}
+	if gaveUp.Valid {
+		c.GaveUp = new(board.GaveUp)
+		_ = json.Unmarshal([]byte(gaveUp.String), c.GaveUp)
+	}
+	c.NextAttemptAt = fromNullMs(next)
+	if claimOwner.Valid {
+		c.Claim = &board.Claim{Owner: claimOwner.String, Epoch: claimEpoch}
+		if lease.Valid {
+			c.Claim.LeaseUntil = fromMs(lease.Int64)
+		}
+	}
+	c.CreatedAt, c.UpdatedAt = fromMs(created), fromMs(updated)
+	return c, nil
+}
+
+func jsonOrNull(v any, isNil bool) any {
+	if isNil {
+		return nil
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func strList(s []string) string {
+	if s == nil {
+		s = []string{}
+	}
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// prioOrder sorts "no priority" (0) after 4.
+func prioOrder(p int) int {
+	if p <= 0 {
+		return 5
+	}
+	return p
+}
+
+// cardArgs are the values for every column but id, identifier and created_at.
+func cardArgs(c *board.Card) []any {
+	spec := string(c.Spec)
+	if spec == "" {
+		spec = "{}"
+	}
+	var owner any
+	var epoch int64
+	var lease any
+	if c.Claim != nil {
+		owner, epoch, lease = c.Claim.Owner, c.Claim.Epoch, ms(c.Claim.LeaseUntil)
+	}
+	return []any{c.Title, c.Body, c.State, c.StateReason, c.Priority, prioOrder(c.Priority),
+		strList(c.Labels), c.Agent, spec, strList(c.BlockedBy),
+		jsonOrNull(c.BlockReason, c.BlockReason == nil), jsonOrNull(c.GaveUp, c.GaveUp == nil),
+		msPtr(c.NextAttemptAt), c.RetryEpoch, owner, epoch, lease, ms(c.UpdatedAt)}
+}
+
+// CreateCard implements store.Store.
+func (d *DB) CreateCard(ctx context.Context, prefix string, c board.Card, actor string) (board.Card, error) {
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	c.ID = newID()
+	c.CreatedAt, c.UpdatedAt = now, now
+	if c.RetryEpoch == 0 {
+		c.RetryEpoch = 1
+	}
+	c.Version = 1
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		var n int64
+		err := tx.QueryRowContext(ctx, d.q(`INSERT INTO counters (name, value) VALUES (?, 1)
+			ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value`), "card:"+prefix).Scan(&n)
+		if err != nil {
+			return err
+		}
+		c.Identifier = fmt.Sprintf("%s-%d", prefix, n)
+		args := append([]any{c.ID, c.Identifier}, cardArgs(&c)...)
+		args = append(args, ms(c.CreatedAt), c.Version)
+		if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO cards (id, identifier, title, body, state, state_reason,
+			priority, prio_order, labels, agent, spec, blocked_by, block_reason, gave_up, next_attempt_at,
+			retry_epoch, claim_owner, claim_epoch, claim_lease_until, updated_at, created_at, version)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`), args...); err != nil {
+			return err
+		}
+		return d.insertEvent(ctx, tx, board.Event{At: now, CardID: c.ID, Type: board.EvCreated, Actor: actor,
+			Reason: "created in " + c.State, Data: mustJSON(map[string]any{"identifier": c.Identifier, "state": c.State})})
+	})
+	if err != nil {
+		return board.Card{}, err
+	}
+	if c.Labels == nil {
+		c.Labels = []string{}
+	}
+	if c.BlockedBy == nil {
+		c.BlockedBy = []string{}
+	}
+	return c, nil
+}
+
+// GetCard implements store.Store.
+func (d *DB) GetCard(ctx context.Context, ref string) (board.Card, error) {
+	c, err := scanCard(d.db.QueryRowContext(ctx, d.q(`SELECT `+cardCols+` FROM cards WHERE id = ? OR identifier = ?`), ref, strings.ToUpper(ref)))
+	if err != nil {
+		return c, d.wrap(err)
+	}
+	return c, nil
+}
+
+// ListCards implements store.Store.
+func (d *DB) ListCards(ctx context.Context, f store.CardFilter) ([]board.Card, error) {
+	q, args := d.listCardsSQL(f, false)
+	return d.queryCards(ctx, d.db, q, args)
+}
+
+type querier interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
+func (d *DB) queryCards(ctx context.Context, db querier, q string, args []any) ([]board.Card, error) {
+	return queryAll(ctx, d, db, q, args, scanCard)
+}
+
+// queryAll runs q and scans every row with scan; connection failures come
+// back as store.ErrUnavailable.
+func queryAll[T any](ctx context.Context, d *DB, db querier, q string, args []any, scan func(scanner) (T, error)) ([]T, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, d.wrap(err)
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, d.wrap(err)
+		}
+		out = append(out, v)
+	}
+	return out, d.wrap(rows.Err())
+}
+
+// listCardsSQL is the query ListCards issues for f, with its arguments.
+// noIndex forbids SQLite the indexes of cards (NOT INDEXED); PostgreSQL's
+// equivalent is set per transaction by ListCardsFullScan.
+func (d *DB) listCardsSQL(f store.CardFilter, noIndex bool) (string, []any) {
+	var where []string
+	var args []any
+	if len(f.States) > 0 {
+		where = append(where, "state IN ("+strings.TrimSuffix(strings.Repeat("?,", len(f.States)), ",")+")")
+		for _, s := range f.States {
+			args = append(args, s)
+		}
+	}
+	if f.Label != "" {
+		if d.dialect == postgres {
+			where = append(where, "jsonb_exists(labels::jsonb, ?)")
+		} else {
+			where = append(where, "EXISTS (SELECT 1 FROM json_each(cards.labels) WHERE value = ?)")
+		}
+		args = append(args, f.Label)
+	}
+	if f.Agent != "" {
+		where = append(where, "agent = ?")
+		args = append(args, f.Agent)
+	}
+	if f.Claimed != nil {
+		if *f.Claimed {
+			where = append(where, "claim_owner IS NOT NULL")
+		} else {
+			where = append(where, "claim_owner IS NULL")
+		}
+	}
+	if f.LeaseExpiredBefore != nil {
+		where = append(where, "claim_owner IS NOT NULL AND claim_lease_until < ?")
+		args = append(args, ms(*f.LeaseExpiredBefore))
+	}
+	if f.DueBy != nil {
+		where = append(where, "(next_attempt_at IS NULL OR next_attempt_at <= ?)")
+		args = append(args, ms(*f.DueBy))
+	}
+	if f.ScheduledAfter != nil {
+		where = append(where, "next_attempt_at > ?")
+		args = append(args, ms(*f.ScheduledAfter))
+	}
+	if f.Query != "" {
+		where = append(where, "(LOWER(title) LIKE ? OR identifier = ?)")
+		args = append(args, "%"+strings.ToLower(f.Query)+"%", strings.ToUpper(f.Query))
+	}
+	sqlText := `SELECT ` + cardCols + ` FROM cards`
+	if noIndex && d.dialect == sqlite {
+		sqlText += " NOT INDEXED"
+	}
+	if len(where) > 0 {
+		sqlText += " WHERE " + strings.Join(where, " AND ")
+	}
+	switch f.Order {
+	case "updated":
+		sqlText += " ORDER BY updated_at DESC, id DESC"
+	case "next_attempt":
+		sqlText += " ORDER BY next_attempt_at, id"
+	default:
+		sqlText += " ORDER BY prio_order, created_at, id"
+	}
+	if f.Limit > 0 {
+		sqlText += fmt.Sprintf(" LIMIT %d OFFSET %d", f.Limit, f.Offset)
+	}
+	return d.q(sqlText), args
+}
+
+// ExplainListCards returns the query plan of the SQL that ListCards issues
+// for f (EXPLAIN QUERY PLAN on SQLite, EXPLAIN on PostgreSQL), one line per
+// plan node. Tests and benchmarks use it to check that a filter is served by
+// an index.
+func (d *DB) ExplainListCards(ctx context.Context, f store.CardFilter) (string, error) {
+	q, args := d.listCardsSQL(f, false)
+	prefix, col := "EXPLAIN ", 0
+	if d.dialect == sqlite {
+		prefix, col = "EXPLAIN QUERY PLAN ", 3 // id, parent, notused, detail
+	}
+	rows, err := d.db.QueryContext(ctx, prefix+q, args...)
+	if err != nil {
+		return "", d.wrap(err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return "", d.wrap(err)
+	}
+	var lines []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return "", d.wrap(err)
+		}
+		lines = append(lines, fmt.Sprint(vals[col]))
+	}
+	return strings.Join(lines, "\n"), d.wrap(rows.Err())
+}
+
+// ListCardsFullScan is ListCards with the indexes on cards forbidden (SQLite
+// NOT INDEXED; PostgreSQL index and bitmap scans switched off for one
+// read-only transaction). It exists for benchmarks: side by side with
+// ListCards it shows what the indexes are worth.
+func (d *DB) ListCardsFullScan(ctx context.Context, f store.CardFilter) ([]board.Card, error) {
+	q, args := d.listCardsSQL(f, true)
+	if d.dialect == sqlite {
+		return d.queryCards(ctx, d.db, q, args)
+	}
+	tx, err := d.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, d.wrap(err)
+	}
+	defer tx.Rollback()
+	for _, set := range []string{"enable_indexscan", "enable_indexonlyscan", "enable_bitmapscan"} {
+		if _, err := tx.ExecContext(ctx, "SET LOCAL "+set+" = off"); err != nil {
+			return nil, d.wrap(err)
+		}
+	}
+	return d.queryCards(ctx, tx, q, args)
+}
+
+// CountByState implements store.Store.
+func (d *DB) CountByState(ctx context.Context) (map[string]int, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT state, COUNT(*) FROM cards GROUP BY state`)
+	if err != nil {
+		return nil, d.wrap(err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var s string
+		var n int
+		if err := rows.Scan(&s, &n); err != nil {
+			return nil, d.wrap(err)
+		}
+		out[s] = n
+	}
+	return out, d.wrap(rows.Err())
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}

@@ -1,0 +1,301 @@
+// Package sqlstore implements store.Store on SQLite (modernc.org/sqlite, pure
+// Go) and PostgreSQL (pgx v5) with one body of SQL. The two differ only in
+// placeholders, a few functions and how other processes' writes are noticed.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/drover-dev/drover/internal/store"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+type dialect int
+
+const (
+	sqlite dialect = iota
+	postgres
+)
+
+// DB is a store.Store on a SQL database.
+type DB struct {
+	db      *sql.DB
+	dialect dialect
+	dsn     string
+	path    string // the SQLite file
+	hub     *hub
+	closeMu sync.Once
+	stop    chan struct{}
+}
+
+var _ store.Store = (*DB)(nil)
+
+// Open connects to dsn ("sqlite:PATH", a bare path ending in .db, or
+// "postgres://…"), applies the embedded migrations and returns the store.
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	d := &DB{dsn: dsn, hub: newHub(), stop: make(chan struct{})}
+	var err error
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		d.dialect = postgres
+		d.db, err = sql.Open("pgx", dsn)
+		if err == nil {
+			d.db.SetMaxOpenConns(8)
+			d.db.SetConnMaxIdleTime(time.Minute)
+		}
+	case strings.HasPrefix(dsn, "sqlite:"):
+		d.dialect = sqlite
+		d.path = strings.TrimPrefix(dsn, "sqlite:")
+		d.db, err = openSQLite(d.path)
+	default:
+		return nil, fmt.Errorf("store: %q is not a store DSN; use sqlite:PATH or postgres://USER@HOST:PORT/DB", redact(dsn))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", redact(dsn), err)
+	}
+	if err := d.Ping(ctx); err != nil {
+		d.db.Close()
+		return nil, d.readOnly(err)
+	}
+	if err := d.migrate(ctx); err != nil {
+		d.db.Close()
+		return nil, d.readOnly(err)
+	}
+	return d, nil
+}
+
+func openSQLite(path string) (*sql.DB, error) {
+	if path == "" {
+		return nil, errors.New("empty path; use sqlite:/path/to/drover.db")
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	// One connection: every write in this process goes through one path, and
+	// BEGIN IMMEDIATE plus the busy timeout orders writers across processes.
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+// redact hides a password in a DSN.
+func redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		return dsn
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+// Backend implements store.Store.
+func (d *DB) Backend() string {
+	if d.dialect == postgres {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+// Ping implements store.Store.
+func (d *DB) Ping(ctx context.Context) error {
+	if err := d.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("%w: cannot reach %s (%v); check that the database is running and that --store (or DROVER_STORE) names it", store.ErrUnavailable, redact(d.dsn), err)
+	}
+	return nil
+}
+
+// Close implements store.Store.
+func (d *DB) Close() error {
+	d.closeMu.Do(func() { close(d.stop) })
+	return d.db.Close()
+}
+
+func (d *DB) migrate(ctx context.Context) error {
+	sub, gd := "migrations/sqlite", goose.DialectSQLite3
+	var opts []goose.ProviderOption
+	if d.dialect == postgres {
+		sub, gd = "migrations/postgres", goose.DialectPostgres
+		// goose's default lock id is one constant for every schema of a
+		// database, so drover stores in different schemas of one database
+		// (tests, several boards) waited on each other's migrations in 5s
+		// steps. Lock per schema instead, polling every second.
+		locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(migrationLockID(d.dsn)), lock.WithLockTimeout(1, 300))
+		if err != nil {
+			return err
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	if d.dialect == sqlite && d.path != "" && !strings.Contains(d.path, ":memory:") {
+		// Processes opening a new SQLite file at once would each apply
+		// version 1 ("table already exists"): an exclusive lock on a file
+		// beside the database lets one migrate while the others wait. Where
+		// the lock file cannot be made (a read-only directory) nobody can
+		// migrate anyway, and the open reports that.
+		if unlock, err := lockFile(d.path + ".migrate.lock"); err == nil {
+			defer unlock()
+		}
+	}
+	fsys, err := fs.Sub(migrations, sub)
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(gd, d.db, fsys, opts...)
+	if err != nil {
+		return fmt.Errorf("store: migrations: %w", err)
+	}
+	srcs := p.ListSources()
+	latest := srcs[len(srcs)-1].Version
+	if cur, err := p.GetDBVersion(ctx); err == nil && cur > latest {
+		return fmt.Errorf("%w: the database is at schema version %d and this drover knows up to %d; upgrade drover (or point --store at another database)", store.ErrSchemaTooNew, cur, latest)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("store: applying migrations: %w", d.wrap(err))
+	}
+	return nil
+}
+
+// migrationLockID is the advisory lock that serialises migrations of one
+// schema: derived from the database and search_path named by the DSN.
+func migrationLockID(dsn string) int64 {
+	key := dsn
+	if u, err := url.Parse(dsn); err == nil {
+		key = u.Path + "?" + u.Query().Get("search_path") + "&" + u.Query().Get("options")
+	}
+	h := fnv.New64a()
+	h.Write([]byte("drover-migrate:" + key))
+	return int64(h.Sum64() & math.MaxInt64)
+}
+
+// q rewrites ? placeholders to $n for PostgreSQL.
+func (d *DB) q(s string) string {
+	if d.dialect != postgres {
+		return s
+	}
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// readOnly rewrites SQLite's "attempt to write a readonly database" into an
+// error that names the file and what to fix; other errors pass unchanged.
+func (d *DB) readOnly(err error) error {
+	if err == nil || d.dialect != sqlite {
+		return err
+	}
+	msg, cause := err.Error(), ""
+	for _, c := range []string{"attempt to write a readonly database", "readonly database", "SQLITE_READONLY", "unable to open database file"} {
+		if strings.Contains(msg, c) {
+			cause = c
+			break
+		}
+	}
+	if cause == "" {
+		return err
+	}
+	path := strings.TrimPrefix(d.dsn, "sqlite:")
+	return fmt.Errorf("%w: the SQLite store %s is read-only or cannot be opened for writing (%v); drover needs write access to %s, %s-wal, %s-shm and the directory %s; nothing was written",
+		store.ErrUnavailable, path, cause, path, path, path, filepath.Dir(path))
+}
+
+// wrap marks connection-level failures as store.ErrUnavailable.
+func (d *DB) wrap(err error) error {
+	if d.dialect == sqlite && err != nil {
+		if ro := d.readOnly(err); ro != err {
+			return ro
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// Connection exceptions (class 08) and an administrator's shutdown or
+		// restart (57P01-57P03) mean the database went away, not that the
+		// statement was wrong.
+		if strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P0") {
+			return fmt.Errorf("%w: %v", store.ErrUnavailable, err)
+		}
+		return err
+	}
+	msg := err.Error()
+	for _, s := range []string{"connection refused", "broken pipe", "connection reset", "bad connection", "EOF", "closed", "no such host", "failed to connect", "conn busy", "unexpected EOF", "server closed", "the database system is", "SQLITE_READONLY", "readonly database", "disk I/O", "database or disk is full"} {
+		if strings.Contains(msg, s) {
+			return fmt.Errorf("%w: %v", store.ErrUnavailable, err)
+		}
+	}
+	return err
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func msPtr(t *time.Time) any {
+	if t == nil || t.IsZero() {
+		return nil
+	}
+	return t.UnixMilli()
+}
+
+func fromMs(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+func fromNullMs(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMs(v.Int64)
+	return &t
+}
+
+// ExecForTest runs a statement directly; tests use it to fake states that
+// drover itself never writes (such as a schema from the future).
+func (d *DB) ExecForTest(stmt string) error {
+	_, err := d.db.Exec(stmt)
+	return err
+}

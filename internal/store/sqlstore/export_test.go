@@ -1,0 +1,53 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+)
+
+// BulkInsertCardsForTest seeds n cards in one transaction with multi-row
+// INSERTs, for benchmarks that need a large board quickly. card(i) gives
+// card i's title, state, priority, labels…; ids, identifiers (prefix-1…n,
+// the counter is set to n) and timestamps (one millisecond apart, oldest
+// first) are assigned here. No "created" events are written: this is a
+// seeding shortcut, not CreateCard.
+func (d *DB) BulkInsertCardsForTest(ctx context.Context, prefix string, n int, card func(i int) board.Card) error {
+	const batch = 500 // 22 columns × 500 rows stays below both backends' parameter limits
+	base := time.Now().UTC().Add(-time.Duration(n) * time.Millisecond).Truncate(time.Millisecond)
+	return d.tx(ctx, func(tx *sql.Tx) error {
+		for start := 0; start < n; start += batch {
+			end := min(start+batch, n)
+			var sb strings.Builder
+			sb.WriteString(`INSERT INTO cards (id, identifier, title, body, state, state_reason,
+				priority, prio_order, labels, agent, spec, blocked_by, block_reason, gave_up, next_attempt_at,
+				retry_epoch, claim_owner, claim_epoch, claim_lease_until, updated_at, created_at, version) VALUES `)
+			args := make([]any, 0, (end-start)*22)
+			for i := start; i < end; i++ {
+				c := card(i)
+				c.CreatedAt = base.Add(time.Duration(i) * time.Millisecond)
+				c.UpdatedAt = c.CreatedAt
+				if c.RetryEpoch == 0 {
+					c.RetryEpoch = 1
+				}
+				if i > start {
+					sb.WriteString(",")
+				}
+				sb.WriteString("(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+				args = append(args, newID(), fmt.Sprintf("%s-%d", prefix, i+1))
+				args = append(args, cardArgs(&c)...)
+				args = append(args, ms(c.CreatedAt), 1)
+			}
+			if _, err := tx.ExecContext(ctx, d.q(sb.String()), args...); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, d.q(`INSERT INTO counters (name, value) VALUES (?, ?)
+			ON CONFLICT (name) DO UPDATE SET value = excluded.value`), "card:"+prefix, n)
+		return err
+	})
+}

@@ -1,0 +1,115 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/store"
+)
+
+const runCols = `id, card_id, attempt, retry_epoch, claim_epoch, node, agent, outcome, kind, counted, decision,
+ exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out, cost_usd, log_path, workspace, last_output`
+
+func runArgs(r *board.Run) []any {
+	var exit any
+	if r.ExitCode != nil {
+		exit = *r.ExitCode
+	}
+	counted := 0
+	if r.Counted {
+		counted = 1
+	}
+	claimed := r.ClaimedAt
+	if claimed.IsZero() {
+		claimed = time.Now()
+	}
+	return []any{r.ID, r.CardID, r.Attempt, r.RetryEpoch, r.ClaimEpoch, r.Node, r.Agent, string(r.Outcome), r.Kind,
+		counted, r.Decision, exit, r.Error, ms(claimed), msPtr(r.StartedAt), msPtr(r.FinishedAt), r.TokensIn,
+		r.TokensOut, r.CostUSD, r.LogPath, r.Workspace, r.LastOutput}
+}
+
+func scanRun(s scanner) (board.Run, error) {
+	var r board.Run
+	var outcome string
+	var counted int
+	var exit sql.NullInt64
+	var claimed int64
+	var started, finished sql.NullInt64
+	err := s.Scan(&r.ID, &r.CardID, &r.Attempt, &r.RetryEpoch, &r.ClaimEpoch, &r.Node, &r.Agent, &outcome, &r.Kind,
+		&counted, &r.Decision, &exit, &r.Error, &claimed, &started, &finished, &r.TokensIn, &r.TokensOut, &r.CostUSD,
+		&r.LogPath, &r.Workspace, &r.LastOutput)
+	if err != nil {
+		return r, err
+	}
+	r.Outcome = board.Outcome(outcome)
+	r.Counted = counted != 0
+	if exit.Valid {
+		v := int(exit.Int64)
+		r.ExitCode = &v
+	}
+	r.ClaimedAt = fromMs(claimed)
+	r.StartedAt, r.FinishedAt = fromNullMs(started), fromNullMs(finished)
+	return r, nil
+}
+
+// GetRun implements store.Store.
+func (d *DB) GetRun(ctx context.Context, id string) (board.Run, error) {
+	r, err := scanRun(d.db.QueryRowContext(ctx, d.q(`SELECT `+runCols+` FROM runs WHERE id = ?`), id))
+	return r, d.wrap(err)
+}
+
+// ListRuns implements store.Store. Runs come oldest first (by card, epoch,
+// attempt) unless Newest is set.
+func (d *DB) ListRuns(ctx context.Context, f store.RunFilter) ([]board.Run, error) {
+	var where []string
+	var args []any
+	if f.CardID != "" {
+		where = append(where, "card_id = ?")
+		args = append(args, f.CardID)
+	}
+	if f.RetryEpoch != nil {
+		where = append(where, "retry_epoch = ?")
+		args = append(args, *f.RetryEpoch)
+	}
+	if f.Open != nil {
+		if *f.Open {
+			where = append(where, "outcome = ''")
+		} else {
+			where = append(where, "outcome <> ''")
+		}
+	}
+	if f.Node != "" {
+		where = append(where, "node = ?")
+		args = append(args, f.Node)
+	}
+	q := `SELECT ` + runCols + ` FROM runs`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	if f.Newest {
+		q += " ORDER BY claimed_at DESC, id DESC"
+	} else {
+		q += " ORDER BY claimed_at, retry_epoch, attempt, id"
+	}
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	return queryAll(ctx, d, d.db, d.q(q), args, scanRun)
+}
+
+// Spend implements store.Store.
+func (d *DB) Spend(ctx context.Context, since time.Time, cardID string) (float64, error) {
+	q := `SELECT COALESCE(SUM(cost_usd), 0) FROM runs WHERE claimed_at >= ?`
+	args := []any{ms(since)}
+	if cardID != "" {
+		q += ` AND card_id = ?`
+		args = append(args, cardID)
+	}
+	var v float64
+	err := d.db.QueryRowContext(ctx, d.q(q), args...).Scan(&v)
+	return v, d.wrap(err)
+}

@@ -1,0 +1,222 @@
+// Package store is the seam between drover and its durable state. Two backends
+// sit behind it (SQLite for the embedded default, PostgreSQL for several
+// processes sharing a board) and one conformance suite holds both to the same
+// behaviour (store/storetest).
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+)
+
+// Errors callers branch on.
+var (
+	// ErrNotFound: no such card, run or row.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: a guard of a Change failed (the card's version moved on, the
+	// claim is not the writer's, or the run already has an outcome). Nothing
+	// of the change was written.
+	ErrConflict = errors.New("conflict: the card changed underneath this write")
+	// ErrSchemaTooNew: the database was migrated by a newer drover.
+	ErrSchemaTooNew = errors.New("database schema is newer than this drover")
+	// ErrUnavailable wraps errors talking to the database (it went away).
+	ErrUnavailable = errors.New("store unavailable")
+)
+
+// Store is drover's durable state.
+type Store interface {
+	// CreateCard allocates the next identifier (prefix-N, never reused), inserts
+	// the card and its "created" event in one transaction.
+	CreateCard(ctx context.Context, prefix string, c board.Card, actor string) (board.Card, error)
+	// GetCard finds a card by id or identifier.
+	GetCard(ctx context.Context, ref string) (board.Card, error)
+	ListCards(ctx context.Context, f CardFilter) ([]board.Card, error)
+	CountByState(ctx context.Context) (map[string]int, error)
+
+	// Apply writes a Change in one transaction, or nothing (ErrConflict).
+	Apply(ctx context.Context, ch Change) error
+	// Heartbeat extends the lease of a claim still held by (owner, epoch);
+	// ErrConflict when the claim is gone or has another epoch. It does not
+	// bump the card's version.
+	Heartbeat(ctx context.Context, cardID, owner string, epoch int64, until time.Time) error
+	// UpdateRunProgress records live figures of an open run (no version bump).
+	UpdateRunProgress(ctx context.Context, runID string, p RunProgress) error
+
+	GetRun(ctx context.Context, id string) (board.Run, error)
+	ListRuns(ctx context.Context, f RunFilter) ([]board.Run, error)
+	ListEvents(ctx context.Context, f EventFilter) ([]board.Event, error)
+	ListComments(ctx context.Context, cardID string) ([]board.Comment, error)
+
+	// Outbox: durable side effects. Keys are unique: adding an existing key is a no-op.
+	DueOutbox(ctx context.Context, now time.Time, limit int) ([]OutboxItem, error)
+	MarkOutbox(ctx context.Context, id string, r OutboxResult) error
+	ListOutbox(ctx context.Context, f OutboxFilter) ([]OutboxItem, error)
+
+	// Agent profile states (breakers, pauses).
+	ListAgentStates(ctx context.Context) ([]AgentState, error)
+
+	// Spend sums cost_usd of runs claimed at or after since (in-flight runs
+	// included with their latest reported cost). cardID "" means all cards.
+	Spend(ctx context.Context, since time.Time, cardID string) (float64, error)
+
+	// Nodes: each dispatcher process records itself here.
+	TouchNode(ctx context.Context, n Node) error
+	ListNodes(ctx context.Context) ([]Node, error)
+
+	// Watch returns a channel that receives (coalesced) whenever the store may
+	// have changed, including by another process. Closed when ctx ends.
+	Watch(ctx context.Context) <-chan struct{}
+	// TryLead takes or keeps housekeeping leadership for node for ttl; true
+	// when node is the leader now.
+	TryLead(ctx context.Context, node string, ttl time.Duration) (bool, error)
+
+	Ping(ctx context.Context) error
+	Close() error
+	// Backend is "sqlite" or "postgres".
+	Backend() string
+}
+
+// Change is one atomic unit of writes. Guards are checked first; if any fails
+// the whole change is refused with ErrConflict and nothing is written.
+type Change struct {
+	// Card, when set, replaces the stored card whose version must equal
+	// Card.Version; the stored version becomes Card.Version+1.
+	Card *board.Card
+	// ClaimGuard, when set, requires the stored claim to be exactly this owner
+	// and epoch (fencing): a stale owner's late write is refused.
+	ClaimGuard *board.Claim
+	// LeaseEndedBy, with ClaimGuard, also requires the stored claim's lease
+	// to have ended at or before this time: recovery takes only a lease that
+	// is still expired when it writes, never one its owner renewed meanwhile
+	// (heartbeats do not move the card's version).
+	LeaseEndedBy *time.Time
+	// NewRun is inserted. Its (card, retry epoch, attempt) must be unique.
+	NewRun *board.Run
+	// Run replaces a stored run. When RunMustBeOpen, the stored run must have
+	// no outcome yet: routing the same run twice is refused.
+	Run           *board.Run
+	RunMustBeOpen bool
+	Events        []board.Event
+	Comments      []board.Comment
+	Outbox        []OutboxItem
+	AgentState    *AgentState
+}
+
+// CardFilter selects cards. Zero values mean "any".
+type CardFilter struct {
+	States []string
+	Label  string
+	Agent  string
+	// Claimed: nil any; true only claimed cards; false only unclaimed.
+	Claimed *bool
+	// LeaseExpiredBefore selects claimed cards whose lease ended before it.
+	LeaseExpiredBefore *time.Time
+	// DueBy selects cards with next_attempt_at empty or at or before it.
+	DueBy *time.Time
+	// ScheduledAfter selects cards whose next_attempt_at is after it.
+	ScheduledAfter *time.Time
+	Query          string // substring of title or identifier
+	Limit          int    // 0 = no limit
+	Offset         int
+	// Order: "" board order (priority, then age, then identifier), "updated"
+	// newest first, "next_attempt" soonest scheduled retry first.
+	Order string
+}
+
+// RunFilter selects runs.
+type RunFilter struct {
+	CardID     string
+	RetryEpoch *int
+	Open       *bool
+	Node       string
+	Limit      int // 0 = no limit; newest first when set with Newest
+	Newest     bool
+}
+
+// EventFilter selects events with Seq > SinceSeq, oldest first.
+type EventFilter struct {
+	CardID   string
+	SinceSeq int64
+	Since    *time.Time
+	Limit    int
+	Newest   bool // the newest Limit events (still returned oldest first)
+}
+
+// RunProgress are the live figures of a running run.
+type RunProgress struct {
+	LastOutput string
+	TokensIn   int64
+	TokensOut  int64
+	CostUSD    float64
+	StartedAt  *time.Time
+	LogPath    string
+	Workspace  string
+}
+
+// OutboxItem is a durable side effect with an idempotency key.
+type OutboxItem struct {
+	ID          string          `json:"id"`
+	Key         string          `json:"key"`
+	Channel     string          `json:"channel"` // slack, webhook, tracker
+	Event       string          `json:"event"`   // blocked, gave_up, parked, profile_paused, …
+	CardID      string          `json:"card_id"`
+	RunID       string          `json:"run_id"`
+	Payload     json.RawMessage `json:"payload"`
+	CreatedAt   time.Time       `json:"created_at"`
+	Attempts    int             `json:"attempts"`
+	NextAt      time.Time       `json:"next_at"`
+	DeliveredAt *time.Time      `json:"delivered_at"`
+	LastError   string          `json:"last_error"`
+	Dead        bool            `json:"dead"` // gave up delivering
+}
+
+// OutboxResult records one delivery try.
+type OutboxResult struct {
+	Delivered bool
+	At        time.Time
+	Error     string
+	NextAt    time.Time // when to try again (not delivered)
+	Dead      bool
+}
+
+// OutboxFilter selects outbox rows.
+type OutboxFilter struct {
+	CardID  string
+	Pending *bool
+	Limit   int
+}
+
+// AgentState is the persisted state of one agent profile's breaker.
+type AgentState struct {
+	Name      string          `json:"name"`
+	State     string          `json:"state"` // closed, open, half_open, paused
+	Kind      string          `json:"kind"`
+	Reason    string          `json:"reason"`
+	Until     *time.Time      `json:"until"`
+	Data      json.RawMessage `json:"data"` // the breaker's own bookkeeping
+	UpdatedAt time.Time       `json:"updated_at"`
+	// Version guards read-modify-write: a Change writes the state only if the
+	// stored version still equals it (0: only if no row exists yet). Negative
+	// writes unconditionally (an operator's resume).
+	Version int64 `json:"version"`
+}
+
+// Node is one dispatcher process.
+type Node struct {
+	Name      string     `json:"name"`
+	PID       int        `json:"pid"`
+	StartedAt time.Time  `json:"started_at"`
+	SeenAt    time.Time  `json:"seen_at"`
+	Running   int        `json:"running"`
+	LastTick  *time.Time `json:"last_tick"`
+	// Status is what the node wants operators to see (config errors, store
+	// outages, paused dispatch), as a JSON object.
+	Status json.RawMessage `json:"status"`
+}
+
+// Bool is a helper for filters.
+func Bool(b bool) *bool { return &b }

@@ -1,0 +1,260 @@
+package simulation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/store"
+)
+
+// checker reads the store (without faults) after every step and holds it to
+// DESIGN.md's invariants. It keeps what it has seen of the event log so each
+// step reads only the new events.
+type checker struct {
+	w         *World
+	lastSeq   int64
+	prev      map[string]string // card id → state after the previous step
+	routed    map[string]int    // run id → routing events
+	attempt   map[string]any    // run id → attempt number (from its claim event)
+	cards     []board.Card      // as read after the last step that changed something
+	valBlocks map[string]int    // card id → invalid-input blocks since the last operator resume/reopen
+}
+
+func (c *checker) init(w *World) {
+	c.w = w
+	c.prev = map[string]string{}
+	c.routed = map[string]int{}
+	c.attempt = map[string]any{}
+	c.valBlocks = map[string]int{}
+}
+
+// not routing: the events a run gets before its outcome.
+var preRouting = map[string]bool{board.EvClaimed: true, board.EvStarted: true}
+
+func (c *checker) check(final bool) {
+	w := c.w
+	ctx := context.Background()
+	b := w.cfg.Board
+	evs, err := w.raw.ListEvents(ctx, store.EventFilter{SinceSeq: c.lastSeq})
+	if err != nil {
+		w.violate("checker: %v", err)
+		return
+	}
+	// Every write that changes a card or closes a run appends an event, so a
+	// step without new events changed nothing the checks below look at.
+	if len(evs) == 0 && !final && c.cards != nil {
+		return
+	}
+	cards, err := w.raw.ListCards(ctx, store.CardFilter{})
+	if err != nil {
+		w.violate("checker: %v", err)
+		return
+	}
+	sortBoardOrder(cards)
+	c.cards = cards
+	// Attempt numbers and the counted flag never change once written, so
+	// the full run table is read at the end; every step reads the open runs.
+	rf := store.RunFilter{Open: store.Bool(true)}
+	if final {
+		rf = store.RunFilter{}
+	}
+	runs, err := w.raw.ListRuns(ctx, rf)
+	if err != nil {
+		w.violate("checker: %v", err)
+		return
+	}
+	ident := map[string]string{}
+	for _, cd := range cards {
+		ident[cd.ID] = cd.Identifier
+	}
+
+	// The event log: who moved what, and how often each run was routed.
+	reentered := map[string]bool{}
+	for _, e := range evs {
+		c.lastSeq = e.Seq
+		if e.CardID != "" {
+			w.steplog = append(w.steplog, fmt.Sprintf("       · %s %s by %s", ident[e.CardID], e.Type, e.Actor))
+		} else {
+			w.steplog = append(w.steplog, fmt.Sprintf("       · %s by %s", e.Type, e.Actor))
+		}
+		var data map[string]any
+		_ = json.Unmarshal(e.Data, &data)
+		switch {
+		case e.Type == board.EvClaimed:
+			c.attempt[e.RunID] = data["attempt"]
+			from, _ := data["from"].(string)
+			if r := b.RoleOf(from); r != board.RoleEligible {
+				w.violate("%s claimed by %s from %s (role %s): automation claims only eligible cards", ident[e.CardID], e.Actor, from, r)
+			}
+		case e.RunID != "" && !preRouting[e.Type]:
+			c.routed[e.RunID]++
+			if c.routed[e.RunID] > 1 {
+				w.violate("a run of %s (attempt %v) routed %d times (event %s by %s)", ident[e.CardID], c.attempt[e.RunID], c.routed[e.RunID], e.Type, e.Actor)
+			}
+		}
+		if e.Type == board.EvBlocked && strings.HasPrefix(e.Actor, "dispatcher:") && data["kind"] == string(policy.KindInvalidInput) {
+			c.valBlocks[e.CardID]++
+			if c.valBlocks[e.CardID] > 1 {
+				w.violate("%s blocked for invalid input %d times without an operator resume between", ident[e.CardID], c.valBlocks[e.CardID])
+			}
+		}
+		if strings.HasPrefix(e.Actor, "operator") {
+			// An operator may take a card out of a sink (resume, reopen,
+			// or cancel a blocked card).
+			reentered[e.CardID] = true
+			if e.Type == board.EvResumed || e.Type == board.EvReopened {
+				c.valBlocks[e.CardID] = 0
+			}
+		}
+	}
+
+	// Sinks are left only by an operator's resume or reopen.
+	for _, cd := range cards {
+		prev, seen := c.prev[cd.ID]
+		if seen && prev != cd.State && b.RoleOf(prev).IsSink() && !reentered[cd.ID] {
+			w.violate("%s left sink %s for %s without an operator action in the event log", cd.Identifier, prev, cd.State)
+		}
+		c.prev[cd.ID] = cd.State
+	}
+
+	// Runs: attempts 1..n per (card, retry epoch), counted ≤ max_attempts,
+	// at most one open run per card.
+	type key struct {
+		card  string
+		epoch int
+	}
+	attempts := map[key][]int{}
+	counted := map[key]int{}
+	open := map[string][]board.Run{}
+	runByID := map[string]board.Run{}
+	for _, r := range runs {
+		k := key{r.CardID, r.RetryEpoch}
+		attempts[k] = append(attempts[k], r.Attempt)
+		if r.Counted {
+			counted[k]++
+		}
+		if r.Open() {
+			open[r.CardID] = append(open[r.CardID], r)
+		}
+		runByID[r.ID] = r
+	}
+	for k, as := range attempts {
+		if !final {
+			break
+		}
+		sort.Ints(as)
+		for i, a := range as {
+			if a != i+1 {
+				w.violate("%s retry epoch %d has attempts %v: want 1..%d without gaps or duplicates", ident[k.card], k.epoch, as, len(as))
+				break
+			}
+		}
+		if w.maxAttempts > 0 && counted[k] > w.maxAttempts {
+			w.violate("%s retry epoch %d has %d counted attempts, max_attempts is %d", ident[k.card], k.epoch, counted[k], w.maxAttempts)
+		}
+	}
+	for card, rs := range open {
+		if len(rs) > 1 {
+			w.violate("%s has %d open runs", ident[card], len(rs))
+		}
+	}
+	// A live agent session belongs to an open run.
+	for _, id := range sortedKeys(w.live) {
+		iv := w.live[id]
+		if r, ok := runByID[iv.run.ID]; !ok || !r.Open() {
+			w.violate("agent session of %s attempt %d is live but its run has outcome %q", iv.card.Identifier, iv.run.Attempt, r.Outcome)
+		}
+	}
+	if !final {
+		return
+	}
+
+	// After settling: every run has exactly one outcome, routed once; no
+	// claims; every card in a state that tells the truth.
+	for _, r := range runs {
+		if r.Open() {
+			w.violate("run of %s (retry epoch %d, attempt %d) has no outcome after settling", ident[r.CardID], r.RetryEpoch, r.Attempt)
+		} else if c.routed[r.ID] != 1 {
+			w.violate("run of %s (retry epoch %d, attempt %d, %s) has %d routing events, want 1", ident[r.CardID], r.RetryEpoch, r.Attempt, r.Outcome, c.routed[r.ID])
+		}
+	}
+	for _, iv := range w.invs {
+		if !iv.ended {
+			w.violate("agent session of %s attempt %d never ended", iv.card.Identifier, iv.run.Attempt)
+		}
+		if r, ok := runByID[iv.run.ID]; !ok || r.Open() {
+			w.violate("agent session of %s attempt %d has no routed run", iv.card.Identifier, iv.run.Attempt)
+		}
+	}
+	ob, err := w.raw.ListOutbox(ctx, store.OutboxFilter{})
+	if err != nil {
+		w.violate("checker: %v", err)
+	}
+	keys := map[string]bool{}
+	for _, o := range ob {
+		k := o.CardID + "/" + o.RunID + "/" + o.Event + "/" + o.Key
+		if keys[o.Key] || keys[k] {
+			w.violate("notification %s (%s, %s) queued twice", o.Key, ident[o.CardID], o.Event)
+		}
+		keys[o.Key], keys[k] = true, true
+	}
+	states, err := w.raw.ListAgentStates(ctx)
+	if err != nil {
+		w.violate("checker: %v", err)
+	}
+	allowed := map[string]bool{"sim": true, "planner": true}
+	now := w.clk.Now()
+	for _, a := range states {
+		var bs policy.BreakerState
+		if len(a.Data) > 0 {
+			_ = json.Unmarshal(a.Data, &bs)
+		}
+		if a.State == policy.BreakerClosed {
+			bs = policy.BreakerState{State: policy.BreakerClosed}
+		}
+		ok, _, _ := policy.Allow(bs, now)
+		allowed[a.Name] = ok
+	}
+	byID := map[string]board.Card{}
+	for _, cd := range cards {
+		byID[cd.ID] = cd
+	}
+	for _, cd := range cards {
+		if cd.Claim != nil {
+			w.violate("%s is still claimed by %s (epoch %d, lease until %s) after settling", cd.Identifier, cd.Claim.Owner, cd.Claim.Epoch, cd.Claim.LeaseUntil.Format("15:04:05"))
+		}
+		switch b.RoleOf(cd.State) {
+		case board.RoleRunning:
+			w.violate("%s is in %s (running) after settling with no live run", cd.Identifier, cd.State)
+		case board.RoleEligible:
+			if cd.NextAttemptAt != nil && cd.NextAttemptAt.After(now) {
+				continue // waiting for its retry time
+			}
+			waiting := false
+			for _, id := range cd.BlockedBy {
+				if bc, ok := byID[id]; ok && b.RoleOf(bc.State) != board.RoleDone {
+					waiting = true
+				}
+			}
+			profile := cd.Agent
+			if profile == "" {
+				profile = "sim"
+			}
+			if !waiting && allowed[profile] {
+				w.violate("%s is eligible and due (%s) but was not dispatched: %s", cd.Identifier, fmtNext(cd), cd.StateReason)
+			}
+		}
+	}
+}
+
+func fmtNext(c board.Card) string {
+	if c.NextAttemptAt == nil {
+		return "no next attempt time"
+	}
+	return fmt.Sprintf("next attempt %s", c.NextAttemptAt.Format("15:04:05"))
+}

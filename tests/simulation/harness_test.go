@@ -1,0 +1,685 @@
+// Package simulation drives the real dispatcher, failure policy, operator
+// service and SQLite store from a seed, on a fake clock, with a fake
+// in-process agent, random operator actions, process crashes and store
+// faults, and checks DESIGN.md's invariants after every step.
+//
+// Determinism: exactly one goroutine touches the store at a time. The
+// dispatcher hands each job to World.spawn (dispatch.Options.Spawn), which
+// waits until the job has either finished (an agent that answers at once) or
+// reached the fake agent and parked there. A parked agent is released by the
+// harness (after N steps, when its run was stopped, or at a crash), and the
+// harness then waits for the job goroutine to end (routed, or failed against
+// a dead store). Leases are renewed by the harness calling
+// Dispatcher.Heartbeat before every fake-clock advance of at most a third of a
+// lease. Every random choice (harness, agent verdicts, store faults, the
+// policy's jitter) comes from one seeded generator used in that order.
+package simulation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/drover-dev/drover/internal/agent"
+	"github.com/drover-dev/drover/internal/agent/sim"
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/dispatch"
+	"github.com/drover-dev/drover/internal/operator"
+	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/store/sqlstore"
+)
+
+// Params shapes one simulated world.
+type Params struct {
+	Seed  uint64
+	Steps int // steps before the settle phase
+	Cards int // cards created at the start (more may be added)
+	Dir   string
+	Log   *slog.Logger // the dispatcher's log (nil: discarded)
+}
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// proc is one dispatcher process.
+type proc struct {
+	node     string
+	d        *dispatch.Dispatcher
+	st       *simStore
+	dead     bool
+	dieAfter int // >= 0: the process dies after this many more store calls
+}
+
+// invocation is the fake agent's own record of one session.
+type invocation struct {
+	card      board.Card
+	run       board.Run
+	proc      *proc
+	ctx       context.Context
+	startStep int
+	endStep   int
+	ended     bool
+	steps     int // parked agents: steps left before they answer
+	verdict   agent.Result
+	release   chan struct{}
+	done      chan struct{}
+}
+
+// World is one seeded simulation.
+type World struct {
+	p    Params
+	mu   sync.Mutex // guards rng (job goroutines draw while the harness waits)
+	rng  *rand.Rand
+	clk  *clock
+	db   store.Store
+	raw  store.Store // db without faults, for the checker
+	cfg  *config.Config
+	ops  *operator.Service
+	proc *proc
+
+	maxAttempts int
+	lease       time.Duration
+	nodes       int
+	faultRate   float64
+	settling    bool
+
+	leader      string
+	leaderUntil time.Time
+
+	invs    []*invocation
+	live    map[string]*invocation // card id → live session
+	parked  []*invocation          // sessions waiting for the harness
+	entered chan *invocation
+
+	step       int
+	steplog    []string
+	violations []string
+	chk        checker
+}
+
+const workflow = `---
+agents:
+  default: sim
+  profiles:
+    sim: {kind: sim}
+    planner:
+      kind: sim
+      spec_schema: {type: object, required: [plan], properties: {plan: {type: string}}}
+policy:
+  max_attempts: %d
+  backoff: {base: 10s, max: 2m, jitter: 0.3}
+  breaker: {threshold: 3, window: 2m, cooldown: 3m}
+dispatch: {node: n1, lease: 30s, poll_interval: 5s, max_concurrent: %d}
+workspace: {root: %q}
+---
+{{ card.title }}
+`
+
+// NewWorld builds the world for a seed: a fresh SQLite store, the config,
+// a few cards and one dispatcher process.
+func NewWorld(p Params) (*World, error) {
+	w := &World{p: p, rng: rand.New(rand.NewPCG(p.Seed, 0x5eed)), live: map[string]*invocation{}, entered: make(chan *invocation)}
+	w.clk = &clock{t: time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)}
+	w.maxAttempts = 1 + w.rng.IntN(4)
+	slots := 1 + w.rng.IntN(4)
+	cfg, err := config.Parse([]byte(fmt.Sprintf(workflow, w.maxAttempts, slots, filepath.Join(p.Dir, "ws"))), p.Dir)
+	if err != nil {
+		return nil, err
+	}
+	w.cfg = cfg
+	w.lease = cfg.Dispatch.Lease
+	// An in-memory database: the SQLite store keeps one connection, so the
+	// database lives as long as the handle (a file costs ~60ms to set up).
+	db, err := sqlstore.Open(context.Background(), "sqlite::memory:")
+	if err != nil {
+		return nil, err
+	}
+	w.raw = db
+	w.db = db
+	if w.rng.IntN(3) > 0 {
+		w.faultRate = 0.02 + 0.2*w.rng.Float64()
+	}
+	w.ops = &operator.Service{Store: &simStore{w: w, inner: db}, Board: cfg.Board, Agents: []string{"sim", "planner"}, Actor: "operator:sim", Now: w.clk.Now}
+	w.chk.init(w)
+	w.startProc("n1")
+	for i := 0; i < p.Cards; i++ {
+		w.addCard()
+	}
+	w.logf("world: max_attempts=%d max_concurrent=%d fault_rate=%.3f cards=%d", w.maxAttempts, slots, w.faultRate, p.Cards)
+	w.chk.check(false)
+	return w, nil
+}
+
+// Close releases the store (and any agent still parked by a dead process).
+func (w *World) Close() {
+	for _, iv := range append([]*invocation(nil), w.parked...) {
+		iv.proc.dead = true
+		w.releaseOne(iv)
+	}
+	w.raw.Close()
+}
+
+func (w *World) logf(format string, a ...any) {
+	w.steplog = append(w.steplog, fmt.Sprintf("%4d %s  ", w.step, w.clk.Now().Format("15:04:05"))+fmt.Sprintf(format, a...))
+}
+
+func (w *World) violate(format string, a ...any) {
+	msg := fmt.Sprintf("step %d: ", w.step) + fmt.Sprintf(format, a...)
+	w.violations = append(w.violations, msg)
+	w.steplog = append(w.steplog, "     VIOLATION "+msg)
+}
+
+// Violations found so far.
+func (w *World) Violations() []string { return w.violations }
+
+// StepLog is the replayable story of the seed.
+func (w *World) StepLog() string { return strings.Join(w.steplog, "\n") }
+
+// --- randomness, all from one stream ---
+
+func (w *World) intn(n int) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.rng.IntN(n)
+}
+
+func (w *World) float() float64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.rng.Float64()
+}
+
+func (w *World) fault() bool {
+	return !w.settling && w.faultRate > 0 && w.float() < w.faultRate
+}
+
+func (w *World) lostReply() bool {
+	return !w.settling && w.faultRate > 0 && w.float() < w.faultRate/4
+}
+
+// --- processes ---
+
+func (w *World) startProc(node string) {
+	p := &proc{node: node, dieAfter: -1}
+	p.st = &simStore{w: w, inner: w.db, proc: p}
+	log := w.p.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	d, err := dispatch.New(dispatch.Options{Store: p.st, Config: w.cfg, Node: node, LogDir: filepath.Join(w.p.Dir, "logs"),
+		NewAgent: func(agent.Profile) (agent.Agent, error) { return &fakeAgent{w: w, p: p}, nil },
+		Outbox:   outboxRows, Log: log, Now: w.clk.Now, Rand: w.float, Spawn: w.spawn,
+		After: func(time.Duration) <-chan time.Time { c := make(chan time.Time, 1); c <- w.clk.Now(); return c }})
+	if err != nil {
+		panic(err)
+	}
+	p.d = d
+	w.proc = p
+}
+
+func outboxRows(_ *config.Config, n dispatch.Notice) []store.OutboxItem {
+	b, _ := json.Marshal(map[string]string{"event": n.Event, "card": n.Card.Identifier})
+	return []store.OutboxItem{{Key: n.Key + "/webhook", Channel: "webhook", Event: n.Event, CardID: n.Card.ID, Payload: b}}
+}
+
+// spawn runs a job until it finished or its agent parked (dispatch.Options.Spawn).
+func (w *World) spawn(job func()) {
+	done := make(chan struct{})
+	go func() { defer close(done); job() }()
+	select {
+	case <-done:
+	case iv := <-w.entered:
+		iv.done = done
+		w.parked = append(w.parked, iv)
+	}
+}
+
+// releaseOne lets a parked agent answer and waits until its job has ended.
+func (w *World) releaseOne(iv *invocation) {
+	for i, x := range w.parked {
+		if x == iv {
+			w.parked = append(w.parked[:i], w.parked[i+1:]...)
+			break
+		}
+	}
+	close(iv.release)
+	<-iv.done
+}
+
+// releaseDue releases parked agents whose time has come or whose run was stopped.
+func (w *World) releaseDue(all bool) {
+	for {
+		var next *invocation
+		for _, iv := range w.parked {
+			if all || iv.steps <= 0 || iv.ctx.Err() != nil {
+				next = iv
+				break
+			}
+		}
+		if next == nil {
+			return
+		}
+		why := "answers"
+		if next.ctx.Err() != nil {
+			why = "stops (" + context.Cause(next.ctx).Error() + ")"
+		}
+		w.logf("agent %s#%d %s", next.card.Identifier, next.run.Attempt, why)
+		w.releaseOne(next)
+	}
+}
+
+// crash kills the live process: its agents die with it and nothing it would
+// still write reaches the store. With midRoute one parked agent answers first
+// and the process dies after a few store calls of that job's routing.
+func (w *World) crash() {
+	p := w.proc
+	mid := len(w.parked) > 0 && w.intn(2) == 0
+	if mid {
+		iv := w.parked[w.intn(len(w.parked))]
+		p.dieAfter = w.intn(6)
+		w.logf("crash of %s while routing %s#%d (after %d store calls)", p.node, iv.card.Identifier, iv.run.Attempt, p.dieAfter)
+		w.releaseOne(iv)
+	} else {
+		w.logf("crash of %s", p.node)
+	}
+	p.dead = true
+	for _, iv := range append([]*invocation(nil), w.parked...) {
+		if iv.proc == p {
+			w.endSession(iv) // the agent's process group dies with drover
+			w.releaseOne(iv)
+		}
+	}
+	node := p.node
+	if w.intn(2) == 0 {
+		w.nodes++
+		node = fmt.Sprintf("n%d", w.nodes+1)
+	}
+	w.logf("restart as %s", node)
+	w.startProc(node)
+}
+
+// --- the fake agent ---
+
+type fakeAgent struct {
+	w *World
+	p *proc
+}
+
+func (a *fakeAgent) Run(ctx context.Context, inv agent.Invocation) (agent.Result, error) {
+	w := a.w
+	iv := &invocation{card: inv.Card, run: inv.Run, proc: a.p, ctx: ctx, startStep: w.step}
+	w.invs = append(w.invs, iv)
+	if cur := w.live[inv.Card.ID]; cur != nil {
+		w.violate("two live agent sessions on %s: attempt %d (node %s) started while attempt %d (node %s) runs",
+			inv.Card.Identifier, inv.Run.Attempt, a.p.node, cur.run.Attempt, cur.proc.node)
+	}
+	w.live[inv.Card.ID] = iv
+	if why := invalidInput(inv.Card); why != "" {
+		w.violate("agent session opened for %s with invalid input (%s)", inv.Card.Identifier, why)
+	}
+	iv.verdict = w.verdict()
+	if w.settling || w.intn(10) < 6 {
+		w.endSession(iv)
+		return iv.verdict, nil
+	}
+	iv.steps = 1 + w.intn(8)
+	iv.release = make(chan struct{})
+	w.entered <- iv
+	<-iv.release
+	w.endSession(iv)
+	if ctx.Err() != nil {
+		return agent.Result{Signals: policy.Signals{AgentKind: "sim", ExitCode: -1, Signaled: true}}, nil
+	}
+	return iv.verdict, nil
+}
+
+func (w *World) endSession(iv *invocation) {
+	if iv.ended {
+		return
+	}
+	iv.ended, iv.endStep = true, w.step
+	if w.live[iv.card.ID] == iv {
+		delete(w.live, iv.card.ID)
+	}
+}
+
+var verdictKinds = []struct {
+	kind   policy.Kind
+	weight int
+}{
+	{policy.KindSucceeded, 30}, {policy.KindAgentFailed, 14}, {policy.KindInputRequired, 7}, {policy.KindRateLimited, 7},
+	{policy.KindUsageLimited, 2}, {policy.KindProviderUnavailable, 5}, {policy.KindNetwork, 5}, {policy.KindTimeout, 3},
+	{policy.KindMaxTurns, 2}, {policy.KindStalled, 2}, {policy.KindUnknown, 3}, {policy.KindWorkspaceSetup, 2},
+	{policy.KindInterrupted, 2}, {policy.KindInvalidInput, 1}, {policy.KindRefused, 1}, {policy.KindContextExhausted, 1},
+	{policy.KindPermissionDenied, 1}, {policy.KindQuotaExhausted, 1}, {policy.KindAuthFailed, 1}, {policy.KindConfigError, 1},
+}
+
+// verdict draws what this session ends with: a forced classification, or
+// plain signals the real classifier reads.
+func (w *World) verdict() agent.Result {
+	total := 0
+	for _, k := range verdictKinds {
+		total += k.weight
+	}
+	n := w.intn(total)
+	kind := verdictKinds[0].kind
+	for _, k := range verdictKinds {
+		if n < k.weight {
+			kind = k.kind
+			break
+		}
+		n -= k.weight
+	}
+	switch {
+	case kind == policy.KindSucceeded && w.intn(2) == 0:
+		return agent.Result{Signals: policy.Signals{AgentKind: "sim", ExitCode: 0}, LastLine: "done"}
+	case kind == policy.KindAgentFailed && w.intn(2) == 0:
+		return agent.Result{Signals: policy.Signals{AgentKind: "sim", ExitCode: 1, Stderr: "tests failed"}, LastLine: "tests failed"}
+	}
+	cls := policy.Classification{Kind: kind, Message: "sim: " + string(kind), Source: "sim"}
+	switch kind {
+	case policy.KindRateLimited, policy.KindUsageLimited:
+		if w.intn(2) == 0 {
+			cls.RetryAt = w.clk.Now().Add(time.Duration(1+w.intn(300)) * time.Second)
+		} else {
+			cls.RetryAfter = time.Duration(w.intn(120)) * time.Second
+		}
+	case policy.KindInputRequired:
+		cls.Message = "which database should I use?"
+	}
+	code := 1
+	if kind == policy.KindSucceeded {
+		code = 0
+	}
+	return agent.Result{Forced: &cls, Signals: policy.Signals{AgentKind: "sim", ExitCode: code}}
+}
+
+// invalidInput is the simulation's own oracle for a card's input: the
+// planner profile's schema needs a string plan, and every sim profile needs
+// a well-formed spec.sim.
+func invalidInput(c board.Card) string {
+	if _, err := sim.ParseSpec(c.Spec); err != nil {
+		return err.Error()
+	}
+	if c.Agent == "planner" {
+		var v struct {
+			Plan any `json:"plan"`
+		}
+		_ = json.Unmarshal(c.Spec, &v)
+		if _, ok := v.Plan.(string); !ok {
+			return "spec.plan is not a string"
+		}
+	}
+	return ""
+}
+
+var specs = []string{`{}`, `{"plan":"do it"}`, `{"plan":7}`, `{"sim":["bogus"]}`, `{"plan":"x","sim":["agent_failed"]}`}
+
+// --- steps ---
+
+// Step takes one seeded action and checks the invariants.
+func (w *World) Step() {
+	w.step++
+	for _, iv := range w.parked {
+		iv.steps--
+	}
+	w.releaseDue(false)
+	switch r := w.intn(100); {
+	case r < 35:
+		w.tick()
+	case r < 55:
+		w.advance(time.Duration(w.intn(int(w.lease/time.Second)+1)) * time.Second)
+	case r < 82:
+		w.operatorAction()
+	case r < 86:
+		w.crash()
+	case r < 92:
+		if w.faultRate > 0 {
+			w.faultRate = 0
+			w.logf("store faults stop")
+		} else {
+			w.faultRate = 0.02 + 0.25*w.float()
+			w.logf("store faults start (rate %.3f)", w.faultRate)
+		}
+	default:
+		if len(w.parked) > 0 {
+			iv := w.parked[w.intn(len(w.parked))]
+			w.logf("agent %s#%d answers early", iv.card.Identifier, iv.run.Attempt)
+			w.releaseOne(iv)
+		} else {
+			w.tick()
+		}
+	}
+	w.chk.check(false)
+}
+
+func (w *World) tick() {
+	before := len(w.invs)
+	next := w.proc.d.Tick(context.Background())
+	st := w.proc.d.Status().StoreError
+	w.logf("tick on %s: %d sessions started, next due %s%s", w.proc.node, len(w.invs)-before, fmtTime(next), errNote(st))
+	w.releaseDue(false)
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Format("15:04:05")
+}
+
+func errNote(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (store error: " + s + ")"
+}
+
+// advance moves the fake clock, renewing leases every third of a lease as
+// the heartbeat goroutines would.
+func (w *World) advance(d time.Duration) {
+	w.logf("clock +%s", d)
+	for d > 0 {
+		w.proc.d.Heartbeat()
+		w.releaseDue(false)
+		s := min(d, w.lease/3)
+		w.clk.advance(s)
+		d -= s
+	}
+}
+
+func (w *World) pickCard() (board.Card, bool) {
+	cs := w.chk.cards // the checker's view after the last step (ids never change)
+	if len(cs) == 0 {
+		return board.Card{}, false
+	}
+	return cs[w.intn(len(cs))], true
+}
+
+func (w *World) addCard() {
+	title := fmt.Sprintf("card %d", w.intn(1000))
+	spec := json.RawMessage(specs[w.intn(len(specs))])
+	prio := w.intn(5)
+	in := operator.Input{Title: &title, Spec: &spec, Priority: &prio}
+	if w.intn(3) == 0 {
+		a := "planner"
+		in.Agent = &a
+	}
+	if w.intn(4) == 0 {
+		if b, ok := w.pickCard(); ok {
+			in.BlockedBy = &[]string{b.ID}
+		}
+	}
+	c, err := w.ops.Add(context.Background(), in)
+	w.logf("operator add %s agent=%q spec=%s: %v", c.Identifier, c.Agent, spec, errOr(err))
+}
+
+func errOr(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return err.Error()
+}
+
+func (w *World) operatorAction() {
+	ctx := context.Background()
+	r := w.intn(100)
+	if r < 8 {
+		w.addCard()
+		return
+	}
+	if r < 12 {
+		_, err := w.ops.ResumeAgent(ctx, []string{"sim", "planner"}[w.intn(2)])
+		w.logf("operator resume agents: %v", errOr(err))
+		return
+	}
+	c, ok := w.pickCard()
+	if !ok {
+		return
+	}
+	var err error
+	var what string
+	switch {
+	case r < 24:
+		cols := w.cfg.Board.Columns
+		col := cols[w.intn(len(cols))].Name
+		what = "move to " + col
+		_, err = w.ops.Move(ctx, c.ID, col, "sim move")
+	case r < 32:
+		what = "block"
+		_, err = w.ops.Block(ctx, c.ID, "sim block")
+	case r < 52:
+		what = "resume"
+		_, err = w.ops.Resume(ctx, c.ID)
+	case r < 64:
+		what = "reopen"
+		_, err = w.ops.Reopen(ctx, c.ID)
+	case r < 72:
+		what = "cancel"
+		_, err = w.ops.Cancel(ctx, c.ID, "sim cancel")
+	case r < 88:
+		spec := json.RawMessage(specs[w.intn(len(specs))])
+		what = "edit spec " + string(spec)
+		_, err = w.ops.Edit(ctx, c.ID, operator.Input{Spec: &spec})
+	default:
+		what = "answer"
+		_, err = w.ops.Answer(ctx, c.ID, "use sqlite")
+	}
+	w.logf("operator %s %s (%s): %v", what, c.Identifier, c.State, errOr(err))
+}
+
+// Settle stops the faults, lets every agent answer, moves the clock past
+// leases and the leadership lease, and ticks until nothing more starts.
+func (w *World) Settle() {
+	w.step++
+	w.settling = true
+	w.faultRate = 0
+	w.logf("settle")
+	w.releaseDue(true)
+	// One tick first, so a node that saw the store fail notices it is back:
+	// it then waits a lease before judging other nodes' leases (a node
+	// after an outage gives live owners time to renew), and the clock must
+	// pass that wait too.
+	w.tick()
+	w.releaseDue(true)
+	w.advance(2*w.lease + time.Second)
+	quiet := false
+	for i := 0; i < 60 && !quiet; i++ {
+		before := len(w.invs)
+		w.tick()
+		w.releaseDue(true)
+		quiet = len(w.invs) == before && !w.anyDueWork()
+		w.chk.check(false)
+	}
+	if !quiet {
+		w.violate("not quiescent after 60 settle ticks")
+	}
+	w.chk.check(true)
+	w.summary()
+}
+
+// summary logs every card's final state and its runs.
+func (w *World) summary() {
+	ctx := context.Background()
+	cs, _ := w.raw.ListCards(ctx, store.CardFilter{})
+	sortBoardOrder(cs)
+	states, _ := w.raw.ListAgentStates(ctx)
+	for _, a := range states {
+		w.logf("agent %s: %s (%s)", a.Name, a.State, a.Kind)
+	}
+	for _, c := range cs {
+		rs, _ := w.raw.ListRuns(ctx, store.RunFilter{CardID: c.ID})
+		var runs []string
+		for _, r := range rs {
+			runs = append(runs, fmt.Sprintf("e%d#%d:%s/%s", r.RetryEpoch, r.Attempt, r.Outcome, r.Kind))
+		}
+		w.logf("final %s agent=%q %s next=%s spec=%s: %s | runs %s", c.Identifier, c.Agent, c.State, fmtNext(c), c.Spec, c.StateReason, strings.Join(runs, " "))
+	}
+}
+
+// anyDueWork: a card is claimed (recovery pending) or an open run exists.
+func (w *World) anyDueWork() bool {
+	cs, _ := w.raw.ListCards(context.Background(), store.CardFilter{Claimed: store.Bool(true)})
+	return len(cs) > 0
+}
+
+// Run plays the seed: steps, then settle.
+func Run(p Params) (*World, error) {
+	w, err := NewWorld(p)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < p.Steps && len(w.violations) == 0; i++ {
+		w.Step()
+	}
+	if len(w.violations) == 0 {
+		w.Settle()
+	}
+	return w, nil
+}
+
+// TempDir is where seeds keep their store and workspaces: tmpfs when there is one.
+func TempDir() string {
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		if f, err := os.CreateTemp("/dev/shm", "probe"); err == nil {
+			f.Close()
+			os.Remove(f.Name())
+			return "/dev/shm"
+		}
+	}
+	return os.TempDir()
+}
+
+// sortedKeys is a helper for deterministic reports.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
