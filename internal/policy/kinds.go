@@ -36,7 +36,7 @@ const (
 // counted kinds (bounded by max_attempts) and kinds that never retry.
 const NoCap = -1
 
-// KindSpec is the built-in policy of one failure kind, from DESIGN.md's table.
+// KindSpec is the built-in policy of one failure kind, from the kind table in docs/design.md.
 // Config.Kinds overrides Cap and the schedule; everything else is fixed.
 type KindSpec struct {
 	Kind Kind

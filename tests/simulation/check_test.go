@@ -13,8 +13,8 @@ import (
 )
 
 // checker reads the store (without faults) after every step and holds it to
-// DESIGN.md's invariants. It keeps what it has seen of the event log so each
-// step reads only the new events.
+// the invariants of docs/design.md, Invariants. It keeps what it has seen of
+// the event log so each step reads only the new events.
 type checker struct {
 	w         *World
 	lastSeq   int64

@@ -1,7 +1,8 @@
 // Package simulation drives the real dispatcher, failure policy, operator
 // service and SQLite store from a seed, on a fake clock, with a fake
 // in-process agent, random operator actions, process crashes and store
-// faults, and checks DESIGN.md's invariants after every step.
+// faults, and checks the invariants of docs/design.md, Invariants, after
+// every step.
 //
 // Determinism: exactly one goroutine touches the store at a time. The
 // dispatcher hands each job to World.spawn (dispatch.Options.Spawn), which
