@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/store"
 )
 
@@ -105,7 +106,7 @@ func (a *app) eventsCmd() *cobra.Command {
 			}
 			t := newTable(a.out, "SEQ", "AT", "CARD", "TYPE", "ACTOR", "REASON")
 			for _, e := range evs {
-				t.row(strconv.FormatInt(e.Seq, 10), ts(&e.At), a.identOf(c, e.CardID), e.Type, e.Actor, clip(e.Reason, 90))
+				t.row(strconv.FormatInt(e.Seq, 10), ts(&e.At), a.identOf(c, e.CardID), e.Type, e.Actor, excerpt.Line(e.Reason, 90))
 			}
 			return t.flush()
 		},

@@ -6,11 +6,11 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/operator"
 	"github.com/drover-dev/drover/internal/store"
 )
@@ -204,7 +204,7 @@ func (a *app) cardLsCmd() *cobra.Command {
 			}
 			t := newTable(a.out, "ID", "STATE", "PRI", "AGENT", "TITLE", "NOTE")
 			for _, cd := range cards {
-				t.row(cd.Identifier, cd.State, prio(cd.Priority), cd.Agent, clip(cd.Title, 60), cardNote(cd))
+				t.row(cd.Identifier, cd.State, prio(cd.Priority), cd.Agent, excerpt.Line(cd.Title, 60), cardNote(cd))
 			}
 			return t.flush()
 		},
@@ -388,19 +388,11 @@ func cardNote(c board.Card) string {
 	case c.GaveUp != nil:
 		return fmt.Sprintf("gave up after %d attempts: %s", c.GaveUp.Attempts, c.GaveUp.Kind)
 	case c.BlockReason != nil:
-		return "blocked: " + clip(c.BlockReason.What, 80)
+		return "blocked: " + excerpt.Line(c.BlockReason.What, 80)
 	case c.Claim != nil:
 		return "claimed by " + c.Claim.Owner
 	case c.NextAttemptAt != nil:
 		return "next attempt " + c.NextAttemptAt.Local().Format("15:04:05")
 	}
 	return ""
-}
-
-func clip(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }

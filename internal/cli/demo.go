@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/operator"
 	"github.com/drover-dev/drover/internal/store"
 )
@@ -281,7 +282,7 @@ func (a *app) printDemo(ctx context.Context) error {
 	fmt.Fprintln(a.out)
 	t := newTable(a.out, "CARD", "TITLE", "STATE", "ATTEMPTS", "KIND", "REASON")
 	for _, r := range rows {
-		t.row(r.Identifier, r.Title, r.State, strconv.Itoa(r.Attempts), r.Kind, clip(r.Reason, 100))
+		t.row(r.Identifier, r.Title, r.State, strconv.Itoa(r.Attempts), r.Kind, excerpt.Line(r.Reason, 100))
 	}
 	return t.flush()
 }

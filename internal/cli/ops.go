@@ -14,6 +14,7 @@ import (
 	"github.com/drover-dev/drover/internal/agent/adapters"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/dispatch"
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/status"
 	"github.com/drover-dev/drover/internal/store"
@@ -81,7 +82,7 @@ func (a *app) explainCmd() *cobra.Command {
 				fmt.Fprintln(w, "\nAttempts in this retry epoch")
 				t := newTable(w, "ATTEMPT", "OUTCOME", "KIND", "COUNTED", "DECISION")
 				for _, h := range e.History {
-					t.row(strconv.Itoa(h.Attempt), string(h.Outcome), h.Kind, strconv.FormatBool(h.Counted), clip(h.Decision, 90))
+					t.row(strconv.Itoa(h.Attempt), string(h.Outcome), h.Kind, strconv.FormatBool(h.Counted), excerpt.Line(h.Decision, 90))
 				}
 				t.flush()
 			}
@@ -242,7 +243,7 @@ func (a *app) agentCmd() *cobra.Command {
 				if r.Default {
 					name += " (default)"
 				}
-				t.row(name, r.Kind, r.State, ts(r.Until), clip(r.Reason, 60), r.Command)
+				t.row(name, r.Kind, r.State, ts(r.Until), excerpt.Line(r.Reason, 60), r.Command)
 			}
 			return t.flush()
 		},

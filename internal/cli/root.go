@@ -12,11 +12,11 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/operator"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/store/sqlstore"
@@ -144,7 +144,7 @@ func (a *app) report(err error) int {
 	code, exit := classifyErr(err)
 	// One line, whatever the error: driver errors (pgx's connect errors, for
 	// one) span several lines.
-	msg := strings.Join(strings.Fields(err.Error()), " ")
+	msg := excerpt.Flatten(err.Error())
 	if a.asJSON {
 		b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": msg}})
 		fmt.Fprintln(a.errw, string(b))

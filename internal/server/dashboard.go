@@ -10,10 +10,10 @@ import (
 	"io/fs"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/operator"
 	"github.com/drover-dev/drover/internal/status"
 	"github.com/drover-dev/drover/internal/store"
@@ -32,7 +32,7 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"money":    func(f float64) string { return fmt.Sprintf("$%.2f", f) },
 	"prio":     prioLabel,
-	"clip":     clip,
+	"clip":     excerpt.Line,
 	"pct":      pct,
 	"attempts": attemptsText,
 	"json":     prettyJSON,
@@ -299,14 +299,6 @@ func prioLabel(p int) string {
 		return ""
 	}
 	return "P" + strconv.Itoa(p)
-}
-
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }
 
 func pct(a, b float64) int {

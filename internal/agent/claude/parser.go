@@ -10,8 +10,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/policy"
 )
 
@@ -161,7 +161,7 @@ func (p *Parser) parseError(why string, line []byte) {
 	if len(p.s.ParseErrors) >= maxParseErrors {
 		return
 	}
-	shown := cut(string(line), 120)
+	shown := excerpt.Clip(string(line), 120)
 	p.s.ParseErrors = append(p.s.ParseErrors, fmt.Sprintf("line %q: %s", shown, why))
 }
 
@@ -319,16 +319,5 @@ func lastTextLine(t string) string {
 	if i := strings.LastIndexByte(t, '\n'); i >= 0 {
 		t = strings.TrimSpace(t[i+1:])
 	}
-	return cut(t, 200)
-}
-
-// cut shortens s to at most n bytes on a rune boundary, marking the cut.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return excerpt.Clip(t, 200)
 }
