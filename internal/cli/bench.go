@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drover-dev/drover/internal/bench"
+	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/store/sqlstore"
 )
 
@@ -114,7 +115,7 @@ func (a *app) benchStore(c *cobra.Command, cards int) error {
 	}
 	where := "a scratch file beside " + strings.TrimPrefix(target, "sqlite:")
 	if st.Backend == "postgres" {
-		where = "a scratch schema in " + redactDSN(target)
+		where = "a scratch schema in " + store.RedactDSN(target)
 	}
 	w := a.out
 	fmt.Fprintf(w, "store: %s (%s), %d cards\n", st.Backend, where, st.Cards)
