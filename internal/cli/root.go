@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/operator"
 	"github.com/drover-dev/drover/internal/store"
@@ -153,26 +152,20 @@ func (a *app) report(err error) int {
 	return exit
 }
 
+// classifyErr gives err its --json code (operator.ErrorCode's, the HTTP
+// API's, for the errors the board, the operator and the store return) and
+// the exit code: ExitInvalid for what the caller can fix in the command or
+// the config, ExitFailed for the rest.
 func classifyErr(err error) (string, int) {
-	var ie *board.InputError
 	var ue *usageError
-	var me *board.MoveError
-	var nf *operator.NotFoundError
-	switch {
-	case errors.As(err, &ue):
+	if errors.As(err, &ue) {
 		return "bad_usage", ExitInvalid
-	case errors.As(err, &ie):
-		return "invalid_input", ExitInvalid
-	case errors.As(err, &nf):
-		return "not_found", ExitInvalid
-	case errors.As(err, &me):
-		return "refused", ExitFailed
-	case errors.Is(err, store.ErrConflict):
-		return "conflict", ExitFailed
-	case errors.Is(err, store.ErrUnavailable):
-		return "store_unavailable", ExitFailed
-	case errors.Is(err, store.ErrSchemaTooNew):
-		return "schema_too_new", ExitFailed
+	}
+	switch code := operator.ErrorCode(err); {
+	case code == operator.CodeInvalidInput || code == operator.CodeCardNotFound:
+		return code, ExitInvalid
+	case code != "":
+		return code, ExitFailed
 	case errors.Is(err, errConfig):
 		return "invalid_config", ExitInvalid
 	}

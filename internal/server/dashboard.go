@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -88,8 +87,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, name string, p p
 
 func (s *Server) pageError(w http.ResponseWriter, r *http.Request, err error) {
 	code := http.StatusInternalServerError
-	var nf *operator.NotFoundError
-	if errors.As(err, &nf) || errors.Is(err, store.ErrNotFound) {
+	if c := operator.ErrorCode(err); c == operator.CodeCardNotFound || c == operator.CodeNotFound {
 		code = http.StatusNotFound
 	}
 	s.opts.Log.Warn("dashboard page failed", "path", r.URL.Path, "err", err)
