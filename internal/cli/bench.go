@@ -12,8 +12,6 @@ import (
 	"github.com/drover-dev/drover/internal/store/sqlstore"
 )
 
-func init() { extraCommands = append(extraCommands, (*app).benchCmd) }
-
 // benchWakePoll is the poll interval of the wakeup scenario's dispatcher:
 // long enough that only a wake-up can explain a fast claim.
 const benchWakePoll = 30 * time.Second

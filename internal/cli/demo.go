@@ -20,8 +20,6 @@ import (
 	"github.com/drover-dev/drover/internal/store"
 )
 
-func init() { extraCommands = append(extraCommands, (*app).demoCmd) }
-
 // demoWorkflow is the demo's WORKFLOW.md: the sim agent, a profile that
 // requires a plan, and a fast retry schedule so the tour takes seconds.
 const demoWorkflow = `---

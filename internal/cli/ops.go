@@ -20,19 +20,12 @@ import (
 	"github.com/drover-dev/drover/internal/store"
 )
 
-func init() {
-	extraCommands = append(extraCommands, (*app).statusCmd, (*app).explainCmd, (*app).policyCmd, (*app).classifyCmd, (*app).agentCmd)
-}
-
 func (a *app) statusCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
 		Short: "Running runs, the retry queue, counts, blocked and parked cards, agents, spend and errors",
 		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := a.open(c.Context()); err != nil {
-				return err
-			}
+		RunE: a.withStore(func(c *cobra.Command, _ []string) error {
 			s, err := status.Snapshot(c.Context(), a.st, a.fullConfig(), time.Now())
 			if err != nil {
 				return err
@@ -42,7 +35,7 @@ func (a *app) statusCmd() *cobra.Command {
 			}
 			status.Render(a.out, s)
 			return nil
-		},
+		}),
 	}
 }
 
@@ -51,10 +44,7 @@ func (a *app) explainCmd() *cobra.Command {
 		Use:   "explain ID",
 		Short: "Why a card is or is not running, its attempts and budgets, and what happens next",
 		Args:  exactArgs(1, "ID"),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := a.open(c.Context()); err != nil {
-				return err
-			}
+		RunE: a.withStore(func(c *cobra.Command, args []string) error {
 			if _, err := a.ops().Get(c.Context(), args[0]); err != nil {
 				return err
 			}
@@ -94,7 +84,7 @@ func (a *app) explainCmd() *cobra.Command {
 			}
 			fmt.Fprintf(w, "\nNext: %s\n", e.Next)
 			return nil
-		},
+		}),
 	}
 }
 
@@ -201,10 +191,7 @@ func (a *app) agentCmd() *cobra.Command {
 		Use:   "ls",
 		Short: "Each agent profile with its kind, command and breaker state",
 		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := a.open(c.Context()); err != nil {
-				return err
-			}
+		RunE: a.withStore(func(c *cobra.Command, _ []string) error {
 			states, err := a.st.ListAgentStates(c.Context())
 			if err != nil {
 				return err
@@ -246,15 +233,12 @@ func (a *app) agentCmd() *cobra.Command {
 				t.row(name, r.Kind, r.State, ts(r.Until), excerpt.Line(r.Reason, 60), r.Command)
 			}
 			return t.flush()
-		},
+		}),
 	}, &cobra.Command{
 		Use:   "resume NAME",
 		Short: "Close a paused or open agent profile's breaker so its cards are dispatched again",
 		Args:  exactArgs(1, "NAME"),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := a.open(c.Context()); err != nil {
-				return err
-			}
+		RunE: a.withStore(func(c *cobra.Command, args []string) error {
 			s, err := a.ops().ResumeAgent(c.Context(), args[0])
 			if err != nil {
 				return err
@@ -264,7 +248,7 @@ func (a *app) agentCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.out, "agent %s resumed\n", args[0])
 			return nil
-		},
+		}),
 	})
 	return cmd
 }

@@ -88,10 +88,13 @@ Start with:  drover demo --until-settled   (a self-contained tour)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usagef("%v (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(a.initCmd(), a.cardCmd(), a.boardCmd(), a.eventsCmd(), a.runsCmd(), a.logsCmd())
-	for _, extra := range extraCommands {
-		root.AddCommand(extra(a))
-	}
+	// Help lists them sorted by name, whatever the order here.
+	root.AddCommand(
+		a.initCmd(), a.cardCmd(), a.boardCmd(), a.eventsCmd(), a.runsCmd(), a.logsCmd(),
+		a.benchCmd(), a.demoCmd(),
+		a.statusCmd(), a.explainCmd(), a.policyCmd(), a.classifyCmd(), a.agentCmd(),
+		a.serveCmd(),
+	)
 	guardGroups(root)
 	return root
 }
@@ -133,9 +136,6 @@ func guardGroups(c *cobra.Command) {
 		guardGroups(sub)
 	}
 }
-
-// extraCommands are registered by other files of this package (serve, demo, …).
-var extraCommands []func(*app) *cobra.Command
 
 // report prints err as one line (or JSON) and returns the exit code.
 func (a *app) report(err error) int {
@@ -228,6 +228,17 @@ func (a *app) open(ctx context.Context) error {
 	}
 	a.st = st
 	return nil
+}
+
+// withStore wraps a command's run so that the config is loaded and the
+// store opened (a.cfg and a.st set) before run starts.
+func (a *app) withStore(run func(c *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		if err := a.open(c.Context()); err != nil {
+			return err
+		}
+		return run(c, args)
+	}
 }
 
 // ops is the operator service for this invocation.
