@@ -43,6 +43,16 @@ func Flatten(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
+// LastLine is the last line of s with text, without its surrounding
+// whitespace, clipped to n runes: what a program said last.
+func LastLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[i+1:])
+	}
+	return Clip(s, n)
+}
+
 // Line is Flatten then Clip: s on one line, at most n runes.
 func Line(s string, n int) string {
 	return Clip(Flatten(s), n)

@@ -47,6 +47,25 @@ func TestFlatten(t *testing.T) {
 	}
 }
 
+func TestLastLine(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"", 10, ""},
+		{"only line", 20, "only line"},
+		{"first\nsecond\n\n  \t\n", 20, "second"},
+		{"  a\r\n  last one  ", 20, "last one"},
+		{"a\nthe last line is long", 8, "the las…"},
+		{"x\nünïcödé tail", 8, "ünïcödé…"},
+	} {
+		if got := LastLine(c.in, c.n); got != c.want {
+			t.Errorf("LastLine(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}
+
 func TestLine(t *testing.T) {
 	for _, c := range []struct {
 		in   string

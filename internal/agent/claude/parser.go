@@ -176,7 +176,7 @@ func (p *Parser) assistant(ev *event) {
 		case "text":
 			if t := strings.TrimSpace(b.Text); t != "" {
 				text = t
-				p.lastLine = lastTextLine(t)
+				p.lastLine = excerpt.LastLine(t, 200)
 			}
 		case "tool_use":
 			p.lastLine = "→ " + b.Name
@@ -236,7 +236,7 @@ func (p *Parser) rateLimit(ev *event) {
 
 func (p *Parser) stream(ev *event) {
 	if ev.Event != nil && ev.Event.Delta != nil && ev.Event.Delta.Text != "" {
-		p.lastLine = lastTextLine(ev.Event.Delta.Text)
+		p.lastLine = excerpt.LastLine(ev.Event.Delta.Text, 200)
 	}
 }
 
@@ -256,7 +256,7 @@ func (p *Parser) result(ev *event) {
 	}
 	if ev.Result != nil {
 		s.ResultText = *ev.Result
-		p.lastLine = lastTextLine(*ev.Result)
+		p.lastLine = excerpt.LastLine(*ev.Result, 200)
 		if ev.IsError {
 			p.addError(*ev.Result)
 		}
@@ -312,12 +312,4 @@ func (p *Parser) Structured() policy.Structured {
 // so far and the cost once the result states it.
 func (p *Parser) Progress() (lastLine string, tokensIn, tokensOut int64, costUSD float64) {
 	return p.lastLine, p.s.TokensIn, p.s.TokensOut, p.s.CostUSD
-}
-
-func lastTextLine(t string) string {
-	t = strings.TrimSpace(t)
-	if i := strings.LastIndexByte(t, '\n'); i >= 0 {
-		t = strings.TrimSpace(t[i+1:])
-	}
-	return excerpt.Clip(t, 200)
 }

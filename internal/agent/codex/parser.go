@@ -172,7 +172,7 @@ func (p *Parser) item(ev *event) {
 		if ev.Type == "item.completed" {
 			p.s.ResultText = it.Text
 		}
-		p.lastLine = lastTextLine(it.Text)
+		p.lastLine = excerpt.LastLine(it.Text, 200)
 	case "error":
 		if ev.Type == "item.completed" && len(p.s.Warnings) < maxKept {
 			p.s.Warnings = append(p.s.Warnings, it.Message)
@@ -259,12 +259,4 @@ func (p *Parser) Structured() policy.Structured {
 // completed turns (codex reports no cost).
 func (p *Parser) Progress() (lastLine string, tokensIn, tokensOut int64, costUSD float64) {
 	return p.lastLine, p.s.TokensIn, p.s.TokensOut, 0
-}
-
-func lastTextLine(t string) string {
-	t = strings.TrimSpace(t)
-	if i := strings.LastIndexByte(t, '\n'); i >= 0 {
-		t = strings.TrimSpace(t[i+1:])
-	}
-	return excerpt.Clip(t, 200)
 }

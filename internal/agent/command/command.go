@@ -307,6 +307,5 @@ func (w *watcher) lastLine(stderrTail string) string {
 	if p.LastLine != "" {
 		return p.LastLine
 	}
-	lines := strings.Split(strings.TrimSpace(stderrTail), "\n")
-	return excerpt.Clip(strings.TrimSpace(lines[len(lines)-1]), maxLastLine)
+	return excerpt.LastLine(stderrTail, maxLastLine)
 }
