@@ -8,10 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drover-dev/drover/internal/bench"
+	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/store/sqlstore"
 )
-
-func init() { extraCommands = append(extraCommands, (*app).benchCmd) }
 
 // benchWakePoll is the poll interval of the wakeup scenario's dispatcher:
 // long enough that only a wake-up can explain a fast claim.
@@ -114,7 +113,7 @@ func (a *app) benchStore(c *cobra.Command, cards int) error {
 	}
 	where := "a scratch file beside " + strings.TrimPrefix(target, "sqlite:")
 	if st.Backend == "postgres" {
-		where = "a scratch schema in " + redactDSN(target)
+		where = "a scratch schema in " + store.RedactDSN(target)
 	}
 	w := a.out
 	fmt.Fprintf(w, "store: %s (%s), %d cards\n", st.Backend, where, st.Cards)

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/store"
 )
 
@@ -21,10 +22,7 @@ func (a *app) boardCmd() *cobra.Command {
 		Use:   "show",
 		Short: "Columns with their roles and card counts",
 		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := a.open(c.Context()); err != nil {
-				return err
-			}
+		RunE: a.withStore(func(c *cobra.Command, _ []string) error {
 			counts, err := a.st.CountByState(c.Context())
 			if err != nil {
 				return err
@@ -62,7 +60,7 @@ func (a *app) boardCmd() *cobra.Command {
 				t.row(s, "(not on the board)", strconv.Itoa(n), "move these cards with drover card mv")
 			}
 			return t.flush()
-		},
+		}),
 	})
 	return cmd
 }
@@ -75,10 +73,7 @@ func (a *app) eventsCmd() *cobra.Command {
 		Short: "The audit log: every transition with who, what, when and why",
 		Long:  "The audit log. --since takes an event sequence number (the cursor printed in the SEQ column) or an RFC 3339 time.",
 		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := a.open(c.Context()); err != nil {
-				return err
-			}
+		RunE: a.withStore(func(c *cobra.Command, _ []string) error {
 			f := store.EventFilter{Limit: limit}
 			if cardRef != "" {
 				card, err := a.ops().Get(c.Context(), cardRef)
@@ -105,10 +100,10 @@ func (a *app) eventsCmd() *cobra.Command {
 			}
 			t := newTable(a.out, "SEQ", "AT", "CARD", "TYPE", "ACTOR", "REASON")
 			for _, e := range evs {
-				t.row(strconv.FormatInt(e.Seq, 10), ts(&e.At), a.identOf(c, e.CardID), e.Type, e.Actor, clip(e.Reason, 90))
+				t.row(strconv.FormatInt(e.Seq, 10), ts(&e.At), a.identOf(c, e.CardID), e.Type, e.Actor, excerpt.Line(e.Reason, 90))
 			}
 			return t.flush()
-		},
+		}),
 	}
 	c.Flags().StringVar(&cardRef, "card", "", "only events of this card")
 	c.Flags().StringVar(&since, "since", "", "only events after this cursor (sequence number) or time")
@@ -141,10 +136,7 @@ func (a *app) runsCmd() *cobra.Command {
 		Use:   "runs [ID]",
 		Short: "Run history, newest first (of one card when ID is given)",
 		Args:  cobra.MaximumNArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := a.open(c.Context()); err != nil {
-				return err
-			}
+		RunE: a.withStore(func(c *cobra.Command, args []string) error {
 			f := store.RunFilter{Newest: true, Limit: limit}
 			if len(args) == 1 {
 				card, err := a.ops().Get(c.Context(), args[0])
@@ -165,7 +157,7 @@ func (a *app) runsCmd() *cobra.Command {
 				t.row(append([]string{a.identOf(c, r.CardID)}, runLine(r)...)...)
 			}
 			return t.flush()
-		},
+		}),
 	}
 	c.Flags().IntVar(&limit, "limit", 50, "at most this many runs (all runs of a card are shown)")
 	return c
@@ -177,10 +169,7 @@ func (a *app) logsCmd() *cobra.Command {
 		Use:   "logs RUN",
 		Short: "Print a run's captured output (-f follows it while the run is live)",
 		Args:  exactArgs(1, "RUN"),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := a.open(c.Context()); err != nil {
-				return err
-			}
+		RunE: a.withStore(func(c *cobra.Command, args []string) error {
 			r, err := a.st.GetRun(c.Context(), args[0])
 			if errors.Is(err, store.ErrNotFound) {
 				return &board.InputError{Field: "RUN", Msg: fmt.Sprintf("run %q not found; drover runs lists run ids", args[0])}
@@ -223,7 +212,7 @@ func (a *app) logsCmd() *cobra.Command {
 					return err
 				}
 			}
-		},
+		}),
 	}
 	c.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new output until the run ends")
 	return c

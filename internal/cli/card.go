@@ -6,11 +6,11 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/operator"
 	"github.com/drover-dev/drover/internal/store"
 )
@@ -130,10 +130,7 @@ func (a *app) cardAddCmd() *cobra.Command {
 		Example: `  drover card add --title "Fix login" --label bug --priority 2
   drover card add --title "Port the parser" --agent claude --spec '{"plan":"docs/plan.md"}'`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := a.open(c.Context()); err != nil {
-				return err
-			}
+		RunE: a.withStore(func(c *cobra.Command, _ []string) error {
 			in, err := f.input(c)
 			if err != nil {
 				return err
@@ -143,7 +140,7 @@ func (a *app) cardAddCmd() *cobra.Command {
 				return err
 			}
 			return a.printCard(card)
-		},
+		}),
 	}
 	f.register(c, true)
 	return c
@@ -156,10 +153,7 @@ func (a *app) cardEditCmd() *cobra.Command {
 		Short:   "Change a card's fields (a changed spec opens a new retry epoch)",
 		Example: `  drover card edit DRV-7 --spec-file plan.json && drover card resume DRV-7`,
 		Args:    exactArgs(1, "ID"),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := a.open(c.Context()); err != nil {
-				return err
-			}
+		RunE: a.withStore(func(c *cobra.Command, args []string) error {
 			in, err := f.input(c)
 			if err != nil {
 				return err
@@ -172,7 +166,7 @@ func (a *app) cardEditCmd() *cobra.Command {
 				return err
 			}
 			return a.printCard(card)
-		},
+		}),
 	}
 	f.register(c, false)
 	return c
@@ -186,10 +180,7 @@ func (a *app) cardLsCmd() *cobra.Command {
 		Use:   "ls",
 		Short: "List cards in board order (priority, then age)",
 		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := a.open(c.Context()); err != nil {
-				return err
-			}
+		RunE: a.withStore(func(c *cobra.Command, _ []string) error {
 			for _, s := range states {
 				if _, ok := a.cfg.Board.Column(s); !ok {
 					return &board.InputError{Field: "state", Msg: a.cfg.Board.StateError("state", s).Error()[len("state: "):]}
@@ -204,10 +195,10 @@ func (a *app) cardLsCmd() *cobra.Command {
 			}
 			t := newTable(a.out, "ID", "STATE", "PRI", "AGENT", "TITLE", "NOTE")
 			for _, cd := range cards {
-				t.row(cd.Identifier, cd.State, prio(cd.Priority), cd.Agent, clip(cd.Title, 60), cardNote(cd))
+				t.row(cd.Identifier, cd.State, prio(cd.Priority), cd.Agent, excerpt.Line(cd.Title, 60), cardNote(cd))
 			}
 			return t.flush()
-		},
+		}),
 	}
 	c.Flags().StringArrayVar(&states, "state", nil, "only cards in this column (repeatable)")
 	c.Flags().StringVar(&label, "label", "", "only cards with this label")
@@ -222,10 +213,7 @@ func (a *app) cardShowCmd() *cobra.Command {
 		Use:   "show ID",
 		Short: "Show one card with its runs, comments and recent events",
 		Args:  exactArgs(1, "ID"),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := a.open(c.Context()); err != nil {
-				return err
-			}
+		RunE: a.withStore(func(c *cobra.Command, args []string) error {
 			card, err := a.ops().Get(c.Context(), args[0])
 			if err != nil {
 				return err
@@ -251,7 +239,7 @@ func (a *app) cardShowCmd() *cobra.Command {
 				}{card, runs, events, comments})
 			}
 			return a.showCardText(card, runs, events, comments)
-		},
+		}),
 	}
 }
 
@@ -261,16 +249,13 @@ func (a *app) cardMvCmd() *cobra.Command {
 		Use:   "mv ID STATE",
 		Short: "Move a card to another column (sinks are left only with resume or reopen)",
 		Args:  exactArgs(2, "ID STATE"),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := a.open(c.Context()); err != nil {
-				return err
-			}
+		RunE: a.withStore(func(c *cobra.Command, args []string) error {
 			card, err := a.ops().Move(c.Context(), args[0], args[1], reason)
 			if err != nil {
 				return err
 			}
 			return a.printCard(card)
-		},
+		}),
 	}
 	c.Flags().StringVar(&reason, "reason", "", "why (recorded in the event log)")
 	return c
@@ -281,10 +266,7 @@ func (a *app) cardCommentCmd() *cobra.Command {
 		Use:   "comment ID TEXT",
 		Short: "Add a comment to a card",
 		Args:  exactArgs(2, "ID TEXT"),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := a.open(c.Context()); err != nil {
-				return err
-			}
+		RunE: a.withStore(func(c *cobra.Command, args []string) error {
 			cm, err := a.ops().Comment(c.Context(), args[0], args[1])
 			if err != nil {
 				return err
@@ -294,7 +276,7 @@ func (a *app) cardCommentCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.out, "commented on %s\n", args[0])
 			return nil
-		},
+		}),
 	}
 }
 
@@ -342,16 +324,13 @@ func (a *app) cardActionCmds() []*cobra.Command {
 }
 
 func (a *app) action(fn func(*cobra.Command, *operator.Service, []string) (board.Card, error)) func(*cobra.Command, []string) error {
-	return func(c *cobra.Command, args []string) error {
-		if err := a.open(c.Context()); err != nil {
-			return err
-		}
+	return a.withStore(func(c *cobra.Command, args []string) error {
 		card, err := fn(c, a.ops(), args)
 		if err != nil {
 			return err
 		}
 		return a.printCard(card)
-	}
+	})
 }
 
 func (a *app) printCard(c board.Card) error {
@@ -388,19 +367,11 @@ func cardNote(c board.Card) string {
 	case c.GaveUp != nil:
 		return fmt.Sprintf("gave up after %d attempts: %s", c.GaveUp.Attempts, c.GaveUp.Kind)
 	case c.BlockReason != nil:
-		return "blocked: " + clip(c.BlockReason.What, 80)
+		return "blocked: " + excerpt.Line(c.BlockReason.What, 80)
 	case c.Claim != nil:
 		return "claimed by " + c.Claim.Owner
 	case c.NextAttemptAt != nil:
 		return "next attempt " + c.NextAttemptAt.Local().Format("15:04:05")
 	}
 	return ""
-}
-
-func clip(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }

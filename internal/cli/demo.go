@@ -15,11 +15,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/operator"
 	"github.com/drover-dev/drover/internal/store"
 )
-
-func init() { extraCommands = append(extraCommands, (*app).demoCmd) }
 
 // demoWorkflow is the demo's WORKFLOW.md: the sim agent, a profile that
 // requires a plan, and a fast retry schedule so the tour takes seconds.
@@ -281,7 +280,7 @@ func (a *app) printDemo(ctx context.Context) error {
 	fmt.Fprintln(a.out)
 	t := newTable(a.out, "CARD", "TITLE", "STATE", "ATTEMPTS", "KIND", "REASON")
 	for _, r := range rows {
-		t.row(r.Identifier, r.Title, r.State, strconv.Itoa(r.Attempts), r.Kind, clip(r.Reason, 100))
+		t.row(r.Identifier, r.Title, r.State, strconv.Itoa(r.Attempts), r.Kind, excerpt.Line(r.Reason, 100))
 	}
 	return t.flush()
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/store/sqlstore"
 )
 
@@ -55,7 +56,7 @@ WORKFLOW.md is left alone unless --force is given.`,
 			} else {
 				fmt.Fprintf(a.out, "kept the existing %s (use --force to overwrite)\n", path)
 			}
-			fmt.Fprintf(a.out, "store ready: %s\n", redactDSN(a.dsn()))
+			fmt.Fprintf(a.out, "store ready: %s\n", store.RedactDSN(a.dsn()))
 			fmt.Fprintf(a.out, "\nnext:\n  drover card add --title \"My first card\" --spec '{\"sim\":[\"succeeded\"]}'\n  drover serve\n")
 			return nil
 		},

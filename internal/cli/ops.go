@@ -14,24 +14,18 @@ import (
 	"github.com/drover-dev/drover/internal/agent/adapters"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/dispatch"
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/status"
 	"github.com/drover-dev/drover/internal/store"
 )
-
-func init() {
-	extraCommands = append(extraCommands, (*app).statusCmd, (*app).explainCmd, (*app).policyCmd, (*app).classifyCmd, (*app).agentCmd)
-}
 
 func (a *app) statusCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
 		Short: "Running runs, the retry queue, counts, blocked and parked cards, agents, spend and errors",
 		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := a.open(c.Context()); err != nil {
-				return err
-			}
+		RunE: a.withStore(func(c *cobra.Command, _ []string) error {
 			s, err := status.Snapshot(c.Context(), a.st, a.fullConfig(), time.Now())
 			if err != nil {
 				return err
@@ -41,7 +35,7 @@ func (a *app) statusCmd() *cobra.Command {
 			}
 			status.Render(a.out, s)
 			return nil
-		},
+		}),
 	}
 }
 
@@ -50,10 +44,7 @@ func (a *app) explainCmd() *cobra.Command {
 		Use:   "explain ID",
 		Short: "Why a card is or is not running, its attempts and budgets, and what happens next",
 		Args:  exactArgs(1, "ID"),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := a.open(c.Context()); err != nil {
-				return err
-			}
+		RunE: a.withStore(func(c *cobra.Command, args []string) error {
 			if _, err := a.ops().Get(c.Context(), args[0]); err != nil {
 				return err
 			}
@@ -81,7 +72,7 @@ func (a *app) explainCmd() *cobra.Command {
 				fmt.Fprintln(w, "\nAttempts in this retry epoch")
 				t := newTable(w, "ATTEMPT", "OUTCOME", "KIND", "COUNTED", "DECISION")
 				for _, h := range e.History {
-					t.row(strconv.Itoa(h.Attempt), string(h.Outcome), h.Kind, strconv.FormatBool(h.Counted), clip(h.Decision, 90))
+					t.row(strconv.Itoa(h.Attempt), string(h.Outcome), h.Kind, strconv.FormatBool(h.Counted), excerpt.Line(h.Decision, 90))
 				}
 				t.flush()
 			}
@@ -93,7 +84,7 @@ func (a *app) explainCmd() *cobra.Command {
 			}
 			fmt.Fprintf(w, "\nNext: %s\n", e.Next)
 			return nil
-		},
+		}),
 	}
 }
 
@@ -200,10 +191,7 @@ func (a *app) agentCmd() *cobra.Command {
 		Use:   "ls",
 		Short: "Each agent profile with its kind, command and breaker state",
 		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := a.open(c.Context()); err != nil {
-				return err
-			}
+		RunE: a.withStore(func(c *cobra.Command, _ []string) error {
 			states, err := a.st.ListAgentStates(c.Context())
 			if err != nil {
 				return err
@@ -242,18 +230,15 @@ func (a *app) agentCmd() *cobra.Command {
 				if r.Default {
 					name += " (default)"
 				}
-				t.row(name, r.Kind, r.State, ts(r.Until), clip(r.Reason, 60), r.Command)
+				t.row(name, r.Kind, r.State, ts(r.Until), excerpt.Line(r.Reason, 60), r.Command)
 			}
 			return t.flush()
-		},
+		}),
 	}, &cobra.Command{
 		Use:   "resume NAME",
 		Short: "Close a paused or open agent profile's breaker so its cards are dispatched again",
 		Args:  exactArgs(1, "NAME"),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := a.open(c.Context()); err != nil {
-				return err
-			}
+		RunE: a.withStore(func(c *cobra.Command, args []string) error {
 			s, err := a.ops().ResumeAgent(c.Context(), args[0])
 			if err != nil {
 				return err
@@ -263,7 +248,7 @@ func (a *app) agentCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.out, "agent %s resumed\n", args[0])
 			return nil
-		},
+		}),
 	})
 	return cmd
 }

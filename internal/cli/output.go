@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/excerpt"
 )
 
 // table prints aligned columns.
@@ -64,7 +65,7 @@ func runLine(r board.Run) []string {
 		elapsed = dur(end.Sub(*r.StartedAt))
 	}
 	return []string{r.ID, fmt.Sprintf("%d/e%d", r.Attempt, r.RetryEpoch), r.Agent, r.Node, outcome, r.Kind, counted, exit,
-		elapsed, fmt.Sprintf("$%.4f", r.CostUSD), clip(firstNonEmpty(r.Error, r.Decision), 70)}
+		elapsed, fmt.Sprintf("$%.4f", r.CostUSD), excerpt.Line(firstNonEmpty(r.Error, r.Decision), 70)}
 }
 
 var runHeaders = []string{"RUN", "ATTEMPT", "AGENT", "NODE", "OUTCOME", "KIND", "COUNTED", "EXIT", "ELAPSED", "COST", "DETAIL"}
@@ -95,7 +96,7 @@ func (a *app) showCardText(c board.Card, runs []board.Run, events []board.Event,
 		fmt.Fprintf(w, "  waits on:    %s\n", strings.Join(c.BlockedBy, ", "))
 	}
 	if string(c.Spec) != "{}" && len(c.Spec) > 0 {
-		fmt.Fprintf(w, "  spec:        %s\n", clip(string(c.Spec), 200))
+		fmt.Fprintf(w, "  spec:        %s\n", excerpt.Line(string(c.Spec), 200))
 	}
 	if c.Claim != nil {
 		fmt.Fprintf(w, "  claim:       %s (epoch %d) until %s\n", c.Claim.Owner, c.Claim.Epoch, ts(&c.Claim.LeaseUntil))

@@ -8,15 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"os/user"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/operator"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/store/sqlstore"
@@ -90,10 +88,13 @@ Start with:  drover demo --until-settled   (a self-contained tour)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usagef("%v (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(a.initCmd(), a.cardCmd(), a.boardCmd(), a.eventsCmd(), a.runsCmd(), a.logsCmd())
-	for _, extra := range extraCommands {
-		root.AddCommand(extra(a))
-	}
+	// Help lists them sorted by name, whatever the order here.
+	root.AddCommand(
+		a.initCmd(), a.cardCmd(), a.boardCmd(), a.eventsCmd(), a.runsCmd(), a.logsCmd(),
+		a.benchCmd(), a.demoCmd(),
+		a.statusCmd(), a.explainCmd(), a.policyCmd(), a.classifyCmd(), a.agentCmd(),
+		a.serveCmd(),
+	)
 	guardGroups(root)
 	return root
 }
@@ -136,15 +137,12 @@ func guardGroups(c *cobra.Command) {
 	}
 }
 
-// extraCommands are registered by other files of this package (serve, demo, …).
-var extraCommands []func(*app) *cobra.Command
-
 // report prints err as one line (or JSON) and returns the exit code.
 func (a *app) report(err error) int {
 	code, exit := classifyErr(err)
 	// One line, whatever the error: driver errors (pgx's connect errors, for
 	// one) span several lines.
-	msg := strings.Join(strings.Fields(err.Error()), " ")
+	msg := excerpt.Flatten(err.Error())
 	if a.asJSON {
 		b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": msg}})
 		fmt.Fprintln(a.errw, string(b))
@@ -154,26 +152,20 @@ func (a *app) report(err error) int {
 	return exit
 }
 
+// classifyErr gives err its --json code (operator.ErrorCode's, the HTTP
+// API's, for the errors the board, the operator and the store return) and
+// the exit code: ExitInvalid for what the caller can fix in the command or
+// the config, ExitFailed for the rest.
 func classifyErr(err error) (string, int) {
-	var ie *board.InputError
 	var ue *usageError
-	var me *board.MoveError
-	var nf *operator.NotFoundError
-	switch {
-	case errors.As(err, &ue):
+	if errors.As(err, &ue) {
 		return "bad_usage", ExitInvalid
-	case errors.As(err, &ie):
-		return "invalid_input", ExitInvalid
-	case errors.As(err, &nf):
-		return "not_found", ExitInvalid
-	case errors.As(err, &me):
-		return "refused", ExitFailed
-	case errors.Is(err, store.ErrConflict):
-		return "conflict", ExitFailed
-	case errors.Is(err, store.ErrUnavailable):
-		return "store_unavailable", ExitFailed
-	case errors.Is(err, store.ErrSchemaTooNew):
-		return "schema_too_new", ExitFailed
+	}
+	switch code := operator.ErrorCode(err); {
+	case code == operator.CodeInvalidInput || code == operator.CodeCardNotFound:
+		return code, ExitInvalid
+	case code != "":
+		return code, ExitFailed
 	case errors.Is(err, errConfig):
 		return "invalid_config", ExitInvalid
 	}
@@ -238,6 +230,17 @@ func (a *app) open(ctx context.Context) error {
 	return nil
 }
 
+// withStore wraps a command's run so that the config is loaded and the
+// store opened (a.cfg and a.st set) before run starts.
+func (a *app) withStore(run func(c *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		if err := a.open(c.Context()); err != nil {
+			return err
+		}
+		return run(c, args)
+	}
+}
+
 // ops is the operator service for this invocation.
 func (a *app) ops() *operator.Service {
 	name := "operator"
@@ -252,15 +255,4 @@ func (a *app) printJSON(v any) error {
 	enc := json.NewEncoder(a.out)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// redactDSN hides a password in a DSN for printing.
-func redactDSN(dsn string) string {
-	if u, err := url.Parse(dsn); err == nil && u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-			return u.String()
-		}
-	}
-	return dsn
 }

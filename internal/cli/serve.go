@@ -19,8 +19,6 @@ import (
 	"github.com/drover-dev/drover/internal/metrics"
 )
 
-func init() { extraCommands = append(extraCommands, (*app).serveCmd) }
-
 func (a *app) serveCmd() *cobra.Command {
 	var logFormat, logLevel string
 	c := &cobra.Command{

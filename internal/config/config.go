@@ -16,6 +16,7 @@ import (
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/store"
 )
 
 // Config is a loaded, validated WORKFLOW.md with every default filled in.
@@ -230,7 +231,7 @@ func (c *Config) Redacted() *Config {
 	r.Notify.Webhook.Secret = maskIf(c.Notify.Webhook.Secret)
 	r.Server.AuthToken = maskIf(c.Server.AuthToken)
 	r.Tracker.APIKey = maskIf(c.Tracker.APIKey)
-	r.Store.DSN = redactDSN(c.Store.DSN)
+	r.Store.DSN = store.RedactDSN(c.Store.DSN)
 	r.Agents.Profiles = make(map[string]agent.Profile, len(c.Agents.Profiles))
 	for name, p := range c.Agents.Profiles {
 		if len(p.Env) > 0 {

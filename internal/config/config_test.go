@@ -201,18 +201,6 @@ hi
 	}
 }
 
-func TestRedactDSN(t *testing.T) {
-	for in, want := range map[string]string{
-		"postgres://drover:s3cret@db:5432/drover": "postgres://drover:****@db:5432/drover",
-		"postgres://db/drover?password=s3cret":    "postgres://db/drover?password=****",
-		"sqlite:/x/drover.db":                     "sqlite:/x/drover.db",
-	} {
-		if got := redactDSN(in); got != want {
-			t.Errorf("redactDSN(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestDayBoundary(t *testing.T) {
 	cfg := mustParse(t, "---\nlimits: {day_boundary: \"06:30 UTC\", max_cost_per_day_usd: 20}\n---\n")
 	at := time.Date(2025, 3, 10, 5, 0, 0, 0, time.UTC)
@@ -264,5 +252,15 @@ func TestRenderMissingSpecField(t *testing.T) {
 	}
 	if re.Variable != "card.spec.plan" || re.Line != 5 || !strings.Contains(err.Error(), "card.spec.plan") {
 		t.Errorf("RenderError = %+v (%v)", re, err)
+	}
+}
+
+func TestRedactedMasksTheStorePassword(t *testing.T) {
+	cfg := mustParse(t, "---\nstore: {dsn: 'postgres://drover:s3cret@db/drover'}\n---\n")
+	if got := cfg.Redacted().Store.DSN; got != "postgres://drover:****@db/drover" {
+		t.Errorf("Redacted().Store.DSN = %q", got)
+	}
+	if cfg.Store.DSN != "postgres://drover:s3cret@db/drover" {
+		t.Errorf("Redacted changed the original: %q", cfg.Store.DSN)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -166,17 +165,6 @@ func yamlProblem(err error, offset int) Problem {
 	})
 	msg = strings.TrimPrefix(msg, fmt.Sprintf("line %d: ", line))
 	return Problem{Line: line, Msg: "invalid YAML: " + msg}
-}
-
-// redactDSN masks a password in a store DSN (URL userinfo or password=).
-func redactDSN(dsn string) string {
-	if u, err := url.Parse(dsn); err == nil && u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), mask)
-			return strings.Replace(u.String(), url.QueryEscape(mask), mask, 1)
-		}
-	}
-	return regexp.MustCompile(`(?i)(password=)[^&\s]*`).ReplaceAllString(dsn, "${1}"+mask)
 }
 
 // resolvePath makes p absolute against baseDir, expanding a leading ~.

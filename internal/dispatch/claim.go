@@ -10,6 +10,7 @@ import (
 	"github.com/drover-dev/drover/internal/agent/proc"
 	"github.com/drover-dev/drover/internal/agent/sim"
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/store"
 )
@@ -69,7 +70,7 @@ func (d *Dispatcher) blockInvalid(ctx context.Context, c board.Card, where, what
 	now := d.o.Now().UTC()
 	reason := &board.BlockReason{Kind: string(policy.KindInvalidInput), What: what, Where: where, How: how}
 	next := c
-	next.State, next.StateReason, next.BlockReason, next.NextAttemptAt = col, "invalid input: "+clip(what, 300), reason, nil
+	next.State, next.StateReason, next.BlockReason, next.NextAttemptAt = col, "invalid input: "+excerpt.Clip(what, 300), reason, nil
 	ch := store.Change{Card: &next,
 		Events:   []board.Event{{At: now, CardID: c.ID, Type: board.EvBlocked, Actor: d.actor(), Reason: next.StateReason, Data: jsonOf(map[string]any{"kind": policy.KindInvalidInput, "where": where})}},
 		Comments: []board.Comment{{CardID: c.ID, Author: d.actor(), Body: reasonText(reason), At: now}},

@@ -18,6 +18,7 @@ import (
 	"github.com/drover-dev/drover/internal/agent/proc"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/workspace"
@@ -212,7 +213,7 @@ func (d *Dispatcher) progress(j *job) func(agent.Progress) {
 			return
 		}
 		last = time.Now()
-		_ = d.o.Store.UpdateRunProgress(context.Background(), j.run.ID, store.RunProgress{LastOutput: clip(p.LastLine, 500),
+		_ = d.o.Store.UpdateRunProgress(context.Background(), j.run.ID, store.RunProgress{LastOutput: excerpt.Clip(p.LastLine, 500),
 			TokensIn: p.TokensIn, TokensOut: p.TokensOut, CostUSD: p.CostUSD})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/workspace"
@@ -122,7 +123,7 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 	}
 	fin.Outcome, fin.Kind, fin.Counted, fin.Decision = dec.Outcome, string(dec.Kind), dec.Counted, dec.Explain
 	if fin.Error == "" && cls.Kind != policy.KindSucceeded {
-		fin.Error = clip(cls.Message, 2000)
+		fin.Error = excerpt.Clip(cls.Message, 2000)
 	}
 	next := card
 	next.Claim = nil
@@ -215,7 +216,7 @@ func fillRun(r *board.Run, res *agent.Result, p agent.Profile) {
 		r.CostUSD = float64(r.TokensIn)*p.PriceInPerMTok/1e6 + float64(r.TokensOut)*p.PriceOutPerMTok/1e6
 	}
 	if res.LastLine != "" {
-		r.LastOutput = clip(res.LastLine, 500)
+		r.LastOutput = excerpt.Clip(res.LastLine, 500)
 	}
 }
 
@@ -323,11 +324,4 @@ func questionOf(cs []board.Comment) string {
 func jsonOf(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
-}
-
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/drover-dev/drover/internal/excerpt"
 )
 
 // Generic webhook headers. A receiver verifies a delivery like this:
@@ -75,7 +77,7 @@ func slackPayload(m Message, key string) ([]byte, error) {
 		Elements []text `json:"elements,omitempty"`
 	}
 	section := func(s string) block {
-		return block{Type: "section", Text: &text{Type: "mrkdwn", Text: clip(s, slackTextMax)}}
+		return block{Type: "section", Text: &text{Type: "mrkdwn", Text: excerpt.Clip(s, slackTextMax)}}
 	}
 	var blocks []block
 	blocks = append(blocks, section(slackHeadline(m)))
@@ -104,7 +106,7 @@ func slackPayload(m Message, key string) ([]byte, error) {
 		ctx = append(ctx, "agent "+m.Agent)
 	}
 	ctx = append(ctx, "key "+key)
-	blocks = append(blocks, block{Type: "context", Elements: []text{{Type: "mrkdwn", Text: clip(slackEscape(strings.Join(ctx, " · ")), slackTextMax)}}})
+	blocks = append(blocks, block{Type: "context", Elements: []text{{Type: "mrkdwn", Text: excerpt.Clip(slackEscape(strings.Join(ctx, " · ")), slackTextMax)}}})
 	return json.Marshal(struct {
 		Text   string  `json:"text"`
 		Blocks []block `json:"blocks"`
@@ -146,11 +148,4 @@ func slackHeadline(m Message) string {
 // slackEscape escapes the three characters Slack's mrkdwn treats as markup.
 func slackEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
-
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }

@@ -19,11 +19,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/store"
 )
 
@@ -247,11 +247,5 @@ func nonEmpty(s ...string) string {
 	return ""
 }
 
-// oneLine collapses whitespace and trims to 300 runes.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 300 {
-		s = string(r[:299]) + "…"
-	}
-	return s
-}
+// oneLine puts s on one line of at most 300 runes.
+func oneLine(s string) string { return excerpt.Line(s, 300) }

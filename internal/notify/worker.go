@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/store"
 )
 
@@ -258,7 +259,7 @@ func (w *Worker) post(ctx context.Context, allowPrivate bool, key, target string
 	}
 	msg := fmt.Sprintf("%s: receiver answered %s", key, resp.Status)
 	if s := oneLine(string(snippet)); s != "" {
-		msg += ": " + clip(s, 200)
+		msg += ": " + excerpt.Clip(s, 200)
 	}
 	return ra, errors.New(msg)
 }

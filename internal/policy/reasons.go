@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/excerpt"
 )
 
 // Notification event names a Decision asks the dispatcher to send (through the
@@ -149,10 +150,4 @@ func clock(at, now time.Time) string {
 }
 
 // short trims a message for a one-line explanation.
-func short(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 160 {
-		return string(r[:157]) + "…"
-	}
-	return s
-}
+func short(s string) string { return excerpt.Line(s, 160) }

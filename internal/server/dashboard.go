@@ -4,16 +4,15 @@ import (
 	"bytes"
 	"embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/operator"
 	"github.com/drover-dev/drover/internal/status"
 	"github.com/drover-dev/drover/internal/store"
@@ -32,7 +31,7 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"money":    func(f float64) string { return fmt.Sprintf("$%.2f", f) },
 	"prio":     prioLabel,
-	"clip":     clip,
+	"clip":     excerpt.Line,
 	"pct":      pct,
 	"attempts": attemptsText,
 	"json":     prettyJSON,
@@ -88,8 +87,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, name string, p p
 
 func (s *Server) pageError(w http.ResponseWriter, r *http.Request, err error) {
 	code := http.StatusInternalServerError
-	var nf *operator.NotFoundError
-	if errors.As(err, &nf) || errors.Is(err, store.ErrNotFound) {
+	if c := operator.ErrorCode(err); c == operator.CodeCardNotFound || c == operator.CodeNotFound {
 		code = http.StatusNotFound
 	}
 	s.opts.Log.Warn("dashboard page failed", "path", r.URL.Path, "err", err)
@@ -299,14 +297,6 @@ func prioLabel(p int) string {
 		return ""
 	}
 	return "P" + strconv.Itoa(p)
-}
-
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }
 
 func pct(a, b float64) int {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/operator"
-	"github.com/drover-dev/drover/internal/store"
 )
 
 // ErrorBody is the one error envelope: {"error":{"code":…,"message":…}}.
@@ -45,30 +44,32 @@ func writeFieldError(w http.ResponseWriter, status int, code, field, msg string)
 	writeJSON(w, status, ErrorBody{ErrorDetail{Code: code, Message: msg, Field: field}})
 }
 
-// fail maps an error from the operator service or the store to a response:
-// board.InputError 400, operator.NotFoundError and store.ErrNotFound 404,
-// board.MoveError and store.ErrConflict 409, store.ErrUnavailable 503.
+// fail maps an error from the operator service or the store to a response
+// with the code operator.ErrorCode gives it: invalid_input 400,
+// card_not_found and not_found 404, invalid_transition and conflict 409,
+// store_unavailable 503, anything else 500 (internal when it has no code).
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var in *board.InputError
-	var mv *board.MoveError
-	var nf *operator.NotFoundError
-	switch {
-	case errors.As(err, &in):
-		writeFieldError(w, http.StatusBadRequest, "invalid_input", in.Field, err.Error())
-	case errors.As(err, &nf):
-		writeError(w, http.StatusNotFound, "card_not_found", err.Error())
-	case errors.As(err, &mv):
-		writeError(w, http.StatusConflict, "invalid_transition", err.Error())
-	case errors.Is(err, store.ErrNotFound):
-		writeError(w, http.StatusNotFound, "not_found", err.Error())
-	case errors.Is(err, store.ErrConflict):
-		writeError(w, http.StatusConflict, "conflict", err.Error()+"; read the card again and retry")
-	case errors.Is(err, store.ErrUnavailable):
+	code := operator.ErrorCode(err)
+	switch code {
+	case operator.CodeInvalidInput:
+		var in *board.InputError
+		errors.As(err, &in)
+		writeFieldError(w, http.StatusBadRequest, code, in.Field, err.Error())
+	case operator.CodeCardNotFound, operator.CodeNotFound:
+		writeError(w, http.StatusNotFound, code, err.Error())
+	case operator.CodeInvalidTransition:
+		writeError(w, http.StatusConflict, code, err.Error())
+	case operator.CodeConflict:
+		writeError(w, http.StatusConflict, code, err.Error()+"; read the card again and retry")
+	case operator.CodeStoreUnavailable:
 		s.opts.Log.Error("store unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
-		writeError(w, http.StatusServiceUnavailable, "store_unavailable", err.Error())
+		writeError(w, http.StatusServiceUnavailable, code, err.Error())
 	default:
+		if code == "" {
+			code = "internal"
+		}
 		s.opts.Log.Error("http request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-		writeError(w, http.StatusInternalServerError, "internal", err.Error())
+		writeError(w, http.StatusInternalServerError, code, err.Error())
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/drover-dev/drover/internal/excerpt"
 )
 
 // Render writes the text form of `drover status`: running runs, the retry
@@ -23,7 +25,7 @@ func Render(w io.Writer, s State) {
 		fmt.Fprintln(tw, "  CARD\tAGENT\tATTEMPT\tELAPSED\tTOKENS\tCOST\tNODE\tLAST OUTPUT")
 		for _, r := range s.Running {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t$%.2f\t%s\t%s\n", r.IssueIdentifier, r.Agent, attempts(r.Attempt, r.MaxAttempts),
-				Dur(time.Duration(r.ElapsedS*float64(time.Second))), r.Tokens.TotalTokens, r.CostUSD, r.Node, clip(r.LastOutput, 60))
+				Dur(time.Duration(r.ElapsedS*float64(time.Second))), r.Tokens.TotalTokens, r.CostUSD, r.Node, excerpt.Line(r.LastOutput, 60))
 		}
 		tw.Flush()
 	}
@@ -36,7 +38,7 @@ func Render(w io.Writer, s State) {
 		fmt.Fprintln(tw, "  CARD\tNEXT ATTEMPT\tKIND\tDUE IN\tERROR")
 		for _, r := range s.Retrying {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r.IssueIdentifier, attempts(r.Attempt, r.MaxAttempts), dash(r.Kind),
-				Dur(r.DueAt.Sub(now)), clip(r.Error, 70))
+				Dur(r.DueAt.Sub(now)), excerpt.Line(r.Error, 70))
 		}
 		tw.Flush()
 	}
@@ -51,7 +53,7 @@ func Render(w io.Writer, s State) {
 	if s.Counts.Blocked > 0 {
 		section(w, fmt.Sprintf("BLOCKED (%d)", s.Counts.Blocked))
 		for _, b := range s.Blocked {
-			fmt.Fprintf(w, "  %s  %s\n", b.Identifier, clip(b.Title, 70))
+			fmt.Fprintf(w, "  %s  %s\n", b.Identifier, excerpt.Line(b.Title, 70))
 			if b.GaveUp != nil {
 				fmt.Fprintf(w, "      gave up after %d attempts: %s\n", b.GaveUp.Attempts, b.GaveUp.Kind)
 			}
@@ -68,7 +70,7 @@ func Render(w io.Writer, s State) {
 	if s.Counts.Parked > 0 {
 		section(w, fmt.Sprintf("AWAITING AN ANSWER (%d)", s.Counts.Parked))
 		for _, p := range s.Parked {
-			fmt.Fprintf(w, "  %s  %s\n      asks: %s\n      answer: drover card answer %s TEXT\n", p.Identifier, clip(p.Title, 70), clip(p.Question, 200), p.Identifier)
+			fmt.Fprintf(w, "  %s  %s\n      asks: %s\n      answer: drover card answer %s TEXT\n", p.Identifier, excerpt.Line(p.Title, 70), excerpt.Line(p.Question, 200), p.Identifier)
 		}
 	}
 
@@ -144,14 +146,6 @@ func attempts(n, max int) string {
 func dash(s string) string {
 	if s == "" {
 		return "-"
-	}
-	return s
-}
-
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
 	}
 	return s
 }

@@ -10,8 +10,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/policy"
 )
 
@@ -161,7 +161,7 @@ func (p *Parser) parseError(why string, line []byte) {
 	if len(p.s.ParseErrors) >= maxParseErrors {
 		return
 	}
-	shown := cut(string(line), 120)
+	shown := excerpt.Clip(string(line), 120)
 	p.s.ParseErrors = append(p.s.ParseErrors, fmt.Sprintf("line %q: %s", shown, why))
 }
 
@@ -176,7 +176,7 @@ func (p *Parser) assistant(ev *event) {
 		case "text":
 			if t := strings.TrimSpace(b.Text); t != "" {
 				text = t
-				p.lastLine = lastTextLine(t)
+				p.lastLine = excerpt.LastLine(t, 200)
 			}
 		case "tool_use":
 			p.lastLine = "→ " + b.Name
@@ -236,7 +236,7 @@ func (p *Parser) rateLimit(ev *event) {
 
 func (p *Parser) stream(ev *event) {
 	if ev.Event != nil && ev.Event.Delta != nil && ev.Event.Delta.Text != "" {
-		p.lastLine = lastTextLine(ev.Event.Delta.Text)
+		p.lastLine = excerpt.LastLine(ev.Event.Delta.Text, 200)
 	}
 }
 
@@ -256,7 +256,7 @@ func (p *Parser) result(ev *event) {
 	}
 	if ev.Result != nil {
 		s.ResultText = *ev.Result
-		p.lastLine = lastTextLine(*ev.Result)
+		p.lastLine = excerpt.LastLine(*ev.Result, 200)
 		if ev.IsError {
 			p.addError(*ev.Result)
 		}
@@ -312,23 +312,4 @@ func (p *Parser) Structured() policy.Structured {
 // so far and the cost once the result states it.
 func (p *Parser) Progress() (lastLine string, tokensIn, tokensOut int64, costUSD float64) {
 	return p.lastLine, p.s.TokensIn, p.s.TokensOut, p.s.CostUSD
-}
-
-func lastTextLine(t string) string {
-	t = strings.TrimSpace(t)
-	if i := strings.LastIndexByte(t, '\n'); i >= 0 {
-		t = strings.TrimSpace(t[i+1:])
-	}
-	return cut(t, 200)
-}
-
-// cut shortens s to at most n bytes on a rune boundary, marking the cut.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

@@ -10,8 +10,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/policy"
 )
 
@@ -123,7 +123,7 @@ func (p *Parser) keepText(l string) {
 		p.text = append(p.text, l)
 	}
 	if strings.TrimSpace(l) != "" {
-		p.lastLine = cut(strings.TrimSpace(l), 200)
+		p.lastLine = excerpt.Clip(strings.TrimSpace(l), 200)
 	}
 }
 
@@ -153,7 +153,7 @@ func (p *Parser) event(ev *event) {
 		if reconnectRe.MatchString(ev.Message) {
 			s.Retries++
 			s.RetryStatuses = append(s.RetryStatuses, status(ev.Message))
-			p.lastLine = cut(ev.Message, 200)
+			p.lastLine = excerpt.Clip(ev.Message, 200)
 			return
 		}
 		p.addError(ev.Message)
@@ -172,13 +172,13 @@ func (p *Parser) item(ev *event) {
 		if ev.Type == "item.completed" {
 			p.s.ResultText = it.Text
 		}
-		p.lastLine = lastTextLine(it.Text)
+		p.lastLine = excerpt.LastLine(it.Text, 200)
 	case "error":
 		if ev.Type == "item.completed" && len(p.s.Warnings) < maxKept {
 			p.s.Warnings = append(p.s.Warnings, it.Message)
 		}
 	case "command_execution":
-		p.lastLine = cut("$ "+it.Command, 200)
+		p.lastLine = excerpt.Clip("$ "+it.Command, 200)
 	default:
 		p.lastLine = "(" + it.Type + ")"
 	}
@@ -224,13 +224,13 @@ func (p *Parser) addError(t string) {
 	if len(p.s.ErrorMessages) < maxKept {
 		p.s.ErrorMessages = append(p.s.ErrorMessages, t)
 	}
-	p.lastLine = cut(t, 200)
+	p.lastLine = excerpt.Clip(t, 200)
 }
 
 func (p *Parser) parseError(why string, line []byte) {
 	p.badLines++
 	if len(p.s.ParseErrors) < maxParseErrors {
-		p.s.ParseErrors = append(p.s.ParseErrors, fmt.Sprintf("line %q: %s", cut(string(line), 120), why))
+		p.s.ParseErrors = append(p.s.ParseErrors, fmt.Sprintf("line %q: %s", excerpt.Clip(string(line), 120), why))
 	}
 }
 
@@ -259,23 +259,4 @@ func (p *Parser) Structured() policy.Structured {
 // completed turns (codex reports no cost).
 func (p *Parser) Progress() (lastLine string, tokensIn, tokensOut int64, costUSD float64) {
 	return p.lastLine, p.s.TokensIn, p.s.TokensOut, 0
-}
-
-func lastTextLine(t string) string {
-	t = strings.TrimSpace(t)
-	if i := strings.LastIndexByte(t, '\n'); i >= 0 {
-		t = strings.TrimSpace(t[i+1:])
-	}
-	return cut(t, 200)
-}
-
-// cut shortens s to at most n bytes on a rune boundary, marking the cut.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

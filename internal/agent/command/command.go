@@ -17,6 +17,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/agent/proc"
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/policy"
 )
 
@@ -38,6 +39,9 @@ const ProgressInterval = 250 * time.Millisecond
 
 // maxArgPrompt is Linux's limit on one argument (MAX_ARG_STRLEN - 1).
 const maxArgPrompt = 128<<10 - 1
+
+// maxLastLine bounds, in runes, the last line shown for a run.
+const maxLastLine = 500
 
 // ErrConfig marks an agent profile that cannot run as configured (bad prompt
 // mode, a placeholder the mode does not fill, a prompt too long for an
@@ -262,7 +266,7 @@ func (w *watcher) snapshot(force bool) (agent.Progress, bool) {
 			p.LastLine = line
 		}
 	}
-	p.LastLine = clip(p.LastLine)
+	p.LastLine = excerpt.Clip(p.LastLine, maxLastLine)
 	return p, true
 }
 
@@ -303,19 +307,5 @@ func (w *watcher) lastLine(stderrTail string) string {
 	if p.LastLine != "" {
 		return p.LastLine
 	}
-	lines := strings.Split(strings.TrimSpace(stderrTail), "\n")
-	return clip(strings.TrimSpace(lines[len(lines)-1]))
-}
-
-// clip bounds a line for display, at a rune boundary.
-func clip(s string) string {
-	const max = 500
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && (s[cut]&0xC0) == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
+	return excerpt.LastLine(stderrTail, maxLastLine)
 }

@@ -69,10 +69,10 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		d.path = strings.TrimPrefix(dsn, "sqlite:")
 		d.db, err = openSQLite(d.path)
 	default:
-		return nil, fmt.Errorf("store: %q is not a store DSN; use sqlite:PATH or postgres://USER@HOST:PORT/DB", redact(dsn))
+		return nil, fmt.Errorf("store: %q is not a store DSN; use sqlite:PATH or postgres://USER@HOST:PORT/DB", store.RedactDSN(dsn))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", redact(dsn), err)
+		return nil, fmt.Errorf("store: open %s: %w", store.RedactDSN(dsn), err)
 	}
 	if err := d.Ping(ctx); err != nil {
 		d.db.Close()
@@ -110,18 +110,6 @@ func openSQLite(path string) (*sql.DB, error) {
 	return db, nil
 }
 
-// redact hides a password in a DSN.
-func redact(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.User == nil {
-		return dsn
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
-}
-
 // Backend implements store.Store.
 func (d *DB) Backend() string {
 	if d.dialect == postgres {
@@ -133,7 +121,7 @@ func (d *DB) Backend() string {
 // Ping implements store.Store.
 func (d *DB) Ping(ctx context.Context) error {
 	if err := d.db.PingContext(ctx); err != nil {
-		return fmt.Errorf("%w: cannot reach %s (%v); check that the database is running and that --store (or DROVER_STORE) names it", store.ErrUnavailable, redact(d.dsn), err)
+		return fmt.Errorf("%w: cannot reach %s (%v); check that the database is running and that --store (or DROVER_STORE) names it", store.ErrUnavailable, store.RedactDSN(d.dsn), err)
 	}
 	return nil
 }
