@@ -20,6 +20,15 @@ type Workflow struct {
 	prompt   string
 }
 
+// PlannerAgents is an agents section with the sim agent as default and a
+// second sim profile, planner, whose cards must carry a spec with a plan.
+const PlannerAgents = `default: sim
+profiles:
+  sim: {kind: sim}
+  planner:
+    kind: sim
+    spec_schema: {type: object, required: [plan], properties: {plan: {type: string}}}`
+
 // NewWorkflow returns the default workflow.
 func NewWorkflow() *Workflow {
 	w := &Workflow{sections: map[string]string{}, prompt: "{{ card.title }}\n"}
