@@ -68,6 +68,7 @@ func TestWorkflowDefaultsAndOverrides(t *testing.T) {
 	w := testkit.NewWorkflow().
 		Set("dispatch", "{node: n9, lease: 7s}").
 		Set("policy", "max_attempts: 4\nbackoff: {base: 50ms, max: 100ms, jitter: 0}").
+		Set("server", "port: 0").
 		Prompt("Do {{ card.title }}")
 	cfg := w.Config(t, dir)
 	if cfg.Dispatch.Node != "n9" || cfg.Dispatch.Lease != 7*time.Second || cfg.Policy.MaxAttempts != 4 || cfg.Agents.Default != "sim" {

@@ -36,9 +36,9 @@ func NewWorkflow() *Workflow {
 	return w
 }
 
-// Set makes yaml the value of section key: a one-line flow value
+// Set makes yaml the value of section key: a flow value or scalar
 // ("{node: n1, lease: 3s}") or block lines written without the section's
-// indentation. A key set before keeps its place. It returns w.
+// indentation ("port: 0", "node: n1\nlease: 3s"). A key set before keeps its place. It returns w.
 func (w *Workflow) Set(key, yaml string) *Workflow {
 	if _, ok := w.sections[key]; !ok {
 		w.keys = append(w.keys, key)
@@ -59,7 +59,7 @@ func (w *Workflow) String() string {
 	b.WriteString("---\n")
 	for _, k := range w.keys {
 		v := w.sections[k]
-		if !strings.Contains(v, "\n") {
+		if flow(v) {
 			b.WriteString(k + ": " + v + "\n")
 			continue
 		}
@@ -74,6 +74,15 @@ func (w *Workflow) String() string {
 	b.WriteString("---\n")
 	b.WriteString(w.prompt)
 	return b.String()
+}
+
+// flow reports whether v is written on its key's line: one line that is a
+// flow collection or a plain scalar (a lone "key: value" is a block).
+func flow(v string) bool {
+	if strings.Contains(v, "\n") {
+		return false
+	}
+	return strings.HasPrefix(v, "{") || strings.HasPrefix(v, "[") || !strings.Contains(v, ": ")
 }
 
 // Write writes the file as dir/WORKFLOW.md and returns its path.
