@@ -16,7 +16,7 @@ func TestClassifyFixtures(t *testing.T) {
 	t.Parallel()
 	e := &env{t: t, dir: t.TempDir()} // no WORKFLOW.md: --agent names the adapter
 	for _, agentKind := range []string{"claude", "codex"} {
-		root := filepath.Join("..", "agent", agentKind, "testdata")
+		root := filepath.Join("..", "..", "internal", "agent", agentKind, "testdata")
 		ents, err := os.ReadDir(root)
 		if err != nil {
 			t.Fatal(err)
