@@ -72,10 +72,7 @@ func FuzzAPIRequest(f *testing.F) {
 		if ref != "" || which >= uint8(len(fuzzRoutes)) {
 			id = url.PathEscape(ref)
 		}
-		path := rt.path
-		if strings.Contains(path, "%s") {
-			path = strings.Replace(path, "%s", id, 1)
-		}
+		path := strings.Replace(rt.path, "%s", id, 1)
 		req := httptest.NewRequest(rt.method, "http://127.0.0.1"+path, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
