@@ -9,7 +9,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/bench"
 	"github.com/drover-dev/drover/internal/cli"
-	"github.com/drover-dev/drover/internal/store/storetest/pgtest"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 func runCLI(t *testing.T, args ...string) (int, string, string) {
@@ -60,7 +60,7 @@ func TestBenchStore(t *testing.T) {
 }
 
 func TestBenchStorePostgres(t *testing.T) {
-	dsn := pgtest.DSN(t)
+	dsn := testkit.DSN(t, testkit.Postgres)
 	got := benchJSON(t, []string{"--config", filepath.Join(t.TempDir(), "WORKFLOW.md"), "--store", dsn, "bench", "store", "--cards", "20"},
 		[]string{"create_ops_per_s", "list_ops_per_s", "list_full_scan_ops_per_s", "index_speedup"}, "backend")
 	if got["backend"] != "postgres" {

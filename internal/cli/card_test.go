@@ -13,8 +13,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
-	"github.com/drover-dev/drover/internal/store/sqlstore"
-	"github.com/drover-dev/drover/internal/store/storetest/pgtest"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 type cardJSON struct {
@@ -36,7 +35,9 @@ type cardJSON struct {
 
 func TestCardCommandsSQLite(t *testing.T) { cardScenario(t, newEnv(t, "")) }
 
-func TestCardCommandsPostgres(t *testing.T) { cardScenario(t, newEnv(t, pgtest.DSN(t))) }
+func TestCardCommandsPostgres(t *testing.T) {
+	cardScenario(t, newEnv(t, testkit.DSN(t, testkit.Postgres)))
+}
 
 // cardScenario is drover init followed by every card command, as documented.
 func cardScenario(t *testing.T, e *env) {
@@ -241,10 +242,7 @@ func cardScenario(t *testing.T, e *env) {
 	// runs and logs: the dispatcher writes runs; put one in the store as it would.
 	logPath := filepath.Join(e.dir, "run.log")
 	os.WriteFile(logPath, []byte("agent output line 1\nline 2\n"), 0o644)
-	st, err := sqlstore.Open(ctx, e.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := testkit.Open(t, e.dsn)
 	start := time.Now().Add(-time.Minute).UTC()
 	end := start.Add(30 * time.Second)
 	exit := 0
@@ -253,7 +251,7 @@ func cardScenario(t *testing.T, e *env) {
 	if err := st.Apply(ctx, store.Change{NewRun: run}); err != nil {
 		t.Fatal(err)
 	}
-	st.Close()
+	st.Close() // now, not when t ends: a fresh CLI invocation reads what it wrote
 	var runs []map[string]json.RawMessage
 	e.okJSON(&runs, "runs")
 	if len(runs) != 1 {

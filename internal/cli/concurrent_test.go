@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/drover-dev/drover/internal/store/storetest/pgtest"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 // Two real drover processes (shell-loop style: each stream runs 25 `drover
@@ -17,7 +17,9 @@ import (
 // nothing is lost and no identifier is handed out twice.
 func TestConcurrentProcessesSQLite(t *testing.T) { concurrentAdds(t, newEnv(t, "")) }
 
-func TestConcurrentProcessesPostgres(t *testing.T) { concurrentAdds(t, newEnv(t, pgtest.DSN(t))) }
+func TestConcurrentProcessesPostgres(t *testing.T) {
+	concurrentAdds(t, newEnv(t, testkit.DSN(t, testkit.Postgres)))
+}
 
 // TestConcurrentFirstOpenSQLite: the processes race on a store nobody has
 // created yet (migrations run concurrently too).
@@ -29,6 +31,7 @@ func TestConcurrentFirstOpenSQLite(t *testing.T) {
 
 func concurrentAdds(t *testing.T, e *env) {
 	const streams, perStream = 2, 25
+	bin := testkit.Binary(t)
 	var wg sync.WaitGroup
 	errs := make(chan string, streams*perStream)
 	for s := 0; s < streams; s++ {
@@ -37,7 +40,7 @@ func concurrentAdds(t *testing.T, e *env) {
 			defer wg.Done()
 			for i := 0; i < perStream; i++ {
 				title := fmt.Sprintf("stream %d card %d", s, i)
-				cmd := exec.Command(droverBin, "--config", e.cfg, "--store", e.dsn, "--json", "card", "add", "--title", title)
+				cmd := exec.Command(bin, "--config", e.cfg, "--store", e.dsn, "--json", "card", "add", "--title", title)
 				out, err := cmd.CombinedOutput()
 				if err != nil {
 					errs <- fmt.Sprintf("%s: %v: %s", title, err, out)

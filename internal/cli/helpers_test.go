@@ -6,38 +6,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/drover-dev/drover/internal/store"
-	"github.com/drover-dev/drover/internal/store/sqlstore"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
-// droverBin is the drover binary built once for the tests that need real
-// processes (see TestMain).
-var droverBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "drover-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	droverBin = filepath.Join(dir, "drover")
-	build := exec.Command("go", "build", "-o", droverBin, "github.com/drover-dev/drover/cmd/drover")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building drover:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // env is one drover installation: a directory with a WORKFLOW.md and a store.
 type env struct {
@@ -113,11 +91,8 @@ func (e *env) fails(want int, args ...string) string {
 func snapshot(t *testing.T, dsn string) string {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlstore.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := testkit.Open(t, dsn)
+	defer st.Close() // now, not when t ends: the CLI under test opens the store next
 	cards, err := st.ListCards(ctx, store.CardFilter{})
 	if err != nil {
 		t.Fatal(err)

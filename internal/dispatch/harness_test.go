@@ -13,7 +13,7 @@ import (
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/operator"
 	"github.com/drover-dev/drover/internal/store"
-	"github.com/drover-dev/drover/internal/store/sqlstore"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 // world is a dispatcher on a real SQLite store with the sim agent.
@@ -25,40 +25,33 @@ type world struct {
 	ops *operator.Service
 }
 
-const testWorkflow = `---
-agents:
-  default: sim
-  profiles:
-    sim: {kind: sim}
-    planner:
-      kind: sim
-      spec_schema: {type: object, required: [plan], properties: {plan: {type: string}}}
-policy:
-  max_attempts: %d
-  backoff: {base: 50ms, max: 100ms, jitter: 0}
-  kinds:
-    network: {tiers: [50ms]}
-    interrupted: {tiers: [0s]}
-  breaker: {threshold: 3, window: 1m, cooldown: 300ms}
-dispatch: {node: n1, lease: 3s, poll_interval: 100ms, max_concurrent: 4}
-notify: {webhook: {url: "http://127.0.0.1:9/hook"}, allow_private: true}
-%s
----
-{{ card.title }}
-`
+// worldWorkflow is the dispatcher tests' WORKFLOW.md: the sim and planner
+// agents, fast retries, a breaker and a webhook nobody listens on.
+func worldWorkflow(maxAttempts int) *testkit.Workflow {
+	return testkit.NewWorkflow().
+		Set("agents", testkit.PlannerAgents).
+		Set("policy", fmt.Sprintf(`max_attempts: %d
+backoff: {base: 50ms, max: 100ms, jitter: 0}
+kinds:
+  network: {tiers: [50ms]}
+  interrupted: {tiers: [0s]}
+breaker: {threshold: 3, window: 1m, cooldown: 300ms}`, maxAttempts)).
+		Set("dispatch", "{node: n1, lease: 3s, poll_interval: 100ms, max_concurrent: 4}").
+		Set("notify", `{webhook: {url: "http://127.0.0.1:9/hook"}, allow_private: true}`)
+}
 
-func newWorld(t *testing.T, maxAttempts int, extra ...string) *world {
+// newWorld is a world on worldWorkflow(maxAttempts).
+func newWorld(t *testing.T, maxAttempts int) *world {
+	t.Helper()
+	return newWorldFrom(t, worldWorkflow(maxAttempts))
+}
+
+// newWorldFrom is a world on wf, with a fresh SQLite store.
+func newWorldFrom(t *testing.T, wf *testkit.Workflow) *world {
 	t.Helper()
 	dir := t.TempDir()
-	cfg, err := config.Parse([]byte(fmt.Sprintf(testWorkflow, maxAttempts, strings.Join(extra, "\n"))), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := sqlstore.Open(context.Background(), "sqlite:"+filepath.Join(dir, "d.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	cfg := wf.Config(t, dir)
+	st := testkit.Store(t, testkit.SQLite)
 	return &world{t: t, dir: dir, st: st, cfg: cfg, ops: &operator.Service{Store: st, Board: cfg.Board, Agents: []string{"sim", "planner"}}}
 }
 

@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,130 +10,103 @@ import (
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/store"
-	"github.com/drover-dev/drover/internal/store/sqlstore"
-	"github.com/drover-dev/drover/internal/store/storetest/pgtest"
+	"github.com/drover-dev/drover/internal/testkit"
 )
-
-const routeWorkflow = `---
-board:
-  prefix: DRV
-agents:
-  default: sim
-  profiles:
-    sim: {kind: sim}
-policy:
-  max_attempts: 1
----
-Work on {{ card.title }}.
-`
 
 // TestRoutingTwiceIsANoOp routes the same finished run twice (a duplicate
 // tick), then once more as a racing recovery would: the card, the run, the
 // events and the outbox are exactly as after the first routing.
 func TestRoutingTwiceIsANoOp(t *testing.T) {
-	for _, backend := range []string{"sqlite", "postgres"} {
-		t.Run(backend, func(t *testing.T) {
-			t.Parallel()
-			dsn := "sqlite:" + filepath.Join(t.TempDir(), "drover.db")
-			if backend == "postgres" {
-				dsn = pgtest.DSN(t)
-			}
-			ctx := context.Background()
-			st, err := sqlstore.Open(ctx, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			cfg, err := config.Parse([]byte(routeWorkflow), t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			notices := 0
-			d, err := New(Options{Store: st, Config: cfg, Node: "n1", LogDir: t.TempDir(),
-				Outbox: func(_ *config.Config, n Notice) []store.OutboxItem {
-					notices++
-					return []store.OutboxItem{{Key: n.Key + "/test", Channel: "webhook", Event: n.Event, CardID: n.Card.ID, Payload: []byte(`{}`)}}
-				}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := st.CreateCard(ctx, "DRV", board.Card{Title: "fails", State: "ready", Spec: []byte(`{"sim":["agent_failed"]}`)}, "test")
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Claim it and open attempt 1, as claimAndStart does.
-			now := time.Now().UTC()
-			claimed := c
-			claimed.Claim = &board.Claim{Owner: "n1", Epoch: c.Version + 1, LeaseUntil: now.Add(time.Minute)}
-			claimed.State = "in_progress"
-			run := board.Run{ID: newRunID(), CardID: c.ID, Attempt: 1, RetryEpoch: c.RetryEpoch, ClaimEpoch: claimed.Claim.Epoch, Node: "n1", Agent: "sim", ClaimedAt: now}
-			if err := st.Apply(ctx, store.Change{Card: &claimed, NewRun: &run}); err != nil {
-				t.Fatal(err)
-			}
-			cls := policy.Classification{Kind: policy.KindAgentFailed, Message: "tests failed", Source: "test"}
-			code := 1
-			res := &agent.Result{Signals: policy.Signals{AgentKind: "sim", ExitCode: code}}
+	testkit.EachBackend(t, func(t *testing.T, backend testkit.Backend) {
+		ctx := context.Background()
+		st := testkit.Store(t, backend)
+		cfg := testkit.NewWorkflow().Set("board", "{prefix: DRV}").Set("policy", "{max_attempts: 1}").
+			Prompt("Work on {{ card.title }}.").Config(t, t.TempDir())
+		notices := 0
+		d, err := New(Options{Store: st, Config: cfg, Node: "n1", LogDir: t.TempDir(),
+			Outbox: func(_ *config.Config, n Notice) []store.OutboxItem {
+				notices++
+				return []store.OutboxItem{{Key: n.Key + "/test", Channel: "webhook", Event: n.Event, CardID: n.Card.ID, Payload: []byte(`{}`)}}
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := st.CreateCard(ctx, "DRV", board.Card{Title: "fails", State: "ready", Spec: []byte(`{"sim":["agent_failed"]}`)}, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Claim it and open attempt 1, as claimAndStart does.
+		now := time.Now().UTC()
+		claimed := c
+		claimed.Claim = &board.Claim{Owner: "n1", Epoch: c.Version + 1, LeaseUntil: now.Add(time.Minute)}
+		claimed.State = "in_progress"
+		run := board.Run{ID: newRunID(), CardID: c.ID, Attempt: 1, RetryEpoch: c.RetryEpoch, ClaimEpoch: claimed.Claim.Epoch, Node: "n1", Agent: "sim", ClaimedAt: now}
+		if err := st.Apply(ctx, store.Change{Card: &claimed, NewRun: &run}); err != nil {
+			t.Fatal(err)
+		}
+		cls := policy.Classification{Kind: policy.KindAgentFailed, Message: "tests failed", Source: "test"}
+		code := 1
+		res := &agent.Result{Signals: policy.Signals{AgentKind: "sim", ExitCode: code}}
 
-			if err := d.routeOnce(ctx, c.ID, *claimed.Claim, run, cls, res, false); err != nil {
+		if err := d.routeOnce(ctx, c.ID, *claimed.Claim, run, cls, res, false); err != nil {
+			t.Fatal(err)
+		}
+		type snap struct {
+			card   board.Card
+			run    board.Run
+			events int
+			outbox []store.OutboxItem
+		}
+		take := func() snap {
+			cur, err := st.GetCard(ctx, c.ID)
+			if err != nil {
 				t.Fatal(err)
 			}
-			type snap struct {
-				card   board.Card
-				run    board.Run
-				events int
-				outbox []store.OutboxItem
+			r, err := st.GetRun(ctx, run.ID)
+			if err != nil {
+				t.Fatal(err)
 			}
-			take := func() snap {
-				cur, err := st.GetCard(ctx, c.ID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				r, err := st.GetRun(ctx, run.ID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				evs, err := st.ListEvents(ctx, store.EventFilter{CardID: c.ID})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ob, err := st.ListOutbox(ctx, store.OutboxFilter{CardID: c.ID})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return snap{cur, r, len(evs), ob}
+			evs, err := st.ListEvents(ctx, store.EventFilter{CardID: c.ID})
+			if err != nil {
+				t.Fatal(err)
 			}
-			first := take()
-			if first.card.State != "blocked" || first.card.GaveUp == nil || first.run.Outcome != board.OutcomeFailed {
-				t.Fatalf("first routing: state %s gave_up %v outcome %s; want blocked with a give-up stamp", first.card.State, first.card.GaveUp, first.run.Outcome)
+			ob, err := st.ListOutbox(ctx, store.OutboxFilter{CardID: c.ID})
+			if err != nil {
+				t.Fatal(err)
 			}
-			if len(first.outbox) != 1 || first.outbox[0].Event != policy.NotifyGaveUp {
-				t.Fatalf("first routing wrote %d outbox rows %+v; want one gave_up", len(first.outbox), first.outbox)
-			}
+			return snap{cur, r, len(evs), ob}
+		}
+		first := take()
+		if first.card.State != "blocked" || first.card.GaveUp == nil || first.run.Outcome != board.OutcomeFailed {
+			t.Fatalf("first routing: state %s gave_up %v outcome %s; want blocked with a give-up stamp", first.card.State, first.card.GaveUp, first.run.Outcome)
+		}
+		if len(first.outbox) != 1 || first.outbox[0].Event != policy.NotifyGaveUp {
+			t.Fatalf("first routing wrote %d outbox rows %+v; want one gave_up", len(first.outbox), first.outbox)
+		}
 
-			// A duplicate tick routes it again; a racing recovery routes it as interrupted.
-			if err := d.routeOnce(ctx, c.ID, *claimed.Claim, run, cls, res, false); err != nil {
-				t.Fatalf("second routing: %v", err)
-			}
-			intr := policy.Classification{Kind: policy.KindInterrupted, Message: "recovered", Source: "recovery"}
-			if err := d.routeOnce(ctx, c.ID, *claimed.Claim, run, intr, nil, true); err != nil {
-				t.Fatalf("recovery routing: %v", err)
-			}
-			again := take()
-			if again.card.Version != first.card.Version || again.card.State != first.card.State {
-				t.Errorf("card changed: version %d→%d state %s→%s", first.card.Version, again.card.Version, first.card.State, again.card.State)
-			}
-			if again.run.Outcome != first.run.Outcome || again.run.Kind != first.run.Kind || !again.run.FinishedAt.Equal(*first.run.FinishedAt) {
-				t.Errorf("run changed: %s/%s → %s/%s", first.run.Outcome, first.run.Kind, again.run.Outcome, again.run.Kind)
-			}
-			if again.events != first.events {
-				t.Errorf("events: %d → %d", first.events, again.events)
-			}
-			if notices != 1 {
-				t.Errorf("%d notices built for one finished run, want 1", notices)
-			}
-			if len(again.outbox) != 1 {
-				t.Errorf("outbox rows: %d, want still 1: %+v", len(again.outbox), again.outbox)
-			}
-		})
-	}
+		// A duplicate tick routes it again; a racing recovery routes it as interrupted.
+		if err := d.routeOnce(ctx, c.ID, *claimed.Claim, run, cls, res, false); err != nil {
+			t.Fatalf("second routing: %v", err)
+		}
+		intr := policy.Classification{Kind: policy.KindInterrupted, Message: "recovered", Source: "recovery"}
+		if err := d.routeOnce(ctx, c.ID, *claimed.Claim, run, intr, nil, true); err != nil {
+			t.Fatalf("recovery routing: %v", err)
+		}
+		again := take()
+		if again.card.Version != first.card.Version || again.card.State != first.card.State {
+			t.Errorf("card changed: version %d→%d state %s→%s", first.card.Version, again.card.Version, first.card.State, again.card.State)
+		}
+		if again.run.Outcome != first.run.Outcome || again.run.Kind != first.run.Kind || !again.run.FinishedAt.Equal(*first.run.FinishedAt) {
+			t.Errorf("run changed: %s/%s → %s/%s", first.run.Outcome, first.run.Kind, again.run.Outcome, again.run.Kind)
+		}
+		if again.events != first.events {
+			t.Errorf("events: %d → %d", first.events, again.events)
+		}
+		if notices != 1 {
+			t.Errorf("%d notices built for one finished run, want 1", notices)
+		}
+		if len(again.outbox) != 1 {
+			t.Errorf("outbox rows: %d, want still 1: %+v", len(again.outbox), again.outbox)
+		}
+	})
 }

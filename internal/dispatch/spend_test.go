@@ -11,7 +11,7 @@ import (
 // A run that crosses the card's spend cap is stopped and the card blocked
 // with a reason; it is not retried.
 func TestCardSpendCapStopsAndBlocks(t *testing.T) {
-	w := newWorld(t, 5, "limits: {max_cost_per_card_usd: 0.25}")
+	w := newWorldFrom(t, worldWorkflow(5).Set("limits", "{max_cost_per_card_usd: 0.25}"))
 	c := w.add("expensive", "", `{"sim":["agent_failed"],"sim_cost_usd":0.2,"sim_delay":"1ms"}`)
 	stop := w.run(w.dispatcher("n1"))
 	defer stop()
@@ -28,7 +28,7 @@ func TestCardSpendCapStopsAndBlocks(t *testing.T) {
 // Over the day cap, new dispatch pauses: eligible cards stay untouched and
 // one spend_paused notification is queued.
 func TestDayCapPausesDispatch(t *testing.T) {
-	w := newWorld(t, 5, "limits: {max_cost_per_day_usd: 0.15}")
+	w := newWorldFrom(t, worldWorkflow(5).Set("limits", "{max_cost_per_day_usd: 0.15}"))
 	a := w.add("first", "", `{"sim":["succeeded"],"sim_cost_usd":0.2,"sim_delay":"1ms"}`)
 	stop := w.run(w.dispatcher("n1"))
 	w.waitFor(a.Identifier, "review", inState("review"))

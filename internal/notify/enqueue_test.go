@@ -9,6 +9,7 @@ import (
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/notify"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 func TestEnqueueFollowsEachChannelsEvents(t *testing.T) {
@@ -95,16 +96,16 @@ func TestPrivateURLRefusedWithoutAllowPrivate(t *testing.T) {
 }
 
 func TestDeliveryRefusesPrivateAddressAtConnectTime(t *testing.T) {
-	st := openStore(t)
-	hook := newReceiver(t)
+	st := testkit.Store(t, testkit.SQLite)
+	hook := testkit.NewReceiver(t)
 	cfg := notifyConfig("", hook.URL)
 	cfg.AllowPrivate = false // the receiver listens on 127.0.0.1
-	clk := &clock{t: time.Now()}
+	clk := testkit.NewClock(time.Now())
 	enqueue(t, st, cfg, gaveUp(clk.Now()))
 	if d, f := tick(t, newWorker(st, cfg, clk)); d != 0 || f != 1 {
 		t.Fatalf("delivered %d, failed %d; want the private receiver refused", d, f)
 	}
-	if n := len(hook.requests()); n != 0 {
+	if n := len(hook.Requests("")); n != 0 {
 		t.Fatalf("the private receiver got %d requests", n)
 	}
 	row := outboxRow(t, st)

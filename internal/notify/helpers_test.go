@@ -2,10 +2,6 @@ package notify_test
 
 import (
 	"context"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,75 +9,8 @@ import (
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/store"
-	"github.com/drover-dev/drover/internal/store/sqlstore"
+	"github.com/drover-dev/drover/internal/testkit"
 )
-
-// received is one request a test receiver got.
-type received struct {
-	Header http.Header
-	Body   []byte
-}
-
-// receiver is an HTTP server on 127.0.0.1 that answers with the queued
-// statuses (then 200) and records every request.
-type receiver struct {
-	*httptest.Server
-	mu       sync.Mutex
-	got      []received
-	statuses []int
-}
-
-func newReceiver(t *testing.T, statuses ...int) *receiver {
-	r := &receiver{statuses: statuses}
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
-		r.mu.Lock()
-		r.got = append(r.got, received{Header: req.Header.Clone(), Body: body})
-		code := http.StatusOK
-		if len(r.statuses) > 0 {
-			code, r.statuses = r.statuses[0], r.statuses[1:]
-		}
-		r.mu.Unlock()
-		w.WriteHeader(code)
-		_, _ = io.WriteString(w, http.StatusText(code))
-	}))
-	t.Cleanup(r.Close)
-	return r
-}
-
-func (r *receiver) requests() []received {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]received(nil), r.got...)
-}
-
-// clock is a settable fake clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
-func openStore(t *testing.T) store.Store {
-	t.Helper()
-	st, err := sqlstore.Open(context.Background(), "sqlite:"+t.TempDir()+"/d.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	return st
-}
 
 const secret = "s3cret"
 
@@ -93,7 +22,7 @@ func notifyConfig(slack, webhook string) config.Notify {
 	}
 }
 
-func newWorker(st store.Store, cfg config.Notify, clk *clock) *notify.Worker {
+func newWorker(st store.Store, cfg config.Notify, clk *testkit.Clock) *notify.Worker {
 	return &notify.Worker{Store: st, Config: func() config.Notify { return cfg }, Now: clk.Now}
 }
 

@@ -11,13 +11,14 @@ import (
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 func TestGiveUpDeliversOneSlackAndOneSignedWebhook(t *testing.T) {
-	st := openStore(t)
-	slack, hook := newReceiver(t), newReceiver(t)
+	st := testkit.Store(t, testkit.SQLite)
+	slack, hook := testkit.NewReceiver(t), testkit.NewReceiver(t)
 	cfg := notifyConfig(slack.URL, hook.URL)
-	clk := &clock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
+	clk := testkit.NewClock(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC))
 	m := gaveUp(clk.Now())
 
 	if n := enqueue(t, st, cfg, m); n != 2 {
@@ -27,7 +28,7 @@ func TestGiveUpDeliversOneSlackAndOneSignedWebhook(t *testing.T) {
 		t.Fatalf("Tick delivered %d, failed %d; want 2, 0", d, f)
 	}
 
-	sr := slack.requests()
+	sr := slack.Requests("")
 	if len(sr) != 1 {
 		t.Fatalf("slack got %d requests, want 1", len(sr))
 	}
@@ -48,7 +49,7 @@ func TestGiveUpDeliversOneSlackAndOneSignedWebhook(t *testing.T) {
 		t.Errorf("slack text %q with %d blocks", sp.Text, len(sp.Blocks))
 	}
 
-	hr := hook.requests()
+	hr := hook.Requests("")
 	if len(hr) != 1 {
 		t.Fatalf("webhook got %d requests, want 1", len(hr))
 	}
@@ -85,10 +86,10 @@ func TestGiveUpDeliversOneSlackAndOneSignedWebhook(t *testing.T) {
 }
 
 func TestSameMessageTwiceIsDeliveredOncePerChannel(t *testing.T) {
-	st := openStore(t)
-	slack, hook := newReceiver(t), newReceiver(t)
+	st := testkit.Store(t, testkit.SQLite)
+	slack, hook := testkit.NewReceiver(t), testkit.NewReceiver(t)
 	cfg := notifyConfig(slack.URL, hook.URL)
-	clk := &clock{t: time.Now()}
+	clk := testkit.NewClock(time.Now())
 	w := newWorker(st, cfg, clk)
 
 	enqueue(t, st, cfg, gaveUp(clk.Now()))
@@ -98,16 +99,16 @@ func TestSameMessageTwiceIsDeliveredOncePerChannel(t *testing.T) {
 	clk.Set(clk.Now().Add(time.Minute))
 	tick(t, w)
 
-	if len(slack.requests()) != 1 || len(hook.requests()) != 1 {
-		t.Fatalf("slack got %d, webhook %d requests; want 1 each", len(slack.requests()), len(hook.requests()))
+	if len(slack.Requests("")) != 1 || len(hook.Requests("")) != 1 {
+		t.Fatalf("slack got %d, webhook %d requests; want 1 each", len(slack.Requests("")), len(hook.Requests("")))
 	}
 }
 
 func TestRestartedWorkerDeliversExactlyOnce(t *testing.T) {
-	st := openStore(t)
-	slack, hook := newReceiver(t), newReceiver(t)
+	st := testkit.Store(t, testkit.SQLite)
+	slack, hook := testkit.NewReceiver(t), testkit.NewReceiver(t)
 	cfg := notifyConfig(slack.URL, hook.URL)
-	clk := &clock{t: time.Now()}
+	clk := testkit.NewClock(time.Now())
 
 	enqueue(t, st, cfg, gaveUp(clk.Now()))
 	_ = newWorker(st, cfg, clk) // the first process dies before delivering
@@ -120,17 +121,18 @@ func TestRestartedWorkerDeliversExactlyOnce(t *testing.T) {
 	if d, _ := tick(t, newWorker(st, cfg, clk)); d != 0 {
 		t.Fatalf("a third worker delivered %d again", d)
 	}
-	if len(slack.requests()) != 1 || len(hook.requests()) != 1 {
-		t.Fatalf("slack got %d, webhook %d requests; want 1 each", len(slack.requests()), len(hook.requests()))
+	if len(slack.Requests("")) != 1 || len(hook.Requests("")) != 1 {
+		t.Fatalf("slack got %d, webhook %d requests; want 1 each", len(slack.Requests("")), len(hook.Requests("")))
 	}
 }
 
 func TestFailingReceiverIsRetriedWithBackoffThenSucceeds(t *testing.T) {
-	st := openStore(t)
-	hook := newReceiver(t, 500, 500)
+	st := testkit.Store(t, testkit.SQLite)
+	hook := testkit.NewReceiver(t)
+	hook.FailNext(2, 500)
 	cfg := notifyConfig("", hook.URL)
 	start := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-	clk := &clock{t: start}
+	clk := testkit.NewClock(start)
 	w := newWorker(st, cfg, clk)
 	enqueue(t, st, cfg, gaveUp(start))
 
@@ -140,8 +142,8 @@ func TestFailingReceiverIsRetriedWithBackoffThenSucceeds(t *testing.T) {
 		if try < 3 && (d != 0 || f != 1) || try == 3 && d != 1 {
 			t.Fatalf("try %d: delivered %d, failed %d", try, d, f)
 		}
-		if d, _ := tick(t, w); d != 0 || len(hook.requests()) != try {
-			t.Fatalf("try %d: an immediate second tick tried again (%d requests)", try, len(hook.requests()))
+		if d, _ := tick(t, w); d != 0 || len(hook.Requests("")) != try {
+			t.Fatalf("try %d: an immediate second tick tried again (%d requests)", try, len(hook.Requests("")))
 		}
 		if try == 3 {
 			break
@@ -169,10 +171,11 @@ func TestFailingReceiverIsRetriedWithBackoffThenSucceeds(t *testing.T) {
 }
 
 func TestDeadAfterMaxAttemptsAndRemovedChannel(t *testing.T) {
-	st := openStore(t)
-	hook := newReceiver(t, 503, 503, 503)
+	st := testkit.Store(t, testkit.SQLite)
+	hook := testkit.NewReceiver(t)
+	hook.FailNext(3, 503)
 	cfg := notifyConfig(hook.URL, hook.URL)
-	clk := &clock{t: time.Now()}
+	clk := testkit.NewClock(time.Now())
 	w := newWorker(st, cfg, clk)
 	w.MaxAttempts = 2
 	enqueue(t, st, notifyConfig("", hook.URL), gaveUp(clk.Now()))
@@ -195,7 +198,7 @@ func TestDeadAfterMaxAttemptsAndRemovedChannel(t *testing.T) {
 	if !strings.Contains(lastErr, "notify.slack.url is no longer configured") {
 		t.Errorf("last error %q", lastErr)
 	}
-	if n := len(hook.requests()); n != 3 {
+	if n := len(hook.Requests("")); n != 3 {
 		t.Errorf("receiver got %d requests, want 3 (2 tries, then c8's webhook row)", n)
 	}
 }
@@ -210,10 +213,10 @@ func outboxRow(t *testing.T, st store.Store) store.OutboxItem {
 }
 
 func TestOnlyTheLeaderDelivers(t *testing.T) {
-	st := openStore(t)
-	hook := newReceiver(t)
+	st := testkit.Store(t, testkit.SQLite)
+	hook := testkit.NewReceiver(t)
 	cfg := notifyConfig("", hook.URL)
-	clk := &clock{t: time.Now()}
+	clk := testkit.NewClock(time.Now())
 	a, b := newWorker(st, cfg, clk), newWorker(st, cfg, clk)
 	a.Node, b.Node = "node-a", "node-b"
 	a.LeaderTTL, b.LeaderTTL = time.Minute, time.Minute
@@ -230,8 +233,8 @@ func TestOnlyTheLeaderDelivers(t *testing.T) {
 }
 
 func TestRunDeliversUntilCancelled(t *testing.T) {
-	st := openStore(t)
-	hook := newReceiver(t)
+	st := testkit.Store(t, testkit.SQLite)
+	hook := testkit.NewReceiver(t)
 	cfg := notifyConfig("", hook.URL)
 	w := &notify.Worker{Store: st, Config: func() config.Notify { return cfg }}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -239,12 +242,12 @@ func TestRunDeliversUntilCancelled(t *testing.T) {
 	go func() { w.Run(ctx, 10*time.Millisecond); close(done) }()
 	enqueue(t, st, cfg, gaveUp(time.Now()))
 	deadline := time.Now().Add(5 * time.Second)
-	for len(hook.requests()) == 0 && time.Now().Before(deadline) {
+	for len(hook.Requests("")) == 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	cancel()
 	<-done
-	if n := len(hook.requests()); n != 1 {
+	if n := len(hook.Requests("")); n != 1 {
 		t.Fatalf("receiver got %d requests, want 1", n)
 	}
 }

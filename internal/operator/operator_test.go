@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,24 +12,20 @@ import (
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/operator"
 	"github.com/drover-dev/drover/internal/store"
-	"github.com/drover-dev/drover/internal/store/sqlstore"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 var ctx = context.Background()
 
 func newService(t *testing.T) (*operator.Service, string) {
 	t.Helper()
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "drover.db")
+	dsn := testkit.DSN(t, testkit.SQLite)
 	return openService(t, dsn), dsn
 }
 
 func openService(t *testing.T, dsn string) *operator.Service {
 	t.Helper()
-	st, err := sqlstore.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := testkit.Open(t, dsn)
 	return &operator.Service{Store: st, Board: board.Default(), Agents: []string{"claude", "sim"}, Actor: "operator:test"}
 }
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-dev/drover/internal/store/storetest/pgtest"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 // plan is one chaos run: how long faults last, how often a process is
@@ -73,7 +73,7 @@ func runChaos(t *testing.T, dsn string, p plan) report {
 			if nd.exitedEarly() {
 				early = append(early, nd.name+" exited on its own:\n"+c.tail(nd, 20))
 				c.kill(nd) // reap; the driver restarts it below
-				go c.start(nd)
+				go c.restart(nd)
 			}
 		}
 		var live []*node
@@ -97,7 +97,7 @@ func runChaos(t *testing.T, dsn string, p plan) report {
 		go func(nd *node, d time.Duration) {
 			defer restarts.Done()
 			time.Sleep(d)
-			c.start(nd)
+			c.restart(nd)
 		}(victim, down)
 	}
 	restarts.Wait()
@@ -135,7 +135,7 @@ func runChaos(t *testing.T, dsn string, p plan) report {
 // TestChaosPostgres: three drover serve processes on one PostgreSQL, one of
 // them SIGKILLed every few seconds (the short default run).
 func TestChaosPostgres(t *testing.T) {
-	dsn := pgtest.DSN(t)
+	dsn := testkit.DSN(t, testkit.Postgres)
 	runChaos(t, dsn, plan{Nodes: 3, Duration: 25 * time.Second, KillMin: 2 * time.Second, KillMax: 4 * time.Second,
 		DownMax: 2 * lease, Cards: 40, MinKills: 5, Settle: 90 * time.Second, FailPercent: 40})
 }
@@ -153,7 +153,7 @@ func TestChaosLongPostgres(t *testing.T) {
 	if !long() {
 		t.Skip("long chaos run: pass -chaos.long or set DROVER_CHAOS_LONG=1")
 	}
-	dsn := pgtest.DSN(t)
+	dsn := testkit.DSN(t, testkit.Postgres)
 	runChaos(t, dsn, plan{Nodes: 3, Duration: 130 * time.Second, KillMin: 2 * time.Second, KillMax: 5 * time.Second,
 		DownMax: 2 * lease, Cards: 200, MinKills: 20, Settle: 3 * time.Minute, FailPercent: 40})
 }

@@ -304,7 +304,7 @@ func (c *cluster) check(rep *report) {
 	// 5. No notification key was delivered twice, except a redelivery after
 	// a kill in the at-least-once window (delivered, then killed before the
 	// delivery was recorded); every webhook notification was delivered.
-	got := c.hook.deliveries()
+	got := c.deliveries()
 	rep.Notices = len(got)
 	first := map[string]delivery{}
 	for _, d := range got {

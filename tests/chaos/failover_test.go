@@ -11,6 +11,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 // leader reads the housekeeping leader's lease row.
@@ -33,7 +34,7 @@ func leader(t *testing.T, db *sql.DB) (string, time.Time) {
 // recovers the dead leader's expired claims (runs interrupted, claims
 // cleared, cards run again elsewhere).
 func TestLeaderFailover(t *testing.T) {
-	dsn := testPG(t)
+	dsn := testkit.DSN(t, testkit.Postgres)
 	c := newCluster(t, clusterOpts{DSN: dsn, Nodes: 3, Slots: 3, MinSleepMS: 8000, MaxSleepMS: 2000, FailPercent: 0})
 	for _, nd := range c.nodes {
 		c.start(nd)

@@ -201,7 +201,7 @@ func TestReadOnlySQLite(t *testing.T) {
 	// As root, permissions do not bind: run the CLI as nobody then.
 	asUser := func(cmd *exec.Cmd) {}
 	if os.Geteuid() == 0 {
-		for _, p := range []string{filepath.Dir(dir), dir, c.dir, filepath.Dir(droverBin), c.nodes[0].config, filepath.Dir(c.nodes[0].config)} {
+		for _, p := range []string{filepath.Dir(dir), dir, c.dir, filepath.Dir(c.bin), c.nodes[0].config, filepath.Dir(c.nodes[0].config)} {
 			os.Chmod(p, 0o755)
 		}
 		os.Chmod(c.nodes[0].config, 0o644)
@@ -228,7 +228,7 @@ func TestReadOnlySQLite(t *testing.T) {
 	before := sum()
 	for _, args := range [][]string{{"card", "add", "--title", "refused"}, {"serve"}} {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		cmd := exec.CommandContext(ctx, droverBin, append([]string{"--config", c.nodes[0].config}, args...)...)
+		cmd := exec.CommandContext(ctx, c.bin, append([]string{"--config", c.nodes[0].config}, args...)...)
 		asUser(cmd)
 		out, err := cmd.CombinedOutput()
 		cancel()

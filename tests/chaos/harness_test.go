@@ -3,11 +3,8 @@ package chaos_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +16,7 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/config"
-	"github.com/drover-dev/drover/internal/store/sqlstore"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 // Timing of every cluster: short leases so recovery is exercised many times
@@ -89,11 +86,12 @@ type clusterOpts struct {
 // channel and a webhook receiver.
 type cluster struct {
 	t      *testing.T
+	bin    string // the drover binary under test
 	o      clusterOpts
 	dir    string
 	side   string
 	nodes  []*node
-	hook   *receiver
+	hook   *testkit.Receiver
 	cfg    *config.Config // node 0's, for the board
 	mon    *monitor
 	mu     sync.Mutex
@@ -130,8 +128,7 @@ func newCluster(t *testing.T, o clusterOpts) *cluster {
 		o.MaxSleepMS = 1200
 	}
 	dir := t.TempDir()
-	c := &cluster{t: t, o: o, dir: dir, side: filepath.Join(dir, "side.log"), hook: newReceiver()}
-	t.Cleanup(c.hook.srv.Close)
+	c := &cluster{t: t, bin: testkit.Binary(t), o: o, dir: dir, side: filepath.Join(dir, "side.log"), hook: testkit.NewReceiver(t)}
 	script := filepath.Join(dir, "agent.sh")
 	if err := os.WriteFile(script, []byte(fmt.Sprintf(agentScript, c.side, o.MinSleepMS, o.MaxSleepMS, o.FailPercent)), 0o755); err != nil {
 		t.Fatal(err)
@@ -146,7 +143,7 @@ func newCluster(t *testing.T, o clusterOpts) *cluster {
 			t.Fatal(err)
 		}
 		path := filepath.Join(nd, "WORKFLOW.md")
-		text := fmt.Sprintf(workflow, o.DSN, script, maxAttempts, name, lease, pollInterval, o.Slots, filepath.Join(nd, "ws"), c.hook.srv.URL+"/hook")
+		text := fmt.Sprintf(workflow, o.DSN, script, maxAttempts, name, lease, pollInterval, o.Slots, filepath.Join(nd, "ws"), c.hook.URL+"/hook")
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -158,11 +155,7 @@ func newCluster(t *testing.T, o clusterOpts) *cluster {
 	}
 	c.cfg = cfg
 	// Create the schema once, before several processes race to migrate it.
-	st, err := sqlstore.Open(context.Background(), o.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
+	testkit.Open(t, o.DSN).Close()
 	c.mon = newMonitor(c.side)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -177,7 +170,7 @@ func newCluster(t *testing.T, o clusterOpts) *cluster {
 
 // drover runs a one-shot CLI command against node 0's config.
 func (c *cluster) drover(args ...string) ([]byte, error) {
-	cmd := exec.Command(droverBin, append([]string{"--config", c.nodes[0].config}, args...)...)
+	cmd := exec.Command(c.bin, append([]string{"--config", c.nodes[0].config}, args...)...)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	out, err := cmd.Output()
@@ -197,31 +190,48 @@ func (c *cluster) addCards(n int) error {
 	return nil
 }
 
-// start starts a new life of nd (it must be down).
+// start starts a new life of nd (it must be down), failing the test if it
+// cannot. Only from the test's goroutine; others call restart.
 func (c *cluster) start(nd *node) {
 	c.t.Helper()
+	if err := c.startLife(nd); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// restart is start for the fault driver's goroutines: a failure is
+// reported and the test goes on to its checks.
+func (c *cluster) restart(nd *node) {
+	if err := c.startLife(nd); err != nil {
+		c.t.Errorf("restarting %s: %v", nd.name, err)
+	}
+}
+
+func (c *cluster) startLife(nd *node) error {
 	nd.mu.Lock()
 	defer nd.mu.Unlock()
 	if nd.cmd != nil {
-		return
+		return nil
 	}
 	nd.lives++
 	f, err := os.OpenFile(filepath.Join(filepath.Dir(nd.config), fmt.Sprintf("serve-%03d.log", nd.lives)), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
-		c.t.Fatal(err)
+		return err
 	}
-	cmd := exec.Command(droverBin, "--config", nd.config, "serve", "--log-level", "info")
+	cmd := exec.Command(c.bin, "--config", nd.config, "serve", "--log-level", "info")
 	cmd.Stdout, cmd.Stderr = f, f
 	// The test's own death must not leave drovers behind.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		c.t.Fatal(err)
+		f.Close()
+		return err
 	}
 	nd.cmd, nd.logf, nd.since, nd.exited = cmd, f, time.Now(), make(chan struct{})
 	go func(cmd *exec.Cmd, exited chan struct{}) { cmd.Wait(); close(exited) }(cmd, nd.exited)
 	c.mu.Lock()
 	c.starts++
 	c.mu.Unlock()
+	return nil
 }
 
 // kill SIGKILLs nd's current life and waits until it is gone.
@@ -262,15 +272,6 @@ func (nd *node) up() (bool, time.Time) {
 	nd.mu.Lock()
 	defer nd.mu.Unlock()
 	return nd.cmd != nil, nd.since
-}
-
-func (nd *node) pid() int {
-	nd.mu.Lock()
-	defer nd.mu.Unlock()
-	if nd.cmd == nil {
-		return 0
-	}
-	return nd.cmd.Process.Pid
 }
 
 // stop ends nd gracefully (SIGTERM), as an operator would.
@@ -314,36 +315,20 @@ func (c *cluster) tail(nd *node, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// receiver is the local webhook endpoint; it records every delivery's
-// idempotency key.
-type receiver struct {
-	srv *httptest.Server
-	mu  sync.Mutex
-	got []delivery
-}
-
+// delivery is one notification the receiver accepted.
 type delivery struct {
 	Key   string
 	Event string
 	At    time.Time
 }
 
-func newReceiver() *receiver {
-	r := &receiver{}
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		io.Copy(io.Discard, req.Body)
-		r.mu.Lock()
-		r.got = append(r.got, delivery{Key: req.Header.Get("X-Drover-Delivery"), Event: req.Header.Get("X-Drover-Event"), At: time.Now()})
-		r.mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	return r
-}
-
-func (r *receiver) deliveries() []delivery {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]delivery(nil), r.got...)
+// deliveries are the notifications the webhook receiver accepted, in order.
+func (c *cluster) deliveries() []delivery {
+	var out []delivery
+	for _, q := range c.hook.Delivered("") {
+		out = append(out, delivery{Key: q.Header.Get("X-Drover-Delivery"), Event: q.Header.Get("X-Drover-Event"), At: q.At})
+	}
+	return out
 }
 
 // life is one agent process as the side channel and /proc saw it.
@@ -411,7 +396,7 @@ func (m *monitor) poll() {
 		if l.Gone || l.Ended {
 			continue
 		}
-		if processAlive(l.PID) {
+		if testkit.Alive(l.PID) {
 			l.lastAlive = now
 		} else {
 			l.Gone = true
@@ -459,7 +444,7 @@ func (m *monitor) line(s string, now time.Time) {
 			return
 		}
 		l := &life{Card: f[1], Node: f[4], RunID: f[6], Attempt: attempt, PID: pid, Start: at, lastAlive: at}
-		if processAlive(pid) {
+		if testkit.Alive(pid) {
 			l.lastAlive = now
 		}
 		m.lives[f[6]] = l
@@ -486,18 +471,4 @@ func (m *monitor) snapshot() ([]life, []string) {
 		out = append(out, *l)
 	}
 	return out, append([]string(nil), m.bad...)
-}
-
-// processAlive: pid exists and is not a zombie.
-func processAlive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return false
-	}
-	st := b[i+2]
-	return st != 'Z' && st != 'X'
 }

@@ -8,13 +8,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 // init + serve with a command agent that is a shell script finishes real
 // cards, and the runs show in `drover runs` and `drover status`.
 func TestServeFinishesCardsWithAScriptAgent(t *testing.T) {
-	stores(t, func(t *testing.T, pg bool) {
-		e := newEnv(t, wf{MaxConcurrent: 2}, `echo "did the work in $PWD"; log_end; exit 0`, pg)
+	testkit.EachBackend(t, func(t *testing.T, backend testkit.Backend) {
+		e := newEnv(t, wf{MaxConcurrent: 2}, `echo "did the work in $PWD"; log_end; exit 0`, backend)
 		a := e.addCard("first")
 		b := e.addCard("second")
 		e.start()
@@ -56,7 +58,7 @@ func TestServeFinishesCardsWithAScriptAgent(t *testing.T) {
 // every card finishes.
 func TestThreeSlotsTwentyCards(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, wf{MaxConcurrent: 3}, `sleep 0.3; log_end; exit 0`, false)
+	e := newEnv(t, wf{MaxConcurrent: 3}, `sleep 0.3; log_end; exit 0`, testkit.SQLite)
 	for i := 0; i < 20; i++ {
 		e.addCard(fmt.Sprintf("card %d", i))
 	}
@@ -139,8 +141,8 @@ exit 0`
 // runs again with attempt 2, the orphaned agent processes are gone, and no
 // claim of the dead process survives a lease period.
 func TestSigkillMidRunThenRestart(t *testing.T) {
-	stores(t, func(t *testing.T, pg bool) {
-		e := newEnv(t, wf{}, killScript, pg)
+	testkit.EachBackend(t, func(t *testing.T, backend testkit.Backend) {
+		e := newEnv(t, wf{}, killScript, backend)
 		c := e.addCard("long")
 		e.start()
 		eventually(t, 15*time.Second, "attempt 1 started with its child", func() bool {
@@ -161,12 +163,12 @@ func TestSigkillMidRunThenRestart(t *testing.T) {
 				childPID = l.PID
 			}
 		}
-		if !alive(agentPID) || !alive(childPID) {
+		if !testkit.Alive(agentPID) || !testkit.Alive(childPID) {
 			t.Fatalf("agent %d / child %d should be alive before the kill", agentPID, childPID)
 		}
 		e.kill(syscall.SIGKILL)
 		killedAt := time.Now()
-		eventually(t, 5*time.Second, fmt.Sprintf("agent process %d dies with drover (Pdeathsig)", agentPID), func() bool { return !alive(agentPID) })
+		eventually(t, 5*time.Second, fmt.Sprintf("agent process %d dies with drover (Pdeathsig)", agentPID), func() bool { return !testkit.Alive(agentPID) })
 		held := e.card(c.Identifier)
 		if held.Claim == nil {
 			t.Fatalf("the card should still carry the dead process's claim before a restart")
@@ -192,7 +194,7 @@ func TestSigkillMidRunThenRestart(t *testing.T) {
 		if rs[0].FinishedAt == nil || rs[0].FinishedAt.Sub(restartAt) > 3*time.Second {
 			t.Errorf("interrupted run recorded at %v, %v after the restart; lease is 3s", rs[0].FinishedAt, rs[0].FinishedAt.Sub(restartAt))
 		}
-		if alive(childPID) {
+		if testkit.Alive(childPID) {
 			t.Errorf("the agent's child process %d outlived the crash and the restart (orphaned agent work)", childPID)
 		}
 	})
@@ -202,7 +204,7 @@ func TestSigkillMidRunThenRestart(t *testing.T) {
 // takes the dead owner's claim back once the lease expired.
 func TestSigkillRecoveredByAnotherNode(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, wf{}, killScript, false)
+	e := newEnv(t, wf{}, killScript, testkit.SQLite)
 	c := e.addCard("long")
 	e.start()
 	eventually(t, 15*time.Second, "attempt 1 started", func() bool { return len(e.starts()) == 1 })
@@ -242,8 +244,8 @@ func TestSigkillRecoveredByAnotherNode(t *testing.T) {
 // SIGTERM stops the agents, records the run as interrupted, returns the card
 // to eligible and exits within a bounded time.
 func TestSigtermStopsAgentsAndReturnsCards(t *testing.T) {
-	stores(t, func(t *testing.T, pg bool) {
-		e := newEnv(t, wf{}, `exec sleep 63`, pg)
+	testkit.EachBackend(t, func(t *testing.T, backend testkit.Backend) {
+		e := newEnv(t, wf{}, `exec sleep 63`, backend)
 		c := e.addCard("long")
 		e.start()
 		eventually(t, 15*time.Second, "the agent started", func() bool { return len(e.starts()) == 1 })
@@ -252,7 +254,7 @@ func TestSigtermStopsAgentsAndReturnsCards(t *testing.T) {
 		if took > 10*time.Second {
 			t.Errorf("serve took %v to exit after SIGTERM", took)
 		}
-		if alive(pid) {
+		if testkit.Alive(pid) {
 			t.Errorf("agent %d still alive after serve exited", pid)
 		}
 		cur := e.card(c.Identifier)
@@ -269,8 +271,8 @@ func TestSigtermStopsAgentsAndReturnsCards(t *testing.T) {
 // A card made eligible by another process while serve idles on a 30s poll
 // starts quickly (event-driven wake-up). Coarse: well under the poll.
 func TestWakeUpOnNewCard(t *testing.T) {
-	stores(t, func(t *testing.T, pg bool) {
-		e := newEnv(t, wf{Poll: "30s"}, `log_end; exit 0`, pg)
+	testkit.EachBackend(t, func(t *testing.T, backend testkit.Backend) {
+		e := newEnv(t, wf{Poll: "30s"}, `log_end; exit 0`, backend)
 		e.start()
 		// Let serve reach its idle wait (the first tick runs at once).
 		eventually(t, 30*time.Second, "serve records a tick", func() bool {

@@ -8,41 +8,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/drover-dev/drover/internal/store/storetest/pgtest"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
-var droverBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "drover-e2e-bin")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	droverBin = filepath.Join(dir, "drover")
-	build := exec.Command("go", "build", "-o", droverBin, "github.com/drover-dev/drover/cmd/drover")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building drover:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // wf holds the parts of a test's WORKFLOW.md that vary.
 type wf struct {
@@ -52,7 +31,7 @@ type wf struct {
 	Default       string // agents.default (default script)
 	Profiles      string // extra YAML lines under agents.profiles (indented 4)
 	Policy        string // extra YAML lines under policy (indented 2)
-	Notify        string // the whole notify block (optional)
+	Notify        string // the YAML under notify, not indented (optional)
 	Columns       string // replaces the board columns (optional, indented 4)
 }
 
@@ -82,35 +61,32 @@ func (w wf) render() string {
 	if w.Columns == "" {
 		w.Columns = defaultColumns
 	}
+	b := testkit.NewWorkflow().
+		Set("board", "prefix: DRV\ncolumns:\n"+outdent(w.Columns)).
+		Set("agents", "default: "+w.Default+`
+profiles:
+  sim: {kind: sim}
+  script: {kind: command, command: ./agent.sh, prompt: stdin}
+`+outdent(w.Profiles)).
+		Set("policy", "backoff: {base: 100ms, max: 300ms, jitter: 0}\n"+outdent(w.Policy)).
+		Set("dispatch", fmt.Sprintf("poll_interval: %s\nlease: %s\nmax_concurrent: %d", w.Poll, w.Lease, w.MaxConcurrent)).
+		Set("hooks", "timeout: 10s").
+		Set("workspace", "root: .drover/workspaces\ncleanup: never")
+	if w.Notify != "" {
+		b.Set("notify", w.Notify)
+	}
+	return b.Set("server", "port: 0").
+		Prompt("Work on {{ card.identifier }}: {{ card.title }} (attempt {{ attempt }})").
+		String()
+}
+
+// outdent takes the two spaces of a section's indentation off every line,
+// so the wf fields can be written as they stand in the file.
+func outdent(lines string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, `---
-board:
-  prefix: DRV
-  columns:
-%sagents:
-  default: %s
-  profiles:
-    sim: {kind: sim}
-    script: {kind: command, command: ./agent.sh, prompt: stdin}
-%s
-policy:
-  backoff: {base: 100ms, max: 300ms, jitter: 0}
-%s
-dispatch:
-  poll_interval: %s
-  lease: %s
-  max_concurrent: %d
-hooks:
-  timeout: 10s
-workspace:
-  root: .drover/workspaces
-  cleanup: never
-%s
-server:
-  port: 0
----
-Work on {{ card.identifier }}: {{ card.title }} (attempt {{ attempt }})
-`, w.Columns, w.Default, w.Profiles, w.Policy, w.Poll, w.Lease, w.MaxConcurrent, w.Notify)
+	for _, l := range strings.SplitAfter(lines, "\n") {
+		b.WriteString(strings.TrimPrefix(l, "  "))
+	}
 	return b.String()
 }
 
@@ -131,13 +107,13 @@ type server struct {
 }
 
 // newEnv writes WORKFLOW.md (and, when script is not "", agent.sh) into a
-// fresh directory. pg selects a PostgreSQL store (skipping without one).
-func newEnv(t *testing.T, w wf, script string, pg bool) *env {
+// fresh directory, with a store on backend (PostgreSQL skips without one).
+func newEnv(t *testing.T, w wf, script string, backend testkit.Backend) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir()}
 	e.side = filepath.Join(e.dir, "side.log")
-	if pg {
-		e.dsn = pgtest.DSN(t)
+	if backend == testkit.Postgres {
+		e.dsn = testkit.DSN(t, backend)
 	}
 	e.writeFile("WORKFLOW.md", w.render())
 	if script != "" {
@@ -195,7 +171,7 @@ func (e *env) cmdEnv() []string {
 // drover runs one CLI command in the env's directory.
 func (e *env) drover(stdin io.Reader, args ...string) (stdout, stderr string, code int) {
 	e.t.Helper()
-	cmd := exec.Command(droverBin, args...)
+	cmd := exec.Command(testkit.Binary(e.t), args...)
 	cmd.Dir = e.dir
 	cmd.Env = e.cmdEnv()
 	cmd.Stdin = stdin
@@ -355,7 +331,7 @@ func (e *env) start() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	cmd := exec.Command(droverBin, "serve", "--log-level", "debug")
+	cmd := exec.Command(testkit.Binary(e.t), "serve", "--log-level", "debug")
 	cmd.Dir = e.dir
 	cmd.Env = e.cmdEnv()
 	cmd.Stdout, cmd.Stderr = f, f
@@ -457,20 +433,6 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 	}
 }
 
-// alive reports whether pid is a live (non-zombie) process.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return false
-	}
-	st := b[i+2]
-	return st != 'Z' && st != 'X'
-}
-
 // liveChildren lists the live child processes of ppid.
 func liveChildren(ppid int) []int {
 	ents, _ := os.ReadDir("/proc")
@@ -499,62 +461,31 @@ func liveChildren(ppid int) []int {
 	return out
 }
 
-// liveWithArg lists live processes whose command line contains marker.
-func liveWithArg(marker string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, en := range ents {
-		pid, err := strconv.Atoi(en.Name())
-		if err != nil {
-			continue
+// notifyYAML is the notify section that sends every event to r's /hook.
+func notifyYAML(r *testkit.Receiver) string {
+	return fmt.Sprintf("webhook: {url: %s/hook}\nallow_private: true\n", r.URL)
+}
+
+// messages are the JSON bodies r received, each re-encoded (a body that is
+// not JSON stands as {"raw": body}).
+func messages(r *testkit.Receiver) [][]byte {
+	var out [][]byte
+	for _, q := range r.Requests("") {
+		var m map[string]any
+		_ = json.Unmarshal(q.Body, &m)
+		if m == nil {
+			m = map[string]any{"raw": string(q.Body)}
 		}
-		b, err := os.ReadFile("/proc/" + en.Name() + "/cmdline")
-		if err != nil || !bytes.Contains(b, []byte(marker)) {
-			continue
-		}
-		if alive(pid) {
-			out = append(out, pid)
-		}
+		b, _ := json.Marshal(m)
+		out = append(out, b)
 	}
 	return out
 }
 
-// hook is an httptest webhook receiver that records every body.
-type hook struct {
-	srv  *httptest.Server
-	mu   sync.Mutex
-	msgs []map[string]any
-}
-
-func newHook(t *testing.T) *hook {
-	h := &hook{}
-	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var m map[string]any
-		_ = json.Unmarshal(b, &m)
-		if m == nil {
-			m = map[string]any{"raw": string(b)}
-		}
-		h.mu.Lock()
-		h.msgs = append(h.msgs, m)
-		h.mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	t.Cleanup(h.srv.Close)
-	return h
-}
-
-func (h *hook) notifyYAML() string {
-	return fmt.Sprintf("notify:\n  webhook: {url: %s/hook}\n  allow_private: true\n", h.srv.URL)
-}
-
-// count returns how many received messages mention every word.
-func (h *hook) count(words ...string) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+// mentioning counts the messages r received that mention every word.
+func mentioning(r *testkit.Receiver, words ...string) int {
 	n := 0
-	for _, m := range h.msgs {
-		b, _ := json.Marshal(m)
+	for _, b := range messages(r) {
 		ok := true
 		for _, w := range words {
 			if !bytes.Contains(b, []byte(w)) {
@@ -568,10 +499,13 @@ func (h *hook) count(words ...string) int {
 	return n
 }
 
-func (h *hook) all() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	b, _ := json.MarshalIndent(h.msgs, "", " ")
+// received is every message r got, for failure messages.
+func received(r *testkit.Receiver) string {
+	var ms []json.RawMessage
+	for _, b := range messages(r) {
+		ms = append(ms, b)
+	}
+	b, _ := json.MarshalIndent(ms, "", " ")
 	return string(b)
 }
 
@@ -581,14 +515,4 @@ func attempts(rs []run) []int {
 		out = append(out, r.Attempt)
 	}
 	return out
-}
-
-func sinkOf(state string) bool {
-	return state == "done" || state == "blocked" || state == "cancelled" || state == "review"
-}
-
-// stores runs f against SQLite and, when configured, PostgreSQL.
-func stores(t *testing.T, f func(t *testing.T, pg bool)) {
-	t.Run("sqlite", func(t *testing.T) { t.Parallel(); f(t, false) })
-	t.Run("postgres", func(t *testing.T) { t.Parallel(); f(t, true) })
 }

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 func eventsOfType(evs []event, typ string) []event {
@@ -22,8 +24,8 @@ func eventsOfType(evs []event, typ string) []event {
 // giveUp runs one always-failing card to its end and checks the give-up
 // facts. restarts > 0 crash-restarts serve (SIGKILL) that many times while
 // the card waits between attempts.
-func giveUp(t *testing.T, pg bool, maxAttempts, restarts int) {
-	h := newHook(t)
+func giveUp(t *testing.T, backend testkit.Backend, maxAttempts, restarts int) {
+	h := testkit.NewReceiver(t)
 	pol := ""
 	backoff := ""
 	if maxAttempts != 10 {
@@ -33,12 +35,12 @@ func giveUp(t *testing.T, pg bool, maxAttempts, restarts int) {
 		// Long enough between attempts to restart serve without racing a run.
 		backoff = "  backoff: {base: 2500ms, max: 2500ms, jitter: 0}\n"
 	}
-	w := wf{Default: "sim", Policy: pol + backoff, Notify: h.notifyYAML()}
+	w := wf{Default: "sim", Policy: pol + backoff, Notify: notifyYAML(h)}
 	text := w.render()
 	if backoff != "" {
 		text = strings.Replace(text, "  backoff: {base: 100ms, max: 300ms, jitter: 0}\n", "", 1)
 	}
-	e := newEnv(t, wf{}, "", pg)
+	e := newEnv(t, wf{}, "", backend)
 	e.writeFile("WORKFLOW.md", text)
 	c := e.addCard("always fails", "--spec", `{"sim":["agent_failed"],"sim_delay":"20ms"}`)
 	e.start()
@@ -67,7 +69,7 @@ func giveUp(t *testing.T, pg bool, maxAttempts, restarts int) {
 		}
 	}
 	eventually(t, 60*time.Second, c.Identifier+" ends blocked", func() bool { return e.card(c.Identifier).State == "blocked" })
-	eventually(t, 10*time.Second, "the gave_up notification arrives", func() bool { return h.count(`"gave_up"`, c.Identifier) >= 1 })
+	eventually(t, 10*time.Second, "the gave_up notification arrives", func() bool { return mentioning(h, `"gave_up"`, c.Identifier) >= 1 })
 	// Give the outbox worker time to (wrongly) deliver a second row.
 	time.Sleep(1500 * time.Millisecond)
 
@@ -97,8 +99,8 @@ func giveUp(t *testing.T, pg bool, maxAttempts, restarts int) {
 	if cur.Claim != nil || cur.NextAttemptAt != nil {
 		t.Errorf("a given-up card holds a claim %+v or a schedule %v", cur.Claim, cur.NextAttemptAt)
 	}
-	if n := h.count(c.Identifier); n != 1 {
-		t.Errorf("webhook received %d messages about %s, want exactly one (gave_up):\n%s", n, c.Identifier, h.all())
+	if n := mentioning(h, c.Identifier); n != 1 {
+		t.Errorf("webhook received %d messages about %s, want exactly one (gave_up):\n%s", n, c.Identifier, received(h))
 	}
 	if n := len(eventsOfType(e.events(c.Identifier), "gave_up")); n != 1 {
 		t.Errorf("%d gave_up events, want 1", n)
@@ -106,29 +108,29 @@ func giveUp(t *testing.T, pg bool, maxAttempts, restarts int) {
 }
 
 func TestGiveUpAfterThreeAttempts(t *testing.T) {
-	stores(t, func(t *testing.T, pg bool) { giveUp(t, pg, 3, 0) })
+	testkit.EachBackend(t, func(t *testing.T, backend testkit.Backend) { giveUp(t, backend, 3, 0) })
 }
 
 func TestGiveUpAfterTheDefaultTenAttempts(t *testing.T) {
 	t.Parallel()
-	giveUp(t, false, 10, 0)
+	giveUp(t, testkit.SQLite, 10, 0)
 }
 
 func TestGiveUpAcrossRestarts(t *testing.T) {
-	stores(t, func(t *testing.T, pg bool) { giveUp(t, pg, 3, 2) })
+	testkit.EachBackend(t, func(t *testing.T, backend testkit.Backend) { giveUp(t, backend, 3, 2) })
 }
 
 // A card missing a field its profile's spec_schema requires: no agent
 // process, one block event, no release, a reason naming the field and the
 // resume command; edit + resume makes it run.
 func TestInvalidSpecBlocksOnceWithoutASession(t *testing.T) {
-	stores(t, func(t *testing.T, pg bool) {
+	testkit.EachBackend(t, func(t *testing.T, backend testkit.Backend) {
 		w := wf{Profiles: `    checked:
       kind: command
       command: ./agent.sh
       spec_schema: {type: object, required: [plan], properties: {plan: {type: string}}}
 `}
-		e := newEnv(t, w, `log_end; exit 0`, pg)
+		e := newEnv(t, w, `log_end; exit 0`, backend)
 		c := e.addCard("needs a plan", "--agent", "checked", "--spec", `{"notes":"no plan here"}`)
 		e.start()
 		eventually(t, 15*time.Second, c.Identifier+" is blocked", func() bool { return e.card(c.Identifier).State == "blocked" })
@@ -176,8 +178,8 @@ func TestInvalidSpecBlocksOnceWithoutASession(t *testing.T) {
 
 // rate_limited with a reset time defers the card until then, not counted.
 func TestRateLimitedDefersUntilTheReset(t *testing.T) {
-	stores(t, func(t *testing.T, pg bool) {
-		e := newEnv(t, wf{Default: "sim"}, "", pg)
+	testkit.EachBackend(t, func(t *testing.T, backend testkit.Backend) {
+		e := newEnv(t, wf{Default: "sim"}, "", backend)
 		c := e.addCard("limited", "--spec", `{"sim":["rate_limited","succeeded"],"sim_reset":"2s","sim_delay":"20ms"}`)
 		e.start()
 		eventually(t, 20*time.Second, c.Identifier+" succeeds after the reset", func() bool { return e.card(c.Identifier).State == "review" })
@@ -208,9 +210,9 @@ func TestRateLimitedDefersUntilTheReset(t *testing.T) {
 // profile's breaker; none is blocked; after the cooldown one probe succeeds
 // and dispatch resumes.
 func TestProviderOutageOpensTheBreaker(t *testing.T) {
-	stores(t, func(t *testing.T, pg bool) {
+	testkit.EachBackend(t, func(t *testing.T, backend testkit.Backend) {
 		w := wf{Default: "sim", MaxConcurrent: 5, Policy: "  breaker: {threshold: 5, window: 1m, cooldown: 3s}\n"}
-		e := newEnv(t, w, "", pg)
+		e := newEnv(t, w, "", backend)
 		var cs []card
 		for i := 0; i < 5; i++ {
 			cs = append(cs, e.addCard(fmt.Sprintf("outage %d", i), "--spec", `{"sim":["provider_unavailable","succeeded"],"sim_delay":"200ms"}`))
@@ -306,18 +308,18 @@ func TestProviderOutageOpensTheBreaker(t *testing.T) {
 // auth_failed pauses the profile once, notifies once and leaves the other
 // cards untouched; agent resume lets them run.
 func TestAuthFailedPausesTheProfile(t *testing.T) {
-	stores(t, func(t *testing.T, pg bool) {
-		h := newHook(t)
-		e := newEnv(t, wf{Default: "sim", MaxConcurrent: 1, Notify: h.notifyYAML()}, "", pg)
+	testkit.EachBackend(t, func(t *testing.T, backend testkit.Backend) {
+		h := testkit.NewReceiver(t)
+		e := newEnv(t, wf{Default: "sim", MaxConcurrent: 1, Notify: notifyYAML(h)}, "", backend)
 		a := e.addCard("bad key", "--spec", `{"sim":["auth_failed","succeeded"],"sim_delay":"20ms"}`)
 		b := e.addCard("other one", "--spec", `{"sim":["succeeded"],"sim_delay":"20ms"}`)
 		c := e.addCard("other two", "--spec", `{"sim":["succeeded"],"sim_delay":"20ms"}`)
 		e.start()
 		eventually(t, 15*time.Second, "agent ls shows sim paused", func() bool { return e.agents()["sim"].State == "paused" })
-		eventually(t, 10*time.Second, "one profile_paused notification", func() bool { return h.count("profile_paused") >= 1 })
+		eventually(t, 10*time.Second, "one profile_paused notification", func() bool { return mentioning(h, "profile_paused") >= 1 })
 		time.Sleep(1 * time.Second) // several ticks: nothing else may happen
-		if n := h.count("profile_paused"); n != 1 {
-			t.Errorf("%d profile_paused notifications, want 1:\n%s", n, h.all())
+		if n := mentioning(h, "profile_paused"); n != 1 {
+			t.Errorf("%d profile_paused notifications, want 1:\n%s", n, received(h))
 		}
 		for _, o := range []card{b, c} {
 			cur := e.card(o.Identifier)
@@ -343,7 +345,7 @@ func TestAuthFailedPausesTheProfile(t *testing.T) {
 		for _, o := range []card{a, b, c} {
 			eventually(t, 20*time.Second, o.Identifier+" runs after agent resume", func() bool { return e.card(o.Identifier).State == "review" })
 		}
-		if n := h.count("profile_paused"); n != 1 {
+		if n := mentioning(h, "profile_paused"); n != 1 {
 			t.Errorf("%d profile_paused notifications in all, want 1", n)
 		}
 	})
@@ -352,7 +354,7 @@ func TestAuthFailedPausesTheProfile(t *testing.T) {
 // max_attempts: -1 keeps retrying.
 func TestUnboundedAttemptsKeepRetrying(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, wf{Default: "sim", Policy: "  max_attempts: -1\n"}, "", false)
+	e := newEnv(t, wf{Default: "sim", Policy: "  max_attempts: -1\n"}, "", testkit.SQLite)
 	c := e.addCard("forever", "--spec", `{"sim":["agent_failed"],"sim_delay":"10ms"}`)
 	e.start()
 	eventually(t, 40*time.Second, "more than 12 attempts", func() bool { return len(e.runs(c.Identifier)) > 12 })
@@ -382,7 +384,7 @@ func TestServeRefusesBadPolicy(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, wf{Default: "sim", Policy: tc.policy, Columns: tc.columns}, "", false)
+			e := newEnv(t, wf{Default: "sim", Policy: tc.policy, Columns: tc.columns}, "", testkit.SQLite)
 			e.addCardMaybe()
 			start := time.Now()
 			out, errOut, code := e.drover(nil, "serve")
@@ -409,18 +411,18 @@ func (e *env) addCardMaybe() {
 // once and notify once.
 func TestConcurrentAuthFailuresNotifyOnce(t *testing.T) {
 	t.Parallel()
-	h := newHook(t)
-	e := newEnv(t, wf{Default: "sim", MaxConcurrent: 2, Notify: h.notifyYAML()}, "", false)
+	h := testkit.NewReceiver(t)
+	e := newEnv(t, wf{Default: "sim", MaxConcurrent: 2, Notify: notifyYAML(h)}, "", testkit.SQLite)
 	a := e.addCard("bad key 1", "--spec", `{"sim":["auth_failed"],"sim_delay":"200ms"}`)
 	b := e.addCard("bad key 2", "--spec", `{"sim":["auth_failed"],"sim_delay":"200ms"}`)
 	e.start()
 	eventually(t, 15*time.Second, "both runs routed", func() bool {
 		return len(e.runs(a.Identifier)) == 1 && len(e.runs(b.Identifier)) == 1 && e.runs(a.Identifier)[0].Outcome != "" && e.runs(b.Identifier)[0].Outcome != ""
 	})
-	eventually(t, 10*time.Second, "a profile_paused notification", func() bool { return h.count("profile_paused") >= 1 })
+	eventually(t, 10*time.Second, "a profile_paused notification", func() bool { return mentioning(h, "profile_paused") >= 1 })
 	time.Sleep(1500 * time.Millisecond)
-	if n := h.count("profile_paused"); n != 1 {
-		t.Errorf("%d profile_paused notifications, want 1:\n%s", n, h.all())
+	if n := mentioning(h, "profile_paused"); n != 1 {
+		t.Errorf("%d profile_paused notifications, want 1:\n%s", n, received(h))
 	}
 	if e.agents()["sim"].State != "paused" {
 		t.Errorf("sim is not paused")

@@ -17,7 +17,7 @@ import (
 	"github.com/drover-dev/drover/internal/dispatch"
 	"github.com/drover-dev/drover/internal/operator"
 	"github.com/drover-dev/drover/internal/store"
-	"github.com/drover-dev/drover/internal/store/sqlstore"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 // The agent records what it received: its prompt (stdin) and argv, its
@@ -147,11 +147,7 @@ func TestHostileCards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(dir, "d.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := testkit.Store(t, testkit.SQLite)
 	ops := &operator.Service{Store: st, Board: cfg.Board, Agents: []string{"script", "other"}}
 
 	type added struct {

@@ -38,6 +38,7 @@ import (
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/store/sqlstore"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 // Params shapes one simulated world.
@@ -47,23 +48,6 @@ type Params struct {
 	Cards int // cards created at the start (more may be added)
 	Dir   string
 	Log   *slog.Logger // the dispatcher's log (nil: discarded)
-}
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
 }
 
 // proc is one dispatcher process.
@@ -95,7 +79,7 @@ type World struct {
 	p    Params
 	mu   sync.Mutex // guards rng (job goroutines draw while the harness waits)
 	rng  *rand.Rand
-	clk  *clock
+	clk  *testkit.Clock
 	db   store.Store
 	raw  store.Store // db without faults, for the checker
 	cfg  *config.Config
@@ -122,32 +106,25 @@ type World struct {
 	chk        checker
 }
 
-const workflow = `---
-agents:
-  default: sim
-  profiles:
-    sim: {kind: sim}
-    planner:
-      kind: sim
-      spec_schema: {type: object, required: [plan], properties: {plan: {type: string}}}
-policy:
-  max_attempts: %d
-  backoff: {base: 10s, max: 2m, jitter: 0.3}
-  breaker: {threshold: 3, window: 2m, cooldown: 3m}
-dispatch: {node: n1, lease: 30s, poll_interval: 5s, max_concurrent: %d}
-workspace: {root: %q}
----
-{{ card.title }}
-`
+// workflow is the simulated world's WORKFLOW.md: the sim and planner
+// agents, the real backoff with jitter and a breaker, on production-like timings.
+func workflow(maxAttempts, slots int, root string) string {
+	return testkit.NewWorkflow().
+		Set("agents", testkit.PlannerAgents).
+		Set("policy", fmt.Sprintf("max_attempts: %d\nbackoff: {base: 10s, max: 2m, jitter: 0.3}\nbreaker: {threshold: 3, window: 2m, cooldown: 3m}", maxAttempts)).
+		Set("dispatch", fmt.Sprintf("{node: n1, lease: 30s, poll_interval: 5s, max_concurrent: %d}", slots)).
+		Set("workspace", fmt.Sprintf("{root: %q}", root)).
+		String()
+}
 
 // NewWorld builds the world for a seed: a fresh SQLite store, the config,
 // a few cards and one dispatcher process.
 func NewWorld(p Params) (*World, error) {
 	w := &World{p: p, rng: rand.New(rand.NewPCG(p.Seed, 0x5eed)), live: map[string]*invocation{}, entered: make(chan *invocation)}
-	w.clk = &clock{t: time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)}
+	w.clk = testkit.NewClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
 	w.maxAttempts = 1 + w.rng.IntN(4)
 	slots := 1 + w.rng.IntN(4)
-	cfg, err := config.Parse([]byte(fmt.Sprintf(workflow, w.maxAttempts, slots, filepath.Join(p.Dir, "ws"))), p.Dir)
+	cfg, err := config.Parse([]byte(workflow(w.maxAttempts, slots, filepath.Join(p.Dir, "ws"))), p.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -508,7 +485,7 @@ func (w *World) advance(d time.Duration) {
 		w.proc.d.Heartbeat()
 		w.releaseDue(false)
 		s := min(d, w.lease/3)
-		w.clk.advance(s)
+		w.clk.Advance(s)
 		d -= s
 	}
 }

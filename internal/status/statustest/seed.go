@@ -16,6 +16,7 @@ import (
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/store/sqlstore"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 // Workflow is the WORKFLOW.md the seeded board uses.
@@ -51,11 +52,7 @@ type World struct {
 func Open(t testing.TB) (store.Store, *config.Config) {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := sqlstore.Open(context.Background(), "sqlite:"+filepath.Join(dir, "drover.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := testkit.Store(t, testkit.SQLite)
 	cfg, err := config.Parse([]byte(Workflow), dir)
 	if err != nil {
 		t.Fatal(err)
