@@ -137,7 +137,7 @@ func TestInitTemplateParses(t *testing.T) {
 	if cfg.Server.Port != InitServerPort || cfg.Server.Host != "127.0.0.1" || cfg.Agents.Default != "sim" {
 		t.Errorf("server/agents = %+v %+v", cfg.Server, cfg.Agents)
 	}
-	def := DefaultPolicy()
+	def := policy.Defaults()
 	b1, _ := json.Marshal(cfg.Policy)
 	b2, _ := json.Marshal(def)
 	if string(b1) != string(b2) {

@@ -10,29 +10,6 @@ import (
 	"github.com/drover-dev/drover/internal/policy"
 )
 
-// DefaultPolicy is the failure policy used for every key policy: leaves out
-// (DESIGN.md's defaults).
-func DefaultPolicy() policy.Config {
-	three, five, ten := 3, 5, 10
-	return policy.Config{
-		MaxAttempts:     10,
-		FailedState:     "blocked",
-		Backoff:         policy.Backoff{Base: 10 * time.Second, Max: 5 * time.Minute, Jitter: 0.1},
-		ReleaseChurnCap: 5,
-		ContinuationCap: 3,
-		Kinds: map[policy.Kind]policy.KindPolicy{
-			policy.KindNetwork:             {Cap: &three, Tiers: []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute}},
-			policy.KindWorkspaceSetup:      {Cap: &three},
-			policy.KindInterrupted:         {Cap: &three, Tiers: []time.Duration{0}},
-			policy.KindProviderUnavailable: {Cap: &ten},
-			policy.KindRateLimited:         {Cap: &five},
-		},
-		BreakerThreshold: 5,
-		BreakerWindow:    5 * time.Minute,
-		BreakerCooldown:  time.Minute,
-	}
-}
-
 var (
 	policyKeys  = []string{"max_attempts", "failed_state", "backoff", "release_churn_cap", "continuation_cap", "kinds", "breaker"}
 	backoffKeys = []string{"base", "max", "jitter"}
@@ -41,7 +18,7 @@ var (
 )
 
 func decodePolicy(d *decoder, n *yaml.Node) policy.Config {
-	pc := DefaultPolicy()
+	pc := policy.Defaults()
 	f := d.fields(n, "policy", policyKeys, strict)
 	if f == nil {
 		return pc

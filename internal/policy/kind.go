@@ -2,7 +2,7 @@
 // pure: values in, values out, no I/O and no clock of its own.
 package policy
 
-// Kind is a stable snake_case failure kind (see DESIGN.md).
+// Kind is a stable snake_case failure kind (see docs/design.md).
 type Kind string
 
 // Failure kinds.
@@ -33,7 +33,7 @@ const (
 	KindSucceeded Kind = "succeeded"
 )
 
-// Kinds lists every failure kind in DESIGN.md's order.
+// Kinds lists every failure kind in the order of docs/design.md's kind table.
 var Kinds = []Kind{
 	KindRateLimited, KindUsageLimited, KindQuotaExhausted, KindProviderUnavailable,
 	KindNetwork, KindWorkspaceSetup, KindInterrupted, KindAuthFailed, KindConfigError,
