@@ -10,12 +10,12 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/osteele/liquid"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/prompt"
 )
 
 // Config is a loaded, validated WORKFLOW.md with every default filled in.
@@ -49,7 +49,7 @@ type Config struct {
 	// variables, overridden Symphony keys). They never contain secret values.
 	Warnings []string `json:"warnings,omitempty"`
 
-	tmpl    *liquid.Template
+	tmpl    *prompt.Template
 	schemas map[string]*jsonschema.Schema
 }
 

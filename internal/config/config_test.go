@@ -10,6 +10,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/prompt"
 )
 
 func parse(t *testing.T, src string) (*Config, error) {
@@ -120,7 +121,7 @@ func TestDefaults(t *testing.T) {
 	if cfg.Tracker.Kind != TrackerNative || strings.Join(cfg.Tracker.ActiveStates, ",") != "ready,in_progress" || strings.Join(cfg.Tracker.TerminalStates, ",") != "done,cancelled" {
 		t.Errorf("tracker = %+v", cfg.Tracker)
 	}
-	if cfg.Prompt != DefaultPrompt {
+	if cfg.Prompt != prompt.DefaultPrompt {
 		t.Error("empty body should use DefaultPrompt")
 	}
 	out, err := cfg.RenderPrompt(board.Card{Identifier: "DRV-1", Title: "Add a flag"}, 1, "r", "/w/DRV-1")
@@ -258,7 +259,7 @@ func TestRenderMissingSpecField(t *testing.T) {
 		t.Fatalf("render = %q, %v", out, err)
 	}
 	_, err = cfg.RenderPrompt(board.Card{Title: "T", Spec: json.RawMessage(`{}`)}, 1, "r", "/w")
-	var re *RenderError
+	var re *prompt.RenderError
 	if !errors.As(err, &re) {
 		t.Fatalf("want *RenderError, got %v", err)
 	}

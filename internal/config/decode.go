@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/drover-dev/drover/internal/suggest"
 )
 
 // decoder walks yaml.v3 nodes, collecting problems, warnings and ignored keys
@@ -97,12 +99,12 @@ func (d *decoder) fields(n *yaml.Node, path string, known []string, mode strictn
 			continue
 		}
 		if !contains(known, k.Value) {
-			sugg := suggest(k.Value, known)
+			sugg := suggest.Closest(k.Value, known)
 			switch {
 			case mode == strict:
-				d.errf(k, p, "unknown key%s; valid keys here: %s", didYouMean(sugg), strings.Join(known, ", "))
+				d.errf(k, p, "unknown key%s; valid keys here: %s", suggest.DidYouMean(sugg), strings.Join(known, ", "))
 			case sugg != "":
-				d.errf(k, p, "unknown key%s", didYouMean(sugg))
+				d.errf(k, p, "unknown key%s", suggest.DidYouMean(sugg))
 			default:
 				d.ignored = append(d.ignored, p)
 				d.warnf(p, "not used by drover; ignored")
@@ -133,50 +135,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func didYouMean(s string) string {
-	if s == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", s)
-}
-
-// suggest returns the known word closest to s when it is plausibly a typo.
-func suggest(s string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if dist := levenshtein(strings.ToLower(s), k); dist < bestD {
-			best, bestD = k, dist
-		}
-	}
-	if best != "" && bestD > len(s)/2 {
-		return ""
-	}
-	return best
-}
-
-func levenshtein(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // scalar returns the scalar node at n, or reports what was found instead.

@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/suggest"
 )
 
 var (
@@ -54,7 +55,7 @@ func decodePolicy(d *decoder, n *yaml.Node) policy.Config {
 			p := "policy.kinds." + e.key
 			k := policy.Kind(e.key)
 			if !k.Valid() {
-				d.errf(e.knode, p, "%q is not a failure kind%s; valid kinds: %s", e.key, didYouMean(suggest(e.key, kindNames())), strings.Join(kindNames(), ", "))
+				d.errf(e.knode, p, "%q is not a failure kind%s; valid kinds: %s", e.key, suggest.DidYouMean(suggest.Closest(e.key, kindNames())), strings.Join(kindNames(), ", "))
 				continue
 			}
 			pc.Kinds[k] = decodeKind(d, e.val, p, pc.Kinds[k], pc.Backoff)

@@ -12,6 +12,7 @@ import (
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/suggest"
 )
 
 // ProfileKinds are the agent kinds a profile may name.
@@ -141,7 +142,7 @@ func decodeProfile(d *decoder, name string, n *yaml.Node, path string) agent.Pro
 	if _, ok := f["kind"]; !ok {
 		d.errf(deref(n), path+".kind", "missing; set kind to one of %s", strings.Join(ProfileKinds, ", "))
 	} else if !contains(ProfileKinds, p.Kind) {
-		d.errf(deref(f["kind"]), path+".kind", "%q is not an agent kind%s; use one of %s", p.Kind, didYouMean(suggest(p.Kind, ProfileKinds)), strings.Join(ProfileKinds, ", "))
+		d.errf(deref(f["kind"]), path+".kind", "%q is not an agent kind%s; use one of %s", p.Kind, suggest.DidYouMean(suggest.Closest(p.Kind, ProfileKinds)), strings.Join(ProfileKinds, ", "))
 	}
 	p.Command = d.str(f["command"], path+".command", expandPlain)
 	if p.Command == "" {
@@ -272,7 +273,7 @@ func decodeMatch(d *decoder, n *yaml.Node, path string) []policy.Rule {
 			d.errf(deref(c), p, "matches nothing; give a regex, an exit_code or both")
 		}
 		if k := policy.Kind(r.Kind); !k.Valid() && k != policy.KindSucceeded {
-			d.errf(deref(c), p+".kind", "%q is not a failure kind%s; valid kinds: %s", r.Kind, didYouMean(suggest(string(r.Kind), kindNames())), strings.Join(kindNames(), ", "))
+			d.errf(deref(c), p+".kind", "%q is not a failure kind%s; valid kinds: %s", r.Kind, suggest.DidYouMean(suggest.Closest(string(r.Kind), kindNames())), strings.Join(kindNames(), ", "))
 		}
 		out = append(out, r)
 	}

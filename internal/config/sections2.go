@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/suggest"
 )
 
 // Defaults for the sections in this file.
@@ -111,7 +112,7 @@ func notifyEvents(d *decoder, n *yaml.Node, path string) []string {
 	evs := d.strList(n, path, expandPlain)
 	for i, e := range evs {
 		if !contains(NotifyEvents, e) {
-			d.errf(deref(n), fmt.Sprintf("%s[%d]", path, i), "%q is not an event%s; use any of %s", e, didYouMean(suggest(e, NotifyEvents)), strings.Join(NotifyEvents, ", "))
+			d.errf(deref(n), fmt.Sprintf("%s[%d]", path, i), "%q is not an event%s; use any of %s", e, suggest.DidYouMean(suggest.Closest(e, NotifyEvents)), strings.Join(NotifyEvents, ", "))
 		}
 	}
 	return evs
@@ -282,7 +283,7 @@ func decodeTracker(d *decoder, n *yaml.Node, b board.Board) Tracker {
 	if v, ok := f["kind"]; ok {
 		t.Kind = d.str(v, "tracker.kind", expandPlain)
 		if !contains(trackerKinds, t.Kind) {
-			d.errf(deref(v), "tracker.kind", "%q is not a tracker%s; use native (drover's board), github or linear", t.Kind, didYouMean(suggest(t.Kind, trackerKinds)))
+			d.errf(deref(v), "tracker.kind", "%q is not a tracker%s; use native (drover's board), github or linear", t.Kind, suggest.DidYouMean(suggest.Closest(t.Kind, trackerKinds)))
 		}
 	}
 	t.Endpoint = d.str(f["endpoint"], "tracker.endpoint", expandPlain)

@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/suggest"
 )
 
 // validate runs the checks that span sections, after decoding.
@@ -104,7 +105,7 @@ func validate(d *decoder, cfg *Config, top map[string]*yaml.Node) {
 		d.errf(at("agents"), "agents.default", "missing; with several profiles (%s) name the one used when a card names none", strings.Join(names, ", "))
 	case cfg.Agents.Default != "":
 		if _, ok := cfg.Agents.Profiles[cfg.Agents.Default]; !ok {
-			d.errf(at("agents", "default"), "agents.default", "%q is not a profile%s; profiles: %s", cfg.Agents.Default, didYouMean(suggest(cfg.Agents.Default, names)), strings.Join(names, ", "))
+			d.errf(at("agents", "default"), "agents.default", "%q is not a profile%s; profiles: %s", cfg.Agents.Default, suggest.DidYouMean(suggest.Closest(cfg.Agents.Default, names)), strings.Join(names, ", "))
 		}
 	}
 
@@ -117,7 +118,7 @@ func validate(d *decoder, cfg *Config, top map[string]*yaml.Node) {
 		}
 		sch, err := compileSchema(name, p.SpecSchema)
 		if err != nil {
-			d.errf(at("agents", "profiles", name, "spec_schema"), "agents.profiles."+name+".spec_schema", "is not a valid JSON Schema: %s", oneLine(err.Error()))
+			d.errf(at("agents", "profiles", name, "spec_schema"), "agents.profiles."+name+".spec_schema", "is not a valid JSON Schema: %s", strings.Join(strings.Fields(err.Error()), " "))
 			continue
 		}
 		cfg.schemas[name] = sch
@@ -173,8 +174,4 @@ func compileSchema(name string, doc map[string]any) (sch *jsonschema.Schema, err
 		return nil, err
 	}
 	return c.Compile(url)
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
