@@ -10,13 +10,13 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/drover-dev/drover/internal/agent"
+	"github.com/drover-dev/drover/internal/agent/codex"
+	"github.com/drover-dev/drover/internal/agent/registry"
+	"github.com/drover-dev/drover/internal/agent/sim"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/suggest"
 )
-
-// ProfileKinds are the agent kinds a profile may name.
-var ProfileKinds = []string{"command", "claude", "codex", "sim"}
 
 // PromptModes say how a command agent receives its prompt.
 var PromptModes = []string{"stdin", "file", "arg"}
@@ -95,9 +95,9 @@ func decodeAgents(d *decoder, n *yaml.Node, haveCodex bool, cx Codex) Agents {
 	}
 	if len(a.Profiles) == 0 {
 		if haveCodex && cx.Command != "" {
-			a.Profiles["codex"] = codexProfile(d, cx)
+			a.Profiles[codex.Kind] = codexProfile(d, cx)
 		} else {
-			a.Profiles["sim"] = agent.Profile{Name: "sim", Kind: "sim", Prompt: "stdin", Timeout: DefaultProfileTimeout, StallTimeout: DefaultStallTimeout}
+			a.Profiles[sim.Kind] = agent.Profile{Name: sim.Kind, Kind: sim.Kind, Prompt: "stdin", Timeout: DefaultProfileTimeout, StallTimeout: DefaultStallTimeout}
 		}
 	} else if haveCodex && cx.Command != "" {
 		d.ignored = append(d.ignored, "codex.command")
@@ -113,7 +113,7 @@ func decodeAgents(d *decoder, n *yaml.Node, haveCodex bool, cx Codex) Agents {
 
 // codexProfile turns Symphony's codex: section into a profile named codex.
 func codexProfile(d *decoder, cx Codex) agent.Profile {
-	p := agent.Profile{Name: "codex", Kind: "codex", Prompt: "stdin", Timeout: DefaultProfileTimeout, StallTimeout: DefaultStallTimeout}
+	p := agent.Profile{Name: codex.Kind, Kind: codex.Kind, Prompt: "stdin", Timeout: DefaultProfileTimeout, StallTimeout: DefaultStallTimeout}
 	fields := strings.Fields(cx.Command)
 	if len(fields) > 0 {
 		p.Command = fields[0]
@@ -138,19 +138,19 @@ func decodeProfile(d *decoder, name string, n *yaml.Node, path string) agent.Pro
 	if f == nil {
 		return p
 	}
+	kinds := registry.Names()
 	p.Kind = d.str(f["kind"], path+".kind", expandPlain)
+	reg, known := registry.Lookup(p.Kind)
 	if _, ok := f["kind"]; !ok {
-		d.errf(deref(n), path+".kind", "missing; set kind to one of %s", strings.Join(ProfileKinds, ", "))
-	} else if !contains(ProfileKinds, p.Kind) {
-		d.errf(deref(f["kind"]), path+".kind", "%q is not an agent kind%s; use one of %s", p.Kind, suggest.DidYouMean(suggest.Closest(p.Kind, ProfileKinds)), strings.Join(ProfileKinds, ", "))
+		d.errf(deref(n), path+".kind", "missing; set kind to one of %s", strings.Join(kinds, ", "))
+	} else if !known || p.Kind == "" {
+		d.errf(deref(f["kind"]), path+".kind", "%q is not an agent kind%s; use one of %s", p.Kind, suggest.DidYouMean(suggest.Closest(p.Kind, kinds)), strings.Join(kinds, ", "))
 	}
 	p.Command = d.str(f["command"], path+".command", expandPlain)
-	if p.Command == "" {
-		switch p.Kind {
-		case "claude", "codex":
-			p.Command = p.Kind
-		case "command":
-			d.errf(deref(n), path+".command", "missing; a command profile needs the program to run (e.g. command: ./agent.sh)")
+	if p.Command == "" && known && p.Kind != "" {
+		p.Command = reg.DefaultCommand
+		if reg.RequiresCommand {
+			d.errf(deref(n), path+".command", "missing; a %s profile needs the program to run (e.g. command: ./agent.sh)", p.Kind)
 		}
 	}
 	p.Args = d.strList(f["args"], path+".args", expandPlain)
