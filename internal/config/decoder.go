@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -279,6 +280,69 @@ func (d *decoder) strList(n *yaml.Node, path string, mode expandMode) []string {
 	out := make([]string, 0, len(n.Content))
 	for i, c := range n.Content {
 		out = append(out, d.str(c, fmt.Sprintf("%s[%d]", path, i), mode))
+	}
+	return out
+}
+
+// durationPair reads a drover duration key and its Symphony *_ms twin; giving
+// both is an error.
+func durationPair(d *decoder, f map[string]*yaml.Node, section, key, msKey string, def time.Duration) time.Duration {
+	v, hasD := f[key]
+	m, hasM := f[msKey]
+	switch {
+	case hasD && hasM:
+		d.errf(deref(m), section+"."+msKey, "is set together with %s.%s; keep one", section, key)
+	case hasD:
+		if x, ok := d.duration(v, section+"."+key); ok {
+			return x
+		}
+	case hasM:
+		if x, ok := d.millis(m, section+"."+msKey); ok {
+			return x
+		}
+	}
+	return def
+}
+
+// positive reads an optional count that must be at least 1.
+func positive(d *decoder, f map[string]*yaml.Node, key, path string, def int) int {
+	v, ok := f[key]
+	if !ok {
+		return def
+	}
+	x, ok := d.integer(v, path)
+	if !ok {
+		return def
+	}
+	if x < 1 {
+		d.errf(deref(v), path, "%d is not allowed; use a positive number (it bounds an otherwise endless loop)", x)
+		return def
+	}
+	return x
+}
+
+func nonZero(d *decoder, n *yaml.Node, path string, def time.Duration) time.Duration {
+	v, ok := d.duration(n, path)
+	if !ok {
+		return def
+	}
+	if v == 0 {
+		d.errf(deref(n), path, "0 is not allowed; use a positive duration such as 1m")
+		return def
+	}
+	return v
+}
+
+// jsonCompatible converts YAML-decoded values (map[string]any, ints) into
+// what encoding/json would produce.
+func jsonCompatible(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return nil
 	}
 	return out
 }
