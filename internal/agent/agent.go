@@ -49,7 +49,7 @@ type Result struct {
 // Profile is a named agent configuration from WORKFLOW.md's agents.profiles.
 type Profile struct {
 	Name         string            `json:"name"`
-	Kind         string            `json:"kind"` // command, claude, codex, sim
+	Kind         string            `json:"kind"` // a kind of agent/registry
 	Command      string            `json:"command"`
 	Args         []string          `json:"args"`
 	Env          map[string]string `json:"-"`
@@ -63,4 +63,8 @@ type Profile struct {
 	PriceInPerMTok  float64 `json:"price_in_per_mtok"`
 	PriceOutPerMTok float64 `json:"price_out_per_mtok"`
 	MaxLogBytes     int64   `json:"max_log_bytes"`
+	// MaxTurns is the dispatcher's turn cap for a run (dispatch.max_turns),
+	// set by the dispatcher, not read from the profile; kinds whose program
+	// can bound its turns pass it on (0 = none).
+	MaxTurns int `json:"-"`
 }

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/drover-dev/drover/internal/agent/sim"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/dispatch"
@@ -35,7 +36,7 @@ const workflow = `---
 agents:
   default: sim
   profiles:
-    sim: {kind: sim}
+    sim: {kind: ` + sim.Kind + `}
 workspace: {root: %q, cleanup: never}
 dispatch:
   node: bench

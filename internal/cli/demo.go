@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/drover-dev/drover/internal/agent/sim"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/operator"
@@ -26,9 +27,9 @@ const demoWorkflow = `---
 agents:
   default: sim
   profiles:
-    sim: {kind: sim}
+    sim: {kind: ` + sim.Kind + `}
     planner:
-      kind: sim
+      kind: ` + sim.Kind + `
       spec_schema:
         type: object
         required: [plan]

@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/drover-dev/drover/internal/agent/adapters"
+	"github.com/drover-dev/drover/internal/agent/registry"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/dispatch"
 	"github.com/drover-dev/drover/internal/excerpt"
@@ -112,6 +113,21 @@ func (a *app) policyCmd() *cobra.Command {
 	return cmd
 }
 
+// classifyKinds are the agent kinds `drover classify --agent` names in its
+// help, in alphabetical order: those that run a program (the simulated
+// agent prints Claude's output and is accepted too, but is nobody's real
+// agent).
+func classifyKinds() string {
+	var out []string
+	for _, k := range registry.Names() {
+		if !registry.InProcess(k) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
 func (a *app) classifyCmd() *cobra.Command {
 	var agentName, stderrFile, killedFor string
 	var exitCode int
@@ -123,7 +139,7 @@ func (a *app) classifyCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if agentName == "" {
-				return usagef("--agent is required: a profile name or one of claude, codex, command")
+				return usagef("--agent is required: a profile name or one of %s", classifyKinds())
 			}
 			kind, rules := agentName, []policy.Rule(nil)
 			if cfg, err := loadConfig(a.configPath); err == nil && cfg.Full != nil {
@@ -131,10 +147,8 @@ func (a *app) classifyCmd() *cobra.Command {
 					kind, rules = p.Kind, p.Match
 				}
 			}
-			switch kind {
-			case "claude", "codex", "command", "sim":
-			default:
-				return &board.InputError{Field: "agent", Msg: fmt.Sprintf("%q is neither a profile in %s nor one of claude, codex, command", agentName, a.configPath)}
+			if _, ok := registry.Lookup(kind); !ok || kind == "" {
+				return &board.InputError{Field: "agent", Msg: fmt.Sprintf("%q is neither a profile in %s nor one of %s", agentName, a.configPath, classifyKinds())}
 			}
 			stdout, err := io.ReadAll(io.LimitReader(c.InOrStdin(), 64<<20))
 			if err != nil {
@@ -146,10 +160,7 @@ func (a *app) classifyCmd() *cobra.Command {
 					return &board.InputError{Field: "stderr", Msg: err.Error()}
 				}
 			}
-			if kind == "sim" {
-				kind = "claude"
-			}
-			sig := adapters.BuildSignals(kind, exitCode, stdout, stderr, time.Now())
+			sig := registry.BuildSignals(kind, exitCode, stdout, stderr, time.Now())
 			switch killedFor {
 			case "":
 			case "timeout", "stall", "shutdown", "cancel", "spend":

@@ -10,12 +10,12 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/osteele/liquid"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/prompt"
 	"github.com/drover-dev/drover/internal/store"
 )
 
@@ -50,157 +50,8 @@ type Config struct {
 	// variables, overridden Symphony keys). They never contain secret values.
 	Warnings []string `json:"warnings,omitempty"`
 
-	tmpl    *liquid.Template
+	tmpl    *prompt.Template
 	schemas map[string]*jsonschema.Schema
-}
-
-// Agents is the agents: section.
-type Agents struct {
-	Default  string                   `json:"default"`
-	Profiles map[string]agent.Profile `json:"profiles"`
-}
-
-// Profile returns the named profile, or the default one for "".
-func (a Agents) Profile(name string) (agent.Profile, bool) {
-	if name == "" {
-		name = a.Default
-	}
-	p, ok := a.Profiles[name]
-	return p, ok
-}
-
-// Limits is the spend section. Zero means off.
-type Limits struct {
-	MaxCostPerDayUSD  float64 `json:"max_cost_per_day_usd"`
-	MaxCostPerCardUSD float64 `json:"max_cost_per_card_usd"`
-	// DayBoundary is when a spend day starts: "HH:MM" optionally followed by
-	// an IANA zone name or UTC (default "00:00 UTC").
-	DayBoundary string `json:"day_boundary"`
-
-	dayOffset time.Duration
-	dayLoc    *time.Location
-}
-
-// DayStart returns the start of the spend day that contains t.
-func (l Limits) DayStart(t time.Time) time.Time {
-	loc := l.dayLoc
-	if loc == nil {
-		loc = time.UTC
-	}
-	lt := t.In(loc)
-	start := time.Date(lt.Year(), lt.Month(), lt.Day(), 0, 0, 0, 0, loc).Add(l.dayOffset)
-	if start.After(lt) {
-		start = time.Date(lt.Year(), lt.Month(), lt.Day()-1, 0, 0, 0, 0, loc).Add(l.dayOffset)
-	}
-	return start
-}
-
-// Notify is where notifications go.
-type Notify struct {
-	Slack   Slack   `json:"slack"`
-	Webhook Webhook `json:"webhook"`
-	// AllowPrivate lets notification URLs resolve to private or loopback
-	// addresses (off by default: the notifier refuses them).
-	AllowPrivate bool `json:"allow_private"`
-}
-
-// Slack is an incoming-webhook target. An empty URL means off.
-type Slack struct {
-	URL    string   `json:"url"` // secret
-	Events []string `json:"events"`
-}
-
-// Webhook is a generic signed HTTP POST target. An empty URL means off.
-type Webhook struct {
-	URL    string   `json:"url"`    // secret
-	Secret string   `json:"secret"` // secret; HMAC key for the signature header
-	Events []string `json:"events"` // empty: the default events (notify.DefaultEvents)
-}
-
-// NotifyEvents are the event names notify.*.events may list.
-var NotifyEvents = []string{"blocked", "gave_up", "parked", "profile_paused", "profile_resumed", "succeeded", "done", "cancelled", "spend_paused", "config_error"}
-
-// DefaultSlackEvents are sent to Slack when notify.slack.events is not given.
-var DefaultSlackEvents = []string{"blocked", "gave_up", "parked", "profile_paused", "spend_paused", "config_error"}
-
-// Workspace cleanup modes.
-const (
-	CleanupNever  = "never"
-	CleanupOnDone = "on_done"
-	CleanupOnSink = "on_sink" // done, blocked or cancelled
-)
-
-// Workspace is where each card's working directory lives.
-type Workspace struct {
-	Root    string `json:"root"`    // absolute
-	Cleanup string `json:"cleanup"` // never | on_done | on_sink
-}
-
-// Hooks are shell scripts run in the workspace (Symphony's hooks: section).
-// They are passed to the shell as written: $VARS are not expanded by drover.
-type Hooks struct {
-	AfterCreate  string        `json:"after_create"`
-	BeforeRun    string        `json:"before_run"`
-	AfterRun     string        `json:"after_run"`
-	BeforeRemove string        `json:"before_remove"`
-	Timeout      time.Duration `json:"timeout"`
-}
-
-// Dispatch is the dispatcher's own settings. Symphony's polling.interval_ms
-// and agent.* keys fill it when dispatch: does not.
-type Dispatch struct {
-	Node                 string         `json:"node"`
-	Lease                time.Duration  `json:"lease"`
-	PollInterval         time.Duration  `json:"poll_interval"`
-	MaxConcurrent        int            `json:"max_concurrent"`
-	MaxConcurrentByState map[string]int `json:"max_concurrent_by_state,omitempty"`
-	MaxTurns             int            `json:"max_turns"`
-	MaxRetryBackoff      time.Duration  `json:"max_retry_backoff"`
-}
-
-// Tracker kinds.
-const (
-	TrackerNative = "native"
-	TrackerGitHub = "github"
-	TrackerLinear = "linear"
-)
-
-// Tracker says where cards come from. With the native tracker the states name
-// board columns; with an external one they are the tracker's state names.
-type Tracker struct {
-	Kind           string   `json:"kind"`
-	Endpoint       string   `json:"endpoint,omitempty"`
-	APIKey         string   `json:"api_key,omitempty"` // secret
-	ProjectSlug    string   `json:"project_slug,omitempty"`
-	ActiveStates   []string `json:"active_states"`
-	TerminalStates []string `json:"terminal_states"`
-}
-
-// Store is where drover keeps its state. An empty DSN means the caller
-// decides (the CLI's --store flag or its default beside the config).
-type Store struct {
-	DSN string `json:"dsn"` // may hold a password: masked by Redacted
-}
-
-// Server is the HTTP API and dashboard. Port 0 means off.
-type Server struct {
-	Host      string `json:"host"`
-	Port      int    `json:"port"`
-	AuthToken string `json:"auth_token"` // secret
-}
-
-// Codex holds Symphony's codex: keys. When agents.profiles is absent,
-// codex.command becomes a profile named "codex" of kind codex.
-type Codex struct {
-	Command      string        `json:"command,omitempty"`
-	TurnTimeout  time.Duration `json:"turn_timeout,omitempty"`
-	ReadTimeout  time.Duration `json:"read_timeout,omitempty"`
-	StallTimeout time.Duration `json:"stall_timeout,omitempty"`
-	// Carried for reference only: drover's codex adapter runs `codex exec`
-	// and does not apply them (they are also listed in Config.Ignored).
-	ApprovalPolicy    string `json:"approval_policy,omitempty"`
-	ThreadSandbox     string `json:"thread_sandbox,omitempty"`
-	TurnSandboxPolicy any    `json:"turn_sandbox_policy,omitempty"`
 }
 
 // SpecSchema returns the compiled JSON Schema of the named profile's

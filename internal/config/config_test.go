@@ -10,6 +10,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/prompt"
 )
 
 func parse(t *testing.T, src string) (*Config, error) {
@@ -120,7 +121,7 @@ func TestDefaults(t *testing.T) {
 	if cfg.Tracker.Kind != TrackerNative || strings.Join(cfg.Tracker.ActiveStates, ",") != "ready,in_progress" || strings.Join(cfg.Tracker.TerminalStates, ",") != "done,cancelled" {
 		t.Errorf("tracker = %+v", cfg.Tracker)
 	}
-	if cfg.Prompt != DefaultPrompt {
+	if cfg.Prompt != prompt.DefaultPrompt {
 		t.Error("empty body should use DefaultPrompt")
 	}
 	out, err := cfg.RenderPrompt(board.Card{Identifier: "DRV-1", Title: "Add a flag"}, 1, "r", "/w/DRV-1")
@@ -137,7 +138,7 @@ func TestInitTemplateParses(t *testing.T) {
 	if cfg.Server.Port != InitServerPort || cfg.Server.Host != "127.0.0.1" || cfg.Agents.Default != "sim" {
 		t.Errorf("server/agents = %+v %+v", cfg.Server, cfg.Agents)
 	}
-	def := DefaultPolicy()
+	def := policy.Defaults()
 	b1, _ := json.Marshal(cfg.Policy)
 	b2, _ := json.Marshal(def)
 	if string(b1) != string(b2) {
@@ -246,7 +247,7 @@ func TestRenderMissingSpecField(t *testing.T) {
 		t.Fatalf("render = %q, %v", out, err)
 	}
 	_, err = cfg.RenderPrompt(board.Card{Title: "T", Spec: json.RawMessage(`{}`)}, 1, "r", "/w")
-	var re *RenderError
+	var re *prompt.RenderError
 	if !errors.As(err, &re) {
 		t.Fatalf("want *RenderError, got %v", err)
 	}

@@ -21,6 +21,25 @@ const MaxFileSize = 4 << 20
 // topLevel lists every top-level key drover reads.
 var topLevel = []string{"board", "agents", "policy", "limits", "notify", "workspace", "hooks", "dispatch", "tracker", "store", "server", "polling", "agent", "codex"}
 
+// decodeAll fills cfg from the top-level sections, defaults included.
+func decodeAll(d *decoder, cfg *Config, top map[string]*yaml.Node, baseDir string) {
+	if top == nil {
+		top = map[string]*yaml.Node{}
+	}
+	cfg.Board = decodeBoard(d, top["board"])
+	cfg.Policy = decodePolicy(d, top["policy"])
+	cfg.Limits = decodeLimits(d, top["limits"])
+	cfg.Notify = decodeNotify(d, top["notify"])
+	cfg.Workspace = decodeWorkspace(d, top["workspace"], baseDir)
+	cfg.Hooks = decodeHooks(d, top["hooks"])
+	cfg.Dispatch = decodeDispatch(d, top["dispatch"], top["polling"], top["agent"])
+	cfg.Tracker = decodeTracker(d, top["tracker"], cfg.Board)
+	cfg.Store = decodeStore(d, top["store"], baseDir)
+	cfg.Server = decodeServer(d, top["server"])
+	cfg.Codex = decodeCodex(d, top["codex"])
+	cfg.Agents = decodeAgents(d, top["agents"], top["codex"] != nil, cfg.Codex)
+}
+
 // Load reads, parses and validates the WORKFLOW.md at path. Relative paths in
 // it (workspace.root, a sqlite store) are resolved against its directory.
 func Load(path string) (*Config, error) {

@@ -3,35 +3,13 @@ package config
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/suggest"
 )
-
-// DefaultPolicy is the failure policy used for every key policy: leaves out
-// (DESIGN.md's defaults).
-func DefaultPolicy() policy.Config {
-	three, five, ten := 3, 5, 10
-	return policy.Config{
-		MaxAttempts:     10,
-		FailedState:     "blocked",
-		Backoff:         policy.Backoff{Base: 10 * time.Second, Max: 5 * time.Minute, Jitter: 0.1},
-		ReleaseChurnCap: 5,
-		ContinuationCap: 3,
-		Kinds: map[policy.Kind]policy.KindPolicy{
-			policy.KindNetwork:             {Cap: &three, Tiers: []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute}},
-			policy.KindWorkspaceSetup:      {Cap: &three},
-			policy.KindInterrupted:         {Cap: &three, Tiers: []time.Duration{0}},
-			policy.KindProviderUnavailable: {Cap: &ten},
-			policy.KindRateLimited:         {Cap: &five},
-		},
-		BreakerThreshold: 5,
-		BreakerWindow:    5 * time.Minute,
-		BreakerCooldown:  time.Minute,
-	}
-}
 
 var (
 	policyKeys  = []string{"max_attempts", "failed_state", "backoff", "release_churn_cap", "continuation_cap", "kinds", "breaker"}
@@ -41,7 +19,7 @@ var (
 )
 
 func decodePolicy(d *decoder, n *yaml.Node) policy.Config {
-	pc := DefaultPolicy()
+	pc := policy.Defaults()
 	f := d.fields(n, "policy", policyKeys, strict)
 	if f == nil {
 		return pc
@@ -77,42 +55,13 @@ func decodePolicy(d *decoder, n *yaml.Node) policy.Config {
 			p := "policy.kinds." + e.key
 			k := policy.Kind(e.key)
 			if !k.Valid() {
-				d.errf(e.knode, p, "%q is not a failure kind%s; valid kinds: %s", e.key, didYouMean(suggest(e.key, kindNames())), strings.Join(kindNames(), ", "))
+				d.errf(e.knode, p, "%q is not a failure kind%s; valid kinds: %s", e.key, suggest.DidYouMean(suggest.Closest(e.key, kindNames())), strings.Join(kindNames(), ", "))
 				continue
 			}
 			pc.Kinds[k] = decodeKind(d, e.val, p, pc.Kinds[k], pc.Backoff)
 		}
 	}
 	return pc
-}
-
-// positive reads an optional count that must be at least 1.
-func positive(d *decoder, f map[string]*yaml.Node, key, path string, def int) int {
-	v, ok := f[key]
-	if !ok {
-		return def
-	}
-	x, ok := d.integer(v, path)
-	if !ok {
-		return def
-	}
-	if x < 1 {
-		d.errf(deref(v), path, "%d is not allowed; use a positive number (it bounds an otherwise endless loop)", x)
-		return def
-	}
-	return x
-}
-
-func nonZero(d *decoder, n *yaml.Node, path string, def time.Duration) time.Duration {
-	v, ok := d.duration(n, path)
-	if !ok {
-		return def
-	}
-	if v == 0 {
-		d.errf(deref(n), path, "0 is not allowed; use a positive duration such as 1m")
-		return def
-	}
-	return v
 }
 
 func decodeBackoff(d *decoder, n *yaml.Node, path string, b policy.Backoff) policy.Backoff {
@@ -172,4 +121,36 @@ func decodeKind(d *decoder, n *yaml.Node, path string, kp policy.KindPolicy, def
 		kp.Backoff, kp.Tiers = &b, nil
 	}
 	return kp
+}
+
+func kindNames() []string {
+	s := make([]string, len(policy.Kinds))
+	for i, k := range policy.Kinds {
+		s[i] = string(k)
+	}
+	return s
+}
+
+// validateFailedState defaults policy.failed_state to the board's first
+// blocked column and checks it is a blocked or cancelled column.
+func validateFailedState(d *decoder, cfg *Config, top map[string]*yaml.Node, boardOK bool) {
+	if c, ok := cfg.Board.First(board.RoleBlocked); ok && !has(top, "policy", "failed_state") {
+		cfg.Policy.FailedState = c.Name
+	}
+	if fs := cfg.Policy.FailedState; boardOK {
+		n := at(top, "policy", "failed_state")
+		if c, ok := cfg.Board.Column(fs); !ok {
+			d.errf(n, "policy.failed_state", "%q is not a column on the board (columns: %s)", fs, strings.Join(cfg.Board.Names(), ", "))
+		} else if c.Role != board.RoleBlocked && c.Role != board.RoleCancelled {
+			d.errf(n, "policy.failed_state", "%q has role %s; a give-up state must be a sink that automation never reads as ready (a column with role blocked or cancelled)", fs, c.Role)
+		}
+	}
+}
+
+// capRetryBackoff: a retry-backoff cap from dispatch:/agent: applies when
+// policy.backoff.max is unset.
+func capRetryBackoff(cfg *Config, top map[string]*yaml.Node) {
+	if !has(top, "policy", "backoff", "max") && (has(top, "agent", "max_retry_backoff_ms") || has(top, "dispatch", "max_retry_backoff")) {
+		cfg.Policy.Backoff.Max = max(cfg.Dispatch.MaxRetryBackoff, cfg.Policy.Backoff.Base)
+	}
 }

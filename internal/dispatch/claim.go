@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/agent/proc"
-	"github.com/drover-dev/drover/internal/agent/sim"
+	"github.com/drover-dev/drover/internal/agent/registry"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/policy"
@@ -32,10 +32,9 @@ func (d *Dispatcher) validate(ctx context.Context, c board.Card, profile string)
 	if sch := cfg.SpecSchema(profile); sch != nil {
 		problems = append(problems, schemaProblems(sch, c.Spec)...)
 	}
-	if p, _ := cfg.Agents.Profile(profile); p.Kind == "sim" {
-		if _, err := sim.ParseSpec(c.Spec); err != nil {
-			problems = append(problems, err.Error())
-		}
+	p, _ := cfg.Agents.Profile(profile)
+	if err := registry.ValidateSpec(p.Kind, c.Spec); err != nil {
+		problems = append(problems, err.Error())
 	}
 	if _, err := cfg.RenderPrompt(c, 1, "", ""); err != nil {
 		problems = append(problems, "prompt: "+err.Error())

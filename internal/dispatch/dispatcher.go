@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/agent"
-	"github.com/drover-dev/drover/internal/agent/adapters"
+	"github.com/drover-dev/drover/internal/agent/registry"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/store"
@@ -32,7 +32,7 @@ type Options struct {
 	Watcher *config.Watcher // optional: hot reload on each tick
 	Node    string          // default: Config.Dispatch.Node
 	LogDir  string          // run logs go to LogDir/<identifier>/<run>.log
-	// NewAgent builds the agent for a profile (default adapters.New).
+	// NewAgent builds the agent for a profile (default registry.New).
 	NewAgent func(agent.Profile) (agent.Agent, error)
 	// Outbox turns a notice into outbox rows (default: none).
 	Outbox func(cfg *config.Config, n Notice) []store.OutboxItem
@@ -114,7 +114,7 @@ func New(o Options) (*Dispatcher, error) {
 		return nil, errors.New("dispatch: Store and Config are required")
 	}
 	if o.NewAgent == nil {
-		o.NewAgent = adapters.New
+		o.NewAgent = registry.New
 	}
 	if o.Now == nil {
 		o.Now = time.Now

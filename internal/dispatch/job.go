@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/agent"
-	"github.com/drover-dev/drover/internal/agent/adapters"
 	"github.com/drover-dev/drover/internal/agent/command"
 	"github.com/drover-dev/drover/internal/agent/proc"
 	"github.com/drover-dev/drover/internal/board"
@@ -92,7 +91,7 @@ func (d *Dispatcher) runJob(j *job) {
 	}()
 	stopHB := d.heartbeat(j, log)
 	cfg := d.cfg.Load()
-	res, runErr, cls := d.execute(j, cfg, log)
+	res, cls, runErr := d.execute(j, cfg, log)
 	stopHB()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -106,17 +105,17 @@ func (d *Dispatcher) runJob(j *job) {
 func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	Info(string, ...any)
 	Warn(string, ...any)
-}) (agent.Result, error, policy.Classification) {
+}) (agent.Result, policy.Classification, error) {
 	logPath := filepath.Join(d.o.LogDir, safeName(j.card.Identifier), j.run.ID+".log")
 	_ = os.MkdirAll(filepath.Dir(logPath), 0o755)
-	setup := func(err error) (agent.Result, error, policy.Classification) {
+	setup := func(err error) (agent.Result, policy.Classification, error) {
 		if cause := context.Cause(j.ctx); j.ctx.Err() != nil && cause != nil {
 			// The hook was stopped by drover (shutdown, cancel, lost lease):
 			// that is not the workspace's fault.
 			sig := policy.Signals{ExitCode: -1, Signaled: true, KilledFor: killedFor(cause), Now: d.o.Now()}
-			return agent.Result{Signals: sig}, err, policy.Classify(sig, nil)
+			return agent.Result{Signals: sig}, policy.Classify(sig, nil), err
 		}
-		return agent.Result{}, err, policy.Classification{Kind: policy.KindWorkspaceSetup, Message: err.Error(), Source: "workspace"}
+		return agent.Result{}, policy.Classification{Kind: policy.KindWorkspaceSetup, Message: err.Error(), Source: "workspace"}, err
 	}
 	ws, created, err := workspace.Ensure(cfg.Workspace.Root, j.card.Identifier)
 	if err != nil {
@@ -141,17 +140,15 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	}
 	prompt, err := cfg.RenderPrompt(j.card, j.run.Attempt, j.run.ID, ws)
 	if err != nil {
-		return agent.Result{}, err, policy.Classification{Kind: policy.KindInvalidInput, Message: "prompt: " + err.Error(), Source: "template"}
+		return agent.Result{}, policy.Classification{Kind: policy.KindInvalidInput, Message: "prompt: " + err.Error(), Source: "template"}, err
 	}
 	p, _ := cfg.Agents.Profile(j.profile)
 	p = resolveCommand(cfg, p)
-	if p.Kind == "claude" && len(p.Args) == 0 && cfg.Dispatch.MaxTurns > 0 {
-		// Symphony's agent.max_turns bounds Claude Code's turns per run.
-		p.Args = append(adapters.DefaultArgs("claude"), "--max-turns", strconv.Itoa(cfg.Dispatch.MaxTurns))
-	}
+	// Symphony's agent.max_turns bounds the turns of kinds that can cap them.
+	p.MaxTurns = cfg.Dispatch.MaxTurns
 	ag, err := d.o.NewAgent(p)
 	if err != nil {
-		return agent.Result{}, err, policy.Classification{Kind: policy.KindConfigError, Message: err.Error(), Source: "profile"}
+		return agent.Result{}, policy.Classification{Kind: policy.KindConfigError, Message: err.Error(), Source: "profile"}, err
 	}
 	now := d.o.Now().UTC()
 	bg := context.Background()
@@ -166,18 +163,18 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	res.Signals.Now = d.o.Now()
 	switch {
 	case res.Forced != nil:
-		return res, runErr, *res.Forced
+		return res, *res.Forced, runErr
 	case runErr != nil && (errors.Is(runErr, proc.ErrNotFound) || errors.Is(runErr, command.ErrConfig)):
-		return res, runErr, policy.Classification{Kind: policy.KindConfigError, Message: runErr.Error(), Source: "start"}
-	case runErr != nil && p.Kind == "sim":
-		return res, runErr, policy.Classification{Kind: policy.KindInvalidInput, Message: runErr.Error(), Source: "sim"}
+		return res, policy.Classification{Kind: policy.KindConfigError, Message: runErr.Error(), Source: "start"}, runErr
+	case runErr != nil && errors.As(runErr, new(*agent.InputError)):
+		return res, policy.Classification{Kind: policy.KindInvalidInput, Message: runErr.Error(), Source: p.Kind}, runErr
 	case runErr != nil:
-		return res, runErr, policy.Classification{Kind: policy.KindUnknown, Message: runErr.Error(), Source: "start"}
+		return res, policy.Classification{Kind: policy.KindUnknown, Message: runErr.Error(), Source: "start"}, runErr
 	}
 	if cause := context.Cause(j.ctx); cause != nil && j.ctx.Err() != nil {
 		res.Signals.KilledFor = killedFor(cause)
 	}
-	return res, nil, policy.Classify(res.Signals, p.Match)
+	return res, policy.Classify(res.Signals, p.Match), nil
 }
 
 // killedFor maps the cause a run was stopped for to the classifier's word.

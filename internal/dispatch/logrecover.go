@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/drover-dev/drover/internal/agent/adapters"
 	"github.com/drover-dev/drover/internal/agent/proc"
+	"github.com/drover-dev/drover/internal/agent/registry"
 	"github.com/drover-dev/drover/internal/policy"
 )
 
@@ -56,10 +56,7 @@ func classifyFromLog(path, agentKind string, rules []policy.Rule, now time.Time)
 			stdout.Write(line)
 		}
 	}
-	if agentKind == "" || agentKind == "sim" {
-		agentKind = "command"
-	}
-	cls := adapters.ClassifyOutput(agentKind, code, stdout.Bytes(), stderr.Bytes(), now, rules)
+	cls := registry.ClassifyOutput(agentKind, code, stdout.Bytes(), stderr.Bytes(), now, rules)
 	cls.Source = "recovered from the run log: " + cls.Source
 	return cls, true
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/agent"
+	"github.com/drover-dev/drover/internal/agent/registry"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/policy"
@@ -317,7 +318,7 @@ func (d *Dispatcher) unusable(cfg *config.Config, profile string) string {
 	p, _ := cfg.Agents.Profile(profile)
 	p = resolveCommand(cfg, p)
 	why := ""
-	if p.Kind != "sim" {
+	if !registry.InProcess(p.Kind) {
 		cmd := p.Command
 		if cmd == "" {
 			cmd = p.Kind

@@ -100,11 +100,10 @@ func bySuccess(s Signals) Classification {
 		}
 		return Classification{Kind: KindInputRequired, Source: "structured:permission_denials", Message: msg}
 	}
-	if s.AgentKind == "codex" && st.Present && st.Finished && strings.TrimSpace(st.ResultText) == "" {
-		// Codex can end a refused turn with exit 0 and no agent message;
+	if st.NoFinalMessage != "" && st.Present && st.Finished && strings.TrimSpace(st.ResultText) == "" {
+		// The agent can end a refused turn with exit 0 and no message;
 		// calling that a success would be a confident guess.
-		return Classification{Kind: KindUnknown, Source: "structured:no_agent_message",
-			Message: "codex exited 0 without a final agent message (a refusal can look like this)"}
+		return Classification{Kind: KindUnknown, Source: "structured:no_agent_message", Message: st.NoFinalMessage}
 	}
 	return Classification{Kind: KindSucceeded, Source: "exit_code", Message: st.ResultText}
 }

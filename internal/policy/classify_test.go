@@ -40,7 +40,7 @@ func TestClassifyOrder(t *testing.T) {
 		{"clean exit", Signals{ExitCode: 0}, nil, KindSucceeded, "exit_code"},
 		{"clean exit with denials", Signals{ExitCode: 0, Structured: Structured{Present: true, PermissionDenials: 1, ResultText: "Please grant permission"}},
 			nil, KindInputRequired, "structured:permission_denials"},
-		{"codex exit 0 without a message", Signals{AgentKind: "codex", ExitCode: 0, Structured: Structured{Present: true, Finished: true}},
+		{"exit 0 without an expected final message", Signals{ExitCode: 0, Structured: Structured{Present: true, Finished: true, NoFinalMessage: "the agent ended its turn without a message"}},
 			nil, KindUnknown, "structured:no_agent_message"},
 		{"is_error with exit 0 is a failure", Signals{ExitCode: 0, Structured: rateLimited, Now: now}, nil, KindRateLimited,
 			"structured:api_error_status=429,phrase:claude_rate_limit"},

@@ -5,7 +5,7 @@ import "time"
 // Signals is everything known about a finished agent process, as the agent
 // adapter saw it. Classify reads it; it never touches processes or files.
 type Signals struct {
-	AgentKind string // claude, codex, command, sim
+	AgentKind string // the profile's agent kind (the agent registry names them)
 	ExitCode  int    // -1 when the process did not exit normally
 	Signaled  bool   // the process died of a signal
 	// KilledFor is set when drover itself stopped the process:
@@ -43,6 +43,12 @@ type Structured struct {
 	CostUSD           float64
 	CostKnown         bool
 	ParseErrors       []string // bad or truncated lines, reported not fatal
+
+	// NoFinalMessage, when set, says what a finished run that ends without a
+	// final message means for this agent (codex can end a refused turn with
+	// exit 0 and no agent message): such a run is unknown, not a success,
+	// and this is its message.
+	NoFinalMessage string
 
 	// Finished: the agent printed its own end-of-run record (claude result,
 	// codex turn.completed / turn.failed). A run killed from outside has not.

@@ -3,8 +3,8 @@ package claude_test
 import (
 	"testing"
 
-	"github.com/drover-dev/drover/internal/agent/adapters"
 	"github.com/drover-dev/drover/internal/agent/internal/fixtures"
+	"github.com/drover-dev/drover/internal/agent/registry"
 	"github.com/drover-dev/drover/internal/policy"
 )
 
@@ -17,7 +17,7 @@ import (
 func TestFixtures(t *testing.T) {
 	for _, f := range fixtures.Load(t, "testdata") {
 		t.Run(f.Name, func(t *testing.T) {
-			s := adapters.BuildSignals("claude", f.ExitCode, f.Stdout, f.Stderr, fixtures.CapturedAt)
+			s := registry.BuildSignals("claude", f.ExitCode, f.Stdout, f.Stderr, fixtures.CapturedAt)
 			if f.ExitCode == 124 {
 				s.KilledFor = "timeout"
 			}

@@ -1,7 +1,6 @@
 // Package claude reads what Claude Code prints in print mode: one JSON event
 // per line with --output-format stream-json --verbose, or a single result
-// object with --output-format json. It imports only policy, so the agent
-// package (and anything else) may import it without a cycle.
+// object with --output-format json. kind.go registers the kind.
 package claude
 
 import (

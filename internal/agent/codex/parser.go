@@ -1,6 +1,6 @@
 // Package codex reads what `codex exec` prints: JSONL events on stdout with
 // --json, or plain text (the final message on stdout, everything else on
-// stderr) without it. It imports only policy.
+// stderr) without it. kind.go registers the kind.
 package codex
 
 import (
@@ -21,6 +21,10 @@ import (
 func DefaultArgs() []string {
 	return []string{"exec", "--json", "--skip-git-repo-check", "-"}
 }
+
+// noFinalMessage is what a finished codex turn without an agent message
+// means: codex can end a refused turn with exit 0 and say nothing.
+const noFinalMessage = "codex exited 0 without a final agent message (a refusal can look like this)"
 
 const (
 	maxParseErrors = 20
@@ -237,6 +241,7 @@ func (p *Parser) parseError(why string, line []byte) {
 // Structured returns what was read so far. Slices are copies.
 func (p *Parser) Structured() policy.Structured {
 	s := p.s
+	s.NoFinalMessage = noFinalMessage
 	s.ErrorMessages = append([]string(nil), s.ErrorMessages...)
 	s.RetryStatuses = append([]int(nil), s.RetryStatuses...)
 	s.Warnings = append([]string(nil), s.Warnings...)

@@ -1,7 +1,7 @@
 // Package command is the generic agent: it runs the program an agent profile
 // names, passes it the prompt (stdin, a file or an argument), and turns the
-// process's end into agent.Result. The Claude and Codex adapters reuse it by
-// plugging in a Parser for their structured output.
+// process's end into agent.Result. The Claude and Codex kinds reuse it by
+// plugging in an agent.Parser for their structured output.
 package command
 
 import (
@@ -20,6 +20,19 @@ import (
 	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/policy"
 )
+
+// Kind is the agent kind of this package.
+const Kind = "command"
+
+// Registration is the command kind's entry in agent/registry.
+func Registration() agent.Registration {
+	return agent.Registration{
+		Kind:            Kind,
+		Doc:             "runs the profile's program with the prompt on stdin, in a file or as an argument; only rules, phrases and the exit code classify it",
+		RequiresCommand: true,
+		New:             func(p agent.Profile) (agent.Agent, error) { return New(p, nil), nil },
+	}
+}
 
 // Prompt modes (agent profile key "prompt").
 const (
@@ -49,26 +62,15 @@ const maxLastLine = 500
 // is what makes it runnable.
 var ErrConfig = errors.New("agent profile misconfigured")
 
-// Parser reads an agent's stdout, one line at a time, for structured output.
-// Feed is called for every stdout line (without its newline; the slice may be
-// kept). Feed, Structured and Progress are never called concurrently.
-type Parser interface {
-	Feed(line []byte)
-	Structured() policy.Structured
-	// Progress is what the agent has shown so far: a human-readable last
-	// line ("" = use the raw last line), tokens in, tokens out, cost in USD.
-	Progress() (string, int64, int64, float64)
-}
-
 // commandAgent runs a profile's program.
 type commandAgent struct {
 	profile   agent.Profile
-	newParser func() Parser
+	newParser func() agent.Parser
 }
 
 // New returns an agent that runs profile's command. parser, if not nil, makes
 // a fresh Parser for every run.
-func New(profile agent.Profile, parser func() Parser) agent.Agent {
+func New(profile agent.Profile, parser func() agent.Parser) agent.Agent {
 	return &commandAgent{profile: profile, newParser: parser}
 }
 
@@ -78,7 +80,7 @@ func New(profile agent.Profile, parser func() Parser) agent.Agent {
 func (a *commandAgent) Run(ctx context.Context, inv agent.Invocation) (agent.Result, error) {
 	kind := a.profile.Kind
 	if kind == "" {
-		kind = "command"
+		kind = Kind
 	}
 	res := agent.Result{Signals: policy.Signals{AgentKind: kind, ExitCode: -1}}
 	spec, err := BuildSpec(a.profile, inv)
@@ -226,7 +228,7 @@ func firstNonZero(a, b time.Duration) time.Duration {
 // holds up the pipes.
 type watcher struct {
 	mu     sync.Mutex
-	parser Parser
+	parser agent.Parser
 	fn     func(agent.Progress)
 	last   string // last non-blank stdout line
 	dirty  bool

@@ -153,7 +153,7 @@ func TestParserAndThrottledProgress(t *testing.T) {
 	// 200 lines over about a second.
 	p := agent.Profile{Command: "sh", Args: []string{"-c", `i=0; while [ $i -lt 200 ]; do echo "line $i"; i=$((i+1)); [ $((i % 20)) -eq 0 ] && sleep 0.1; done`}}
 	start := time.Now()
-	res, err := New(p, func() Parser { return &countingParser{} }).Run(context.Background(), in)
+	res, err := New(p, func() agent.Parser { return &countingParser{} }).Run(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}

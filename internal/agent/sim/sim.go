@@ -30,6 +30,26 @@ type Spec struct {
 	Reset    string   `json:"sim_reset"`    // how far ahead a rate/usage limit resets (default 20s)
 }
 
+// Kind is the agent kind of this package.
+const Kind = "sim"
+
+// Registration is the sim kind's entry in agent/registry. It runs in
+// process; its output is Claude Code's, so Claude's parser reads it (as
+// `drover classify --agent sim` does).
+func Registration() agent.Registration {
+	return agent.Registration{
+		Kind:      Kind,
+		Doc:       "the built-in simulated agent: spec.sim scripts the outcome of each attempt (demos and tests)",
+		InProcess: true,
+		New:       func(agent.Profile) (agent.Agent, error) { return New(), nil },
+		NewParser: func() agent.Parser { return claude.NewParser() },
+		ValidateSpec: func(spec []byte) error {
+			_, err := ParseSpec(spec)
+			return err
+		},
+	}
+}
+
 // Agent is the simulated agent.
 type Agent struct{}
 
@@ -73,8 +93,17 @@ func (s Spec) KindFor(n int) policy.Kind {
 	return policy.Kind(s.Sim[n-1])
 }
 
-// Run implements agent.Agent.
-func (Agent) Run(ctx context.Context, inv agent.Invocation) (agent.Result, error) {
+// Run implements agent.Agent. Its errors are *agent.InputError: the card's
+// spec scripts the sim, so a run that cannot start is the spec's fault.
+func (a Agent) Run(ctx context.Context, inv agent.Invocation) (agent.Result, error) {
+	res, err := a.run(ctx, inv)
+	if err != nil {
+		err = &agent.InputError{Err: err}
+	}
+	return res, err
+}
+
+func (Agent) run(ctx context.Context, inv agent.Invocation) (agent.Result, error) {
 	spec, err := ParseSpec(inv.Card.Spec)
 	if err != nil {
 		return agent.Result{}, err
@@ -126,12 +155,12 @@ func (Agent) Run(ctx context.Context, inv agent.Invocation) (agent.Result, error
 		case <-ctx.Done():
 		case <-time.After(delay):
 		}
-		return agent.Result{Signals: policy.Signals{AgentKind: "sim", ExitCode: -1, Signaled: true, KilledFor: how, Structured: p.Structured(), Now: time.Now()},
+		return agent.Result{Signals: policy.Signals{AgentKind: Kind, ExitCode: -1, Signaled: true, KilledFor: how, Structured: p.Structured(), Now: time.Now()},
 			LastLine: "(simulated " + string(kind) + ")"}, nil
 	}
 	if kind == policy.KindWorkspaceSetup || kind == policy.KindNoProgress {
 		c := policy.Classification{Kind: kind, Message: "simulated " + string(kind), Source: "sim"}
-		return agent.Result{Signals: policy.Signals{AgentKind: "sim", ExitCode: 1, Now: time.Now()}, Forced: &c}, nil
+		return agent.Result{Signals: policy.Signals{AgentKind: Kind, ExitCode: 1, Now: time.Now()}, Forced: &c}, nil
 	}
 
 	select {
@@ -140,7 +169,7 @@ func (Agent) Run(ctx context.Context, inv agent.Invocation) (agent.Result, error
 		if c := context.Cause(ctx); c != nil && c != context.Canceled {
 			cause = c.Error()
 		}
-		return agent.Result{Signals: policy.Signals{AgentKind: "sim", ExitCode: -1, Signaled: true, KilledFor: cause, Structured: p.Structured(), Now: time.Now()}}, nil
+		return agent.Result{Signals: policy.Signals{AgentKind: Kind, ExitCode: -1, Signaled: true, KilledFor: cause, Structured: p.Structured(), Now: time.Now()}}, nil
 	case <-time.After(delay):
 	}
 	res, exit := outcome(kind, inv, spec, time.Now().Add(reset))
@@ -156,7 +185,7 @@ func (Agent) Run(ctx context.Context, inv agent.Invocation) (agent.Result, error
 	if b, err := json.Marshal(res); err == nil {
 		stdout = string(b)
 	}
-	return agent.Result{Signals: policy.Signals{AgentKind: "claude", ExitCode: exit, Structured: st, Stdout: stdout, Now: time.Now()},
+	return agent.Result{Signals: policy.Signals{AgentKind: claude.Kind, ExitCode: exit, Structured: st, Stdout: stdout, Now: time.Now()},
 		LastLine: fmt.Sprint(res["result"])}, nil
 }
 

@@ -1,4 +1,8 @@
-package config
+// Package prompt is the Liquid prompt template of a WORKFLOW.md: compiled
+// strictly (an unknown variable, field, filter or tag is a load-time problem),
+// bounded (loops over card data cannot hang a render) and rendered per run
+// with the card's fields as variables.
+package prompt
 
 import (
 	"encoding/json"
@@ -9,10 +13,31 @@ import (
 	"time"
 
 	"github.com/osteele/liquid"
-	"github.com/osteele/liquid/render"
 
 	"github.com/drover-dev/drover/internal/board"
 )
+
+// Problem is one thing wrong with a template, found when it is compiled. Line
+// is the WORKFLOW.md line (0 when unknown).
+type Problem struct {
+	Line int
+	Msg  string
+}
+
+// Template is a compiled, checked prompt template.
+type Template struct {
+	tmpl *liquid.Template
+}
+
+// Vars are the values one run's prompt is rendered with.
+type Vars struct {
+	Card      board.Card
+	Attempt   int
+	RunID     string
+	Workspace string
+	URL       string // the card's API address ("" when the server is off)
+	Agent     string // the profile the card runs on (its own or the default)
+}
 
 // DefaultPrompt is the template used when WORKFLOW.md has no body.
 const DefaultPrompt = `You are working on {{ card.identifier }}: {{ card.title }}
@@ -64,156 +89,42 @@ func newEngine() *liquid.Engine {
 	return e
 }
 
-// Card data decides how often a loop runs ({% for x in card.spec.items %},
-// (1..card.priority)), so a render is bounded at run time: compilePrompt puts
-// a {% drover_loop_tick %} at the start of every for/tablerow body, and each
-// tick spends one unit of the render's budget and checks its deadline. A
-// render that runs out fails with a RenderError (the card blocks as
-// invalid_input) instead of hanging the dispatcher.
-const (
-	// MaxLoopIterations bounds the loop iterations of one render, all loops
-	// together.
-	MaxLoopIterations = 100_000
-	// MaxRenderTime bounds the time one render may spend in loops.
-	MaxRenderTime = 10 * time.Second
-)
-
-const (
-	loopTick  = "drover_loop_tick"
-	budgetVar = "\x00drover_render_budget" // not a Liquid identifier: templates cannot read it
-)
-
-type renderBudget struct {
-	left     int
-	deadline time.Time
-}
-
-func tickLoop(ctx render.Context) (string, error) {
-	b, _ := ctx.Bindings()[budgetVar].(*renderBudget)
-	if b == nil {
-		return "", nil
-	}
-	b.left--
-	if b.left < 0 {
-		return "", fmt.Errorf("the template's loops ran more than %d times for this card; a loop over card data (spec, labels) is too long or nested", MaxLoopIterations)
-	}
-	if time.Now().After(b.deadline) {
-		return "", fmt.Errorf("rendering took longer than %v for this card; a loop over card data (spec, labels) is too long or nested", MaxRenderTime)
-	}
-	return "", nil
-}
-
-var (
-	tagTok  = regexp.MustCompile(`\{\{(?:[^}]|\}[^}])*?\}\}|\{%-?\s*(\w*)(?:[^%]|%[^}])*?%\}`)
-	endSkip = map[string]string{"raw": "endraw", "comment": "endcomment"}
-)
-
-// instrumentLoops inserts the loop tick after every for/tablerow tag outside
-// raw and comment blocks, keeping a right trim ({% for … -%}) in effect. It
-// returns the source and how many ticks it inserted.
-func instrumentLoops(src string) (string, int) {
-	var b strings.Builder
-	n, last, skipUntil := 0, 0, ""
-	for _, m := range tagTok.FindAllStringSubmatchIndex(src, -1) {
-		if m[2] < 0 {
-			continue // an object: {{ "{% for %}" }} prints a string
-		}
-		name := src[m[2]:m[3]]
-		switch {
-		case skipUntil != "":
-			if name == skipUntil {
-				skipUntil = ""
-			}
-		case endSkip[name] != "":
-			skipUntil = endSkip[name]
-		case name == "for" || name == "tablerow":
-			tag := src[m[0]:m[1]]
-			b.WriteString(src[last:m[1]])
-			if strings.HasSuffix(tag, "-%}") {
-				b.WriteString("{% " + loopTick + " -%}")
-			} else {
-				b.WriteString("{% " + loopTick + " %}")
-			}
-			last = m[1]
-			n++
-		}
-	}
-	b.WriteString(src[last:])
-	return b.String(), n
-}
-
-// countTicked counts the for/tablerow blocks whose body starts with the tick.
-func countTicked(n render.Node) (ticked, loops int) {
-	switch n := n.(type) {
-	case *render.SeqNode:
-		for _, ch := range n.Children {
-			t, l := countTicked(ch)
-			ticked, loops = ticked+t, loops+l
-		}
-	case *render.BlockNode:
-		if n.Name == "for" || n.Name == "tablerow" {
-			loops++
-			for _, ch := range n.Body {
-				if _, trim := ch.(*render.TrimNode); trim {
-					continue
-				}
-				if t, ok := ch.(*render.TagNode); ok && t.Name == loopTick {
-					ticked++
-				}
-				break
-			}
-		}
-		for _, ch := range n.Body {
-			t, l := countTicked(ch)
-			ticked, loops = ticked+t, loops+l
-		}
-		for _, cl := range n.Clauses {
-			t, l := countTicked(cl)
-			ticked, loops = ticked+t, loops+l
-		}
-	}
-	return ticked, loops
-}
-
-// compilePrompt compiles cfg.Prompt strictly: a syntax error, an unknown tag,
-// variable, field or filter is a load-time problem naming it.
-func compilePrompt(d *decoder, cfg *Config) {
-	if strings.TrimSpace(cfg.Prompt) == "" {
-		cfg.Prompt, cfg.PromptLine = DefaultPrompt, 0
-	}
+// Compile compiles src strictly: a syntax error, an unknown tag, variable,
+// field or filter is a Problem naming it. line is the WORKFLOW.md line src
+// starts on (0 for a template not read from the file). The Template is nil
+// when there are problems.
+func Compile(src string, line int) (*Template, []Problem) {
 	eng := newEngine()
-	src, ticks := instrumentLoops(cfg.Prompt)
-	tmpl, err := parseTemplate(eng, src, cfg.PromptLine)
+	instrumented, ticks := instrumentLoops(src)
+	tmpl, err := parseTemplate(eng, instrumented, line)
 	if err == nil {
 		if t, l := countTicked(tmpl.GetRoot()); t != l || t != ticks {
-			d.probs = append(d.probs, Problem{Line: cfg.PromptLine, Path: "prompt", Msg: "drover could not bound the template's loops (a for tag it cannot find its body); write each {% for %} tag plainly, e.g. {% for x in card.labels %}"})
-			return
+			return nil, []Problem{{Line: line, Msg: "drover could not bound the template's loops (a for tag it cannot find its body); write each {% for %} tag plainly, e.g. {% for x in card.labels %}"}}
 		}
 	} else {
 		// Report the operator's own source, not the instrumented one.
-		_, err = parseTemplate(newEngine(), cfg.Prompt, cfg.PromptLine)
+		_, err = parseTemplate(newEngine(), src, line)
 		if err == nil {
 			err = errors.New("the template does not compile")
 		}
 	}
 	if err != nil {
-		line := 0
+		errLine := 0
 		var se liquid.SourceError
 		if errors.As(err, &se) {
-			line = se.LineNumber()
+			errLine = se.LineNumber()
 		}
-		d.probs = append(d.probs, Problem{Line: line, Path: "prompt", Msg: "template does not compile: " + liquidMsg(err) + " (Liquid syntax: {{ card.title }}, {% if … %}…{% endif %})"})
-		return
+		return nil, []Problem{{Line: errLine, Msg: "template does not compile: " + liquidMsg(err) + " (Liquid syntax: {{ card.title }}, {% if … %}…{% endif %})"}}
 	}
 	c := &checker{eng: eng, locals: map[string]bool{"forloop": true, "tablerowloop": true}, filterOK: map[string]bool{}, mul: 1}
 	c.walk(tmpl.GetRoot())
 	for _, r := range c.refs {
 		c.check(r)
 	}
-	for _, p := range c.probs {
-		d.probs = append(d.probs, p)
+	if len(c.probs) > 0 {
+		return nil, c.probs
 	}
-	cfg.tmpl = tmpl
+	return &Template{tmpl: tmpl}, nil
 }
 
 func parseTemplate(eng *liquid.Engine, src string, line int) (t *liquid.Template, err error) {
@@ -238,20 +149,20 @@ func liquidMsg(err error) string {
 	return liquidPrefix.ReplaceAllString(oneLine(err.Error()), "")
 }
 
-// RenderPrompt renders the prompt for one run. A failure (e.g. the template
-// reads card.spec.plan and this card's spec has no plan) is a *RenderError
-// naming the variable.
-func (c *Config) RenderPrompt(card board.Card, attempt int, runID, workspace string) (string, error) {
-	if c.tmpl == nil {
+// Render renders the prompt for one run. A failure (e.g. the template reads
+// card.spec.plan and this card's spec has no plan) is a *RenderError naming
+// the variable.
+func (t *Template) Render(v Vars) (string, error) {
+	if t == nil || t.tmpl == nil {
 		return "", &RenderError{Msg: "no compiled template (config was not loaded with Load or Parse)"}
 	}
-	vars, err := c.bindings(card, attempt, runID, workspace)
+	vars, err := bindings(v)
 	if err != nil {
 		return "", err
 	}
 	vars[budgetVar] = &renderBudget{left: MaxLoopIterations, deadline: time.Now().Add(MaxRenderTime)}
 	var buf capWriter
-	serr, panicked := safeRender(c.tmpl, &buf, vars)
+	serr, panicked := safeRender(t.tmpl, &buf, vars)
 	switch {
 	case buf.over:
 		return "", &RenderError{Msg: fmt.Sprintf("the rendered prompt is larger than %d bytes; shorten the template or the card", MaxPromptBytes)}
@@ -274,25 +185,6 @@ func safeRender(t *liquid.Template, w *capWriter, vars map[string]any) (serr liq
 	return t.FRender(w, vars), nil
 }
 
-// MaxPromptBytes bounds a rendered prompt.
-const MaxPromptBytes = 4 << 20
-
-// MaxLiteralRange bounds a literal (a..b) range in the template.
-const MaxLiteralRange = 10000
-
-type capWriter struct {
-	strings.Builder
-	over bool
-}
-
-func (w *capWriter) Write(p []byte) (int, error) {
-	if w.Len()+len(p) > MaxPromptBytes {
-		w.over = true
-		return 0, errors.New("prompt too large")
-	}
-	return w.Builder.Write(p)
-}
-
 var objectSrc = regexp.MustCompile(`\{\{-?\s*(.*?)\s*-?\}\}`)
 
 func renderError(err liquid.SourceError) *RenderError {
@@ -308,7 +200,8 @@ func renderError(err liquid.SourceError) *RenderError {
 }
 
 // bindings are the template variables for one run.
-func (c *Config) bindings(card board.Card, attempt int, runID, workspace string) (map[string]any, error) {
+func bindings(v Vars) (map[string]any, error) {
+	card := v.Card
 	spec := map[string]any{}
 	if len(card.Spec) > 0 && string(card.Spec) != "null" {
 		if err := json.Unmarshal(card.Spec, &spec); err != nil {
@@ -323,14 +216,7 @@ func (c *Config) bindings(card board.Card, attempt int, runID, workspace string)
 	for i, b := range card.BlockedBy {
 		blockedBy[i] = b
 	}
-	url := ""
-	if c.Server.Port != 0 && card.Identifier != "" {
-		url = fmt.Sprintf("http://%s:%d/api/v1/%s", c.Server.Host, c.Server.Port, card.Identifier)
-	}
-	agentName := card.Agent
-	if agentName == "" {
-		agentName = c.Agents.Default
-	}
+	url, agentName := v.URL, v.Agent
 	return map[string]any{
 		"card": map[string]any{
 			"id": card.ID, "identifier": card.Identifier, "title": card.Title, "body": card.Body,
@@ -341,8 +227,12 @@ func (c *Config) bindings(card board.Card, attempt int, runID, workspace string)
 			"id": card.ID, "identifier": card.Identifier, "title": card.Title, "description": card.Body,
 			"state": card.State, "priority": card.Priority, "labels": labels, "url": url, "blocked_by": blockedBy,
 		},
-		"attempt":   attempt,
-		"run":       map[string]any{"id": runID, "attempt": attempt},
-		"workspace": workspace,
+		"attempt":   v.Attempt,
+		"run":       map[string]any{"id": v.RunID, "attempt": v.Attempt},
+		"workspace": v.Workspace,
 	}, nil
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }

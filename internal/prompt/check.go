@@ -1,13 +1,16 @@
-package config
+package prompt
 
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/osteele/liquid"
 	"github.com/osteele/liquid/render"
+
+	"github.com/drover-dev/drover/internal/suggest"
 )
 
 // ref is a variable or filter use found in the template.
@@ -58,7 +61,7 @@ func (c *checker) walk(n render.Node) {
 				b, _ := strconv.ParseInt(m[2], 10, 64)
 				span := max(b-a, a-b) + 1
 				if span <= MaxLiteralRange && c.mul*span > MaxLiteralRange {
-					c.probs = append(c.probs, Problem{Line: n.SourceLoc.LineNo, Path: "prompt", Msg: fmt.Sprintf("nested loops in %s run more than %d times; a prompt loop should be short", oneLine(n.Source), MaxLiteralRange)})
+					c.probs = append(c.probs, Problem{Line: n.SourceLoc.LineNo, Msg: fmt.Sprintf("nested loops in %s run more than %d times; a prompt loop should be short", oneLine(n.Source), MaxLiteralRange)})
 				}
 				c.mul = min(c.mul*span, MaxLiteralRange+1)
 			}
@@ -90,7 +93,7 @@ func (c *checker) tag(line int, src, name, args string) {
 			c.scan(line, src, m[2])
 		}
 	case "include":
-		c.probs = append(c.probs, Problem{Line: line, Path: "prompt", Msg: "{% include %} is not supported: the prompt must be self-contained so it can be checked at load; paste the text in"})
+		c.probs = append(c.probs, Problem{Line: line, Msg: "{% include %} is not supported: the prompt must be self-contained so it can be checked at load; paste the text in"})
 	case "else", "break", "continue":
 	default:
 		c.scan(line, src, args)
@@ -106,7 +109,7 @@ func (c *checker) scan(line int, src, expr string) {
 		a, errA := strconv.ParseInt(m[1], 10, 64)
 		b, errB := strconv.ParseInt(m[2], 10, 64)
 		if errA != nil || errB != nil || b-a > MaxLiteralRange || a-b > MaxLiteralRange {
-			c.probs = append(c.probs, Problem{Line: line, Path: "prompt", Msg: fmt.Sprintf("range (%s..%s) in %s is longer than %d; a prompt loop should be short", m[1], m[2], oneLine(src), MaxLiteralRange)})
+			c.probs = append(c.probs, Problem{Line: line, Msg: fmt.Sprintf("range (%s..%s) in %s is longer than %d; a prompt loop should be short", m[1], m[2], oneLine(src), MaxLiteralRange)})
 		}
 	}
 	expectFilter, afterDot := false, false
@@ -173,14 +176,14 @@ func (c *checker) check(r ref) {
 	switch {
 	case r.filter != "":
 		if !c.filterDefined(r.filter) {
-			c.probs = append(c.probs, Problem{Line: r.line, Path: "prompt", Msg: fmt.Sprintf("unknown filter %q in %s; see the Liquid filters (e.g. upcase, default, join)", r.filter, src)})
+			c.probs = append(c.probs, Problem{Line: r.line, Msg: fmt.Sprintf("unknown filter %q in %s; see the Liquid filters (e.g. upcase, default, join)", r.filter, src)})
 		}
 	case c.locals[r.root]:
-	case !contains(promptRoots, r.root):
-		c.probs = append(c.probs, Problem{Line: r.line, Path: "prompt", Msg: fmt.Sprintf("unknown variable %q in %s%s; the prompt can use %s", r.root, src, didYouMean(suggest(r.root, promptRoots)), strings.Join(promptRoots, ", "))})
-	case r.field != "" && rootFields[r.root] != nil && !contains(rootFields[r.root], r.field) && !isCollectionProp(r.field):
+	case !slices.Contains(promptRoots, r.root):
+		c.probs = append(c.probs, Problem{Line: r.line, Msg: fmt.Sprintf("unknown variable %q in %s%s; the prompt can use %s", r.root, src, suggest.DidYouMean(suggest.Closest(r.root, promptRoots)), strings.Join(promptRoots, ", "))})
+	case r.field != "" && rootFields[r.root] != nil && !slices.Contains(rootFields[r.root], r.field) && !isCollectionProp(r.field):
 		fs := rootFields[r.root]
-		c.probs = append(c.probs, Problem{Line: r.line, Path: "prompt", Msg: fmt.Sprintf("unknown variable %q in %s%s; %s has %s", r.root+"."+r.field, src, didYouMean(suggest(r.field, fs)), r.root, strings.Join(fs, ", "))})
+		c.probs = append(c.probs, Problem{Line: r.line, Msg: fmt.Sprintf("unknown variable %q in %s%s; %s has %s", r.root+"."+r.field, src, suggest.DidYouMean(suggest.Closest(r.field, fs)), r.root, strings.Join(fs, ", "))})
 	}
 }
 

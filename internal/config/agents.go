@@ -7,15 +7,32 @@ import (
 	"strings"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
 
 	"github.com/drover-dev/drover/internal/agent"
+	"github.com/drover-dev/drover/internal/agent/codex"
+	"github.com/drover-dev/drover/internal/agent/registry"
+	"github.com/drover-dev/drover/internal/agent/sim"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/suggest"
 )
 
-// ProfileKinds are the agent kinds a profile may name.
-var ProfileKinds = []string{"command", "claude", "codex", "sim"}
+// Agents is the agents: section.
+type Agents struct {
+	Default  string                   `json:"default"`
+	Profiles map[string]agent.Profile `json:"profiles"`
+}
+
+// Profile returns the named profile, or the default one for "".
+func (a Agents) Profile(name string) (agent.Profile, bool) {
+	if name == "" {
+		name = a.Default
+	}
+	p, ok := a.Profiles[name]
+	return p, ok
+}
 
 // PromptModes say how a command agent receives its prompt.
 var PromptModes = []string{"stdin", "file", "arg"}
@@ -25,55 +42,6 @@ const (
 	DefaultProfileTimeout = time.Hour
 	DefaultStallTimeout   = 5 * time.Minute
 )
-
-// decodeAll fills cfg from the top-level sections, defaults included.
-func decodeAll(d *decoder, cfg *Config, top map[string]*yaml.Node, baseDir string) {
-	if top == nil {
-		top = map[string]*yaml.Node{}
-	}
-	cfg.Board = decodeBoard(d, top["board"])
-	cfg.Policy = decodePolicy(d, top["policy"])
-	cfg.Limits = decodeLimits(d, top["limits"])
-	cfg.Notify = decodeNotify(d, top["notify"])
-	cfg.Workspace = decodeWorkspace(d, top["workspace"], baseDir)
-	cfg.Hooks = decodeHooks(d, top["hooks"])
-	cfg.Dispatch = decodeDispatch(d, top["dispatch"], top["polling"], top["agent"])
-	cfg.Tracker = decodeTracker(d, top["tracker"], cfg.Board)
-	cfg.Store = decodeStore(d, top["store"], baseDir)
-	cfg.Server = decodeServer(d, top["server"])
-	cfg.Codex = decodeCodex(d, top["codex"])
-	cfg.Agents = decodeAgents(d, top["agents"], top["codex"] != nil, cfg.Codex)
-}
-
-var boardKeys = []string{"prefix", "columns"}
-
-func decodeBoard(d *decoder, n *yaml.Node) board.Board {
-	b := board.Default()
-	f := d.fields(n, "board", boardKeys, strict)
-	if v, ok := f["prefix"]; ok {
-		b.Prefix = d.str(v, "board.prefix", expandPlain)
-	}
-	if v, ok := f["columns"]; ok {
-		v = deref(v)
-		if v == nil || v.Kind != yaml.SequenceNode {
-			d.errf(v, "board.columns", "must be a list of {name, role} entries")
-			return b
-		}
-		b.Columns = nil
-		for i, c := range v.Content {
-			p := fmt.Sprintf("board.columns[%d]", i)
-			cf := d.fields(c, p, []string{"name", "role"}, strict)
-			if cf == nil {
-				continue
-			}
-			b.Columns = append(b.Columns, board.Column{
-				Name: d.str(cf["name"], p+".name", expandPlain),
-				Role: board.Role(d.str(cf["role"], p+".role", expandPlain)),
-			})
-		}
-	}
-	return b
-}
 
 var profileKeys = []string{"kind", "command", "args", "env", "prompt", "timeout", "stall_timeout", "provider", "spec_schema", "match", "price_in_per_mtok", "price_out_per_mtok", "max_log_bytes"}
 
@@ -94,9 +62,9 @@ func decodeAgents(d *decoder, n *yaml.Node, haveCodex bool, cx Codex) Agents {
 	}
 	if len(a.Profiles) == 0 {
 		if haveCodex && cx.Command != "" {
-			a.Profiles["codex"] = codexProfile(d, cx)
+			a.Profiles[codex.Kind] = codexProfile(d, cx)
 		} else {
-			a.Profiles["sim"] = agent.Profile{Name: "sim", Kind: "sim", Prompt: "stdin", Timeout: DefaultProfileTimeout, StallTimeout: DefaultStallTimeout}
+			a.Profiles[sim.Kind] = agent.Profile{Name: sim.Kind, Kind: sim.Kind, Prompt: "stdin", Timeout: DefaultProfileTimeout, StallTimeout: DefaultStallTimeout}
 		}
 	} else if haveCodex && cx.Command != "" {
 		d.ignored = append(d.ignored, "codex.command")
@@ -110,46 +78,25 @@ func decodeAgents(d *decoder, n *yaml.Node, haveCodex bool, cx Codex) Agents {
 	return a
 }
 
-// codexProfile turns Symphony's codex: section into a profile named codex.
-func codexProfile(d *decoder, cx Codex) agent.Profile {
-	p := agent.Profile{Name: "codex", Kind: "codex", Prompt: "stdin", Timeout: DefaultProfileTimeout, StallTimeout: DefaultStallTimeout}
-	fields := strings.Fields(cx.Command)
-	if len(fields) > 0 {
-		p.Command = fields[0]
-	}
-	if contains(fields, "app-server") {
-		d.warnf("codex.command", "drover runs codex as `%s exec --json`; the app-server arguments are not used", p.Command)
-	} else if len(fields) > 1 {
-		p.Args = fields[1:]
-	}
-	if cx.TurnTimeout > 0 {
-		p.Timeout = cx.TurnTimeout
-	}
-	if cx.StallTimeout > 0 {
-		p.StallTimeout = cx.StallTimeout
-	}
-	return p
-}
-
 func decodeProfile(d *decoder, name string, n *yaml.Node, path string) agent.Profile {
 	p := agent.Profile{Name: name, Prompt: "stdin", Timeout: DefaultProfileTimeout, StallTimeout: DefaultStallTimeout}
 	f := d.fields(n, path, profileKeys, strict)
 	if f == nil {
 		return p
 	}
+	kinds := registry.Names()
 	p.Kind = d.str(f["kind"], path+".kind", expandPlain)
+	reg, known := registry.Lookup(p.Kind)
 	if _, ok := f["kind"]; !ok {
-		d.errf(deref(n), path+".kind", "missing; set kind to one of %s", strings.Join(ProfileKinds, ", "))
-	} else if !contains(ProfileKinds, p.Kind) {
-		d.errf(deref(f["kind"]), path+".kind", "%q is not an agent kind%s; use one of %s", p.Kind, didYouMean(suggest(p.Kind, ProfileKinds)), strings.Join(ProfileKinds, ", "))
+		d.errf(deref(n), path+".kind", "missing; set kind to one of %s", strings.Join(kinds, ", "))
+	} else if !known || p.Kind == "" {
+		d.errf(deref(f["kind"]), path+".kind", "%q is not an agent kind%s; use one of %s", p.Kind, suggest.DidYouMean(suggest.Closest(p.Kind, kinds)), strings.Join(kinds, ", "))
 	}
 	p.Command = d.str(f["command"], path+".command", expandPlain)
-	if p.Command == "" {
-		switch p.Kind {
-		case "claude", "codex":
-			p.Command = p.Kind
-		case "command":
-			d.errf(deref(n), path+".command", "missing; a command profile needs the program to run (e.g. command: ./agent.sh)")
+	if p.Command == "" && known && p.Kind != "" {
+		p.Command = reg.DefaultCommand
+		if reg.RequiresCommand {
+			d.errf(deref(n), path+".command", "missing; a %s profile needs the program to run (e.g. command: ./agent.sh)", p.Kind)
 		}
 	}
 	p.Args = d.strList(f["args"], path+".args", expandPlain)
@@ -227,20 +174,6 @@ func decodeSchemaDoc(d *decoder, n *yaml.Node, path string) map[string]any {
 	return m
 }
 
-// jsonCompatible converts YAML-decoded values (map[string]any, ints) into
-// what encoding/json would produce.
-func jsonCompatible(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	var out any
-	if json.Unmarshal(b, &out) != nil {
-		return nil
-	}
-	return out
-}
-
 func decodeMatch(d *decoder, n *yaml.Node, path string) []policy.Rule {
 	n = deref(n)
 	if isNull(n) {
@@ -272,17 +205,53 @@ func decodeMatch(d *decoder, n *yaml.Node, path string) []policy.Rule {
 			d.errf(deref(c), p, "matches nothing; give a regex, an exit_code or both")
 		}
 		if k := policy.Kind(r.Kind); !k.Valid() && k != policy.KindSucceeded {
-			d.errf(deref(c), p+".kind", "%q is not a failure kind%s; valid kinds: %s", r.Kind, didYouMean(suggest(string(r.Kind), kindNames())), strings.Join(kindNames(), ", "))
+			d.errf(deref(c), p+".kind", "%q is not a failure kind%s; valid kinds: %s", r.Kind, suggest.DidYouMean(suggest.Closest(string(r.Kind), kindNames())), strings.Join(kindNames(), ", "))
 		}
 		out = append(out, r)
 	}
 	return out
 }
 
-func kindNames() []string {
-	s := make([]string, len(policy.Kinds))
-	for i, k := range policy.Kinds {
-		s[i] = string(k)
+// validateAgents checks agents.default names a profile and every
+// spec_schema compiles as JSON Schema.
+func validateAgents(d *decoder, cfg *Config, top map[string]*yaml.Node) {
+	names := sortedKeys(cfg.Agents.Profiles)
+	switch {
+	case cfg.Agents.Default == "" && len(names) > 1:
+		d.errf(at(top, "agents"), "agents.default", "missing; with several profiles (%s) name the one used when a card names none", strings.Join(names, ", "))
+	case cfg.Agents.Default != "":
+		if _, ok := cfg.Agents.Profiles[cfg.Agents.Default]; !ok {
+			d.errf(at(top, "agents", "default"), "agents.default", "%q is not a profile%s; profiles: %s", cfg.Agents.Default, suggest.DidYouMean(suggest.Closest(cfg.Agents.Default, names)), strings.Join(names, ", "))
+		}
 	}
-	return s
+	cfg.schemas = map[string]*jsonschema.Schema{}
+	for _, name := range names {
+		p := cfg.Agents.Profiles[name]
+		if p.SpecSchema == nil {
+			continue
+		}
+		sch, err := compileSchema(name, p.SpecSchema)
+		if err != nil {
+			d.errf(at(top, "agents", "profiles", name, "spec_schema"), "agents.profiles."+name+".spec_schema", "is not a valid JSON Schema: %s", strings.Join(strings.Fields(err.Error()), " "))
+			continue
+		}
+		cfg.schemas[name] = sch
+	}
+}
+
+// compileSchema compiles one profile's spec_schema. References to other
+// documents are refused: a schema must be self-contained.
+func compileSchema(name string, doc map[string]any) (sch *jsonschema.Schema, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	c := jsonschema.NewCompiler()
+	c.UseLoader(jsonschema.SchemeURLLoader{})
+	url := "mem:///agents/" + name + "/spec_schema.json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(url)
 }

@@ -1,4 +1,4 @@
-package config
+package prompt
 
 import (
 	"encoding/json"
@@ -37,14 +37,18 @@ func FuzzRenderPrompt(f *testing.F) {
 	f.Add(uint8(2), "\xff\xfe invalid", "nul\x00byte", "rtl\u202e", `{"n":1e308,"m":-99999999999999999999999}`)
 	f.Fuzz(func(t *testing.T, which uint8, title, body, label, spec string) {
 		tpl := fuzzTemplates[int(which)%len(fuzzTemplates)]
-		cfg, err := Parse([]byte("---\n---\n"+tpl), "/fuzz")
-		if err != nil {
-			t.Fatalf("template %q: %v", tpl, err)
+		src := tpl
+		if strings.TrimSpace(src) == "" {
+			src = DefaultPrompt // what a WORKFLOW.md without a body runs on
+		}
+		tmpl, probs := Compile(src, 3)
+		if len(probs) > 0 {
+			t.Fatalf("template %q: %v", tpl, probs)
 		}
 		card := board.Card{ID: "c1", Identifier: "DRV-1", Title: title, Body: body, State: "ready", Priority: 2,
 			Labels: []string{label, label + label}, Agent: label, Spec: json.RawMessage(spec)}
 		start := time.Now()
-		out, err := cfg.RenderPrompt(card, 2, "run-1", "/w/DRV-1")
+		out, err := tmpl.Render(Vars{Card: card, Attempt: 2, RunID: "run-1", Workspace: "/w/DRV-1", Agent: label})
 		if d := time.Since(start); d > MaxRenderTime+5*time.Second {
 			t.Fatalf("render took %v", d)
 		}

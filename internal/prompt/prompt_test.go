@@ -1,9 +1,27 @@
-package config
+package prompt
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/drover-dev/drover/internal/board"
 )
+
+func sampleCard() board.Card {
+	return board.Card{ID: "c1", Identifier: "DRV-4", Title: "Title", Body: "Body text", State: "ready", Priority: 2,
+		Labels: []string{"a", "b"}, Spec: json.RawMessage(`{"plan":"ship it"}`)}
+}
+
+// problems compiles src and returns its problems on one line ("" when none).
+func problems(src string) (*Template, string) {
+	tmpl, probs := Compile(src, 3)
+	msgs := make([]string, len(probs))
+	for i, p := range probs {
+		msgs[i] = p.Msg
+	}
+	return tmpl, strings.Join(msgs, "; ")
+}
 
 func TestTemplateStrictAtLoad(t *testing.T) {
 	cases := []struct{ name, body, want string }{
@@ -22,11 +40,11 @@ func TestTemplateStrictAtLoad(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse([]byte("---\n---\n"+tc.body+"\n"), "/x")
-			if err == nil {
+			tmpl, err := problems(tc.body + "\n")
+			if err == "" || tmpl != nil {
 				t.Fatalf("accepted %q", tc.body)
 			}
-			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "prompt") {
+			if !strings.Contains(err, tc.want) {
 				t.Errorf("error %q\nlacks %q", err, tc.want)
 			}
 		})
@@ -40,32 +58,12 @@ func TestTemplateAcceptsValid(t *testing.T) {
 {% case card.state %}{% when "ready" %}r{% else %}o{% endcase %}
 {% comment %}{{ anything.goes }}{% endcomment %}{% raw %}{{ not.checked }}{% endraw %}
 {{ "a.b | c" }} {{ card.spec.deep.nested | default: 'x' }} {{ issue.description }}`
-	cfg, err := Parse([]byte("---\n---\n"+body+"\n"), "/x")
-	if err != nil {
+	tmpl, probs := problems(body + "\n")
+	if probs != "" {
+		t.Fatal(probs)
+	}
+	if _, err := tmpl.Render(Vars{Card: sampleCard(), Attempt: 1, RunID: "run-1", Workspace: "/w"}); err != nil {
 		t.Fatal(err)
-	}
-	if _, err := cfg.RenderPrompt(sampleCard(), 1, "run-1", "/w"); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestTemplateErrorLine(t *testing.T) {
-	_, err := Parse([]byte("---\nagents: {}\n---\n\nline five\n{{ card.nope }}\n"), "/x")
-	e, ok := err.(*Error)
-	if !ok || e.Problems[0].Line != 6 || e.Problems[0].Path != "prompt" {
-		t.Fatalf("err = %#v", err)
-	}
-}
-
-func TestRenderBindings(t *testing.T) {
-	cfg := mustParse(t, "---\nserver: {port: 4840}\n---\n{{ card.id }}|{{ card.identifier }}|{{ card.title }}|{{ card.state }}|{{ card.priority }}|{{ card.labels | join: ',' }}|{{ card.agent }}|{{ card.spec.plan }}|{{ card.url }}|{{ issue.description }}|{{ attempt }}|{{ run.id }}|{{ workspace }}\n")
-	out, err := cfg.RenderPrompt(sampleCard(), 3, "run-9", "/w/DRV-4")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "c1|DRV-4|Title|ready|2|a,b|sim|ship it|http://127.0.0.1:4840/api/v1/DRV-4|Body text|3|run-9|/w/DRV-4\n"
-	if out != want {
-		t.Errorf("got  %q\nwant %q", out, want)
 	}
 }
 
@@ -75,14 +73,17 @@ func TestTemplateBounds(t *testing.T) {
 		"{% for i in (1..1000) %}{% for j in (1..1000) %}{% endfor %}{% endfor %}",
 		"{{ (1..99999999999) | join: ',' }}",
 	} {
-		if _, err := Parse([]byte("---\n---\n"+body), "/x"); err == nil || !strings.Contains(err.Error(), "prompt") {
-			t.Errorf("%s: err = %v", body, err)
+		if tmpl, err := problems(body); err == "" || tmpl != nil {
+			t.Errorf("%s: accepted", body)
 		}
 	}
-	cfg := mustParse(t, "---\n---\n{% for i in (1..10000) %}{{ card.body }}{{ card.body }}{{ card.body }}{{ card.body }}{{ card.body }}{% endfor %}")
+	tmpl, probs := problems("{% for i in (1..10000) %}{{ card.body }}{{ card.body }}{{ card.body }}{{ card.body }}{{ card.body }}{% endfor %}")
+	if probs != "" {
+		t.Fatal(probs)
+	}
 	card := sampleCard()
 	card.Body = strings.Repeat("x", 100)
-	_, err := cfg.RenderPrompt(card, 1, "r", "/w")
+	_, err := tmpl.Render(Vars{Card: card, Attempt: 1, RunID: "r", Workspace: "/w"})
 	if err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("oversized prompt: %v", err)
 	}

@@ -1,4 +1,4 @@
-package config
+package prompt
 
 import (
 	"encoding/json"
@@ -31,12 +31,12 @@ func TestRenderBoundsCardDrivenLoops(t *testing.T) {
 		"{% for a in card.spec.m %}{% for b in card.spec.m %}{% endfor %}{% endfor %}x",
 		"{% tablerow a in card.spec.arr %}{% for b in card.spec.arr %}{% endfor %}{% endtablerow %}x",
 	} {
-		cfg, err := Parse([]byte("---\n---\n"+tpl), "/x")
-		if err != nil {
-			t.Fatalf("%s: %v", tpl, err)
+		tmpl, probs := Compile(tpl, 3)
+		if len(probs) > 0 {
+			t.Fatalf("%s: %v", tpl, probs)
 		}
 		start := time.Now()
-		_, err = cfg.RenderPrompt(card, 1, "r", "/w")
+		_, err := tmpl.Render(Vars{Card: card, Attempt: 1, RunID: "r", Workspace: "/w"})
 		if d := time.Since(start); d > MaxRenderTime+2*time.Second {
 			t.Errorf("%s: took %v", tpl, d)
 		}
@@ -63,15 +63,16 @@ func TestLoopTickIsInvisible(t *testing.T) {
 		"{% for i in (1..3) %}{% cycle 'x', 'y' %}{% continue %}z{% endfor %}",
 		"{{ '{% for x in y %}' }}{% for l in card.labels %}{{ \"{% for %}\" | append: l }}{% endfor %}",
 	} {
-		cfg, err := Parse([]byte("---\n---\n"+tpl), "/x")
+		v := Vars{Card: card, Attempt: 1, RunID: "r", Workspace: "/w"}
+		tmpl, probs := Compile(tpl, 3)
+		if len(probs) > 0 {
+			t.Fatalf("%s: %v", tpl, probs)
+		}
+		got, err := tmpl.Render(v)
 		if err != nil {
 			t.Fatalf("%s: %v", tpl, err)
 		}
-		got, err := cfg.RenderPrompt(card, 1, "r", "/w")
-		if err != nil {
-			t.Fatalf("%s: %v", tpl, err)
-		}
-		vars, _ := cfg.bindings(card, 1, "r", "/w")
+		vars, _ := bindings(v)
 		want, serr := newEngine().ParseAndRenderString(tpl, vars)
 		if serr != nil {
 			t.Fatalf("%s: plain render: %v", tpl, serr)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/drover-dev/drover/internal/suggest"
 )
 
 // decoder walks yaml.v3 nodes, collecting problems, warnings and ignored keys
@@ -97,12 +100,12 @@ func (d *decoder) fields(n *yaml.Node, path string, known []string, mode strictn
 			continue
 		}
 		if !contains(known, k.Value) {
-			sugg := suggest(k.Value, known)
+			sugg := suggest.Closest(k.Value, known)
 			switch {
 			case mode == strict:
-				d.errf(k, p, "unknown key%s; valid keys here: %s", didYouMean(sugg), strings.Join(known, ", "))
+				d.errf(k, p, "unknown key%s; valid keys here: %s", suggest.DidYouMean(sugg), strings.Join(known, ", "))
 			case sugg != "":
-				d.errf(k, p, "unknown key%s", didYouMean(sugg))
+				d.errf(k, p, "unknown key%s", suggest.DidYouMean(sugg))
 			default:
 				d.ignored = append(d.ignored, p)
 				d.warnf(p, "not used by drover; ignored")
@@ -133,50 +136,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func didYouMean(s string) string {
-	if s == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", s)
-}
-
-// suggest returns the known word closest to s when it is plausibly a typo.
-func suggest(s string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if dist := levenshtein(strings.ToLower(s), k); dist < bestD {
-			best, bestD = k, dist
-		}
-	}
-	if best != "" && bestD > len(s)/2 {
-		return ""
-	}
-	return best
-}
-
-func levenshtein(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // scalar returns the scalar node at n, or reports what was found instead.
@@ -321,6 +280,69 @@ func (d *decoder) strList(n *yaml.Node, path string, mode expandMode) []string {
 	out := make([]string, 0, len(n.Content))
 	for i, c := range n.Content {
 		out = append(out, d.str(c, fmt.Sprintf("%s[%d]", path, i), mode))
+	}
+	return out
+}
+
+// durationPair reads a drover duration key and its Symphony *_ms twin; giving
+// both is an error.
+func durationPair(d *decoder, f map[string]*yaml.Node, section, key, msKey string, def time.Duration) time.Duration {
+	v, hasD := f[key]
+	m, hasM := f[msKey]
+	switch {
+	case hasD && hasM:
+		d.errf(deref(m), section+"."+msKey, "is set together with %s.%s; keep one", section, key)
+	case hasD:
+		if x, ok := d.duration(v, section+"."+key); ok {
+			return x
+		}
+	case hasM:
+		if x, ok := d.millis(m, section+"."+msKey); ok {
+			return x
+		}
+	}
+	return def
+}
+
+// positive reads an optional count that must be at least 1.
+func positive(d *decoder, f map[string]*yaml.Node, key, path string, def int) int {
+	v, ok := f[key]
+	if !ok {
+		return def
+	}
+	x, ok := d.integer(v, path)
+	if !ok {
+		return def
+	}
+	if x < 1 {
+		d.errf(deref(v), path, "%d is not allowed; use a positive number (it bounds an otherwise endless loop)", x)
+		return def
+	}
+	return x
+}
+
+func nonZero(d *decoder, n *yaml.Node, path string, def time.Duration) time.Duration {
+	v, ok := d.duration(n, path)
+	if !ok {
+		return def
+	}
+	if v == 0 {
+		d.errf(deref(n), path, "0 is not allowed; use a positive duration such as 1m")
+		return def
+	}
+	return v
+}
+
+// jsonCompatible converts YAML-decoded values (map[string]any, ints) into
+// what encoding/json would produce.
+func jsonCompatible(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return nil
 	}
 	return out
 }

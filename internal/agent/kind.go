@@ -1,0 +1,64 @@
+package agent
+
+import "github.com/drover-dev/drover/internal/policy"
+
+// Registration is everything drover knows about one agent kind. Each kind
+// package (agent/command, agent/claude, agent/codex, agent/sim) returns its
+// own; the list of them is agent/registry. Nothing outside internal/agent
+// names a kind: the config, the dispatcher and the CLI ask the registry.
+type Registration struct {
+	// Kind is the name a profile's kind: key gives.
+	Kind string
+	// Doc is a one-line description, for errors and documentation.
+	Doc string
+	// New builds the agent for a profile of this kind. The registry has
+	// already filled Command and Args with the defaults below when the
+	// profile gives none.
+	New func(p Profile) (Agent, error)
+	// DefaultCommand is the program run when the profile names none ("" =
+	// none: the profile must name one, or the kind runs in process).
+	DefaultCommand string
+	// RequiresCommand says a profile of this kind must name its program.
+	RequiresCommand bool
+	// InProcess says the kind runs inside drover: there is no program to
+	// look for on a node's PATH.
+	InProcess bool
+	// DefaultArgs returns the arguments passed to the program when the
+	// profile gives none (nil = none). It may read the dispatch settings on
+	// the profile (Profile.MaxTurns).
+	DefaultArgs func(p Profile) []string
+	// NewParser makes a fresh reader of the kind's structured output; nil
+	// for kinds whose output is plain text.
+	NewParser func() Parser
+	// ValidateSpec checks a card's spec before the card is claimed; nil when
+	// the kind reads nothing from it. Its error names the spec field.
+	ValidateSpec func(spec []byte) error
+}
+
+// Parser reads an agent's stdout, one line at a time, for structured output.
+// Feed is called for every stdout line (without its newline; the slice may be
+// kept). Feed, Structured and Progress are never called concurrently.
+type Parser interface {
+	// Feed reads one stdout line; it never panics.
+	Feed(line []byte)
+	// Structured returns the typed fields read so far.
+	Structured() policy.Structured
+	// Progress is what the agent has shown so far: a human-readable last
+	// line ("" = use the raw last line), tokens in, tokens out, cost in USD.
+	Progress() (lastLine string, tokensIn, tokensOut int64, costUSD float64)
+}
+
+// StderrFeeder is implemented by parsers that also read stderr (codex in
+// plain-text mode prints its errors there).
+type StderrFeeder interface {
+	FeedStderr(line []byte)
+}
+
+// InputError is a Run failure caused by the card's input (its spec), not by
+// the agent or the node: the dispatcher blocks the card as invalid_input.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *InputError) Unwrap() error { return e.Err }
