@@ -2,33 +2,14 @@ package sqlstore
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/oklog/ulid/v2"
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
 )
-
-var (
-	idMu      sync.Mutex
-	idEntropy = ulid.Monotonic(rand.Reader, 0)
-)
-
-// newID returns a sortable unique id (ULID).
-func newID() string {
-	idMu.Lock()
-	defer idMu.Unlock()
-	return strings.ToLower(ulid.MustNew(ulid.Now(), idEntropy).String())
-}
-
-// NewID exposes the id generator for callers that name rows before writing.
-func NewID() string { return newID() }
 
 // tx runs fn in a transaction and notifies watchers after a commit.
 func (d *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
@@ -97,7 +78,7 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 		}
 		if r := ch.NewRun; r != nil {
 			if r.ID == "" {
-				r.ID = newID()
+				r.ID = board.NewID()
 			}
 			if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO runs (id, card_id, attempt, retry_epoch, claim_epoch, node, agent,
 				outcome, kind, counted, decision, exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out,
@@ -136,7 +117,7 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 		}
 		for _, c := range ch.Comments {
 			if c.ID == "" {
-				c.ID = newID()
+				c.ID = board.NewID()
 			}
 			if c.At.IsZero() {
 				c.At = now
@@ -199,7 +180,7 @@ func (d *DB) insertEvent(ctx context.Context, tx *sql.Tx, e board.Event) error {
 
 func (d *DB) insertOutbox(ctx context.Context, tx *sql.Tx, o store.OutboxItem, now time.Time) error {
 	if o.ID == "" {
-		o.ID = newID()
+		o.ID = board.NewID()
 	}
 	if o.CreatedAt.IsZero() {
 		o.CreatedAt = now

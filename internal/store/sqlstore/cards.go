@@ -103,7 +103,7 @@ func cardArgs(c *board.Card) []any {
 // CreateCard implements store.Store.
 func (d *DB) CreateCard(ctx context.Context, prefix string, c board.Card, actor string) (board.Card, error) {
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	c.ID = newID()
+	c.ID = board.NewID()
 	c.CreatedAt, c.UpdatedAt = now, now
 	if c.RetryEpoch == 0 {
 		c.RetryEpoch = 1

@@ -38,7 +38,7 @@ func (d *DB) BulkInsertCardsForTest(ctx context.Context, prefix string, n int, c
 					sb.WriteString(",")
 				}
 				sb.WriteString("(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
-				args = append(args, newID(), fmt.Sprintf("%s-%d", prefix, i+1))
+				args = append(args, board.NewID(), fmt.Sprintf("%s-%d", prefix, i+1))
 				args = append(args, cardArgs(&c)...)
 				args = append(args, ms(c.CreatedAt), 1)
 			}
