@@ -75,7 +75,7 @@ func (s *simStore) ListCards(ctx context.Context, f store.CardFilter) ([]board.C
 		return nil, err
 	}
 	cs, err := s.inner.ListCards(ctx, f)
-	if err == nil && f.Order == "" {
+	if err == nil && f.Order == store.OrderBoard {
 		sortBoardOrder(cs)
 	}
 	return cs, err

@@ -151,7 +151,10 @@ func (d *DB) GetCard(ctx context.Context, ref string) (board.Card, error) {
 
 // ListCards implements store.Store.
 func (d *DB) ListCards(ctx context.Context, f store.CardFilter) ([]board.Card, error) {
-	q, args := d.listCardsSQL(f, false)
+	q, args, err := d.listCardsSQL(f, false)
+	if err != nil {
+		return nil, err
+	}
 	return d.queryCards(ctx, d.db, q, args)
 }
 
@@ -185,7 +188,7 @@ func queryAll[T any](ctx context.Context, d *DB, db querier, q string, args []an
 // listCardsSQL is the query ListCards issues for f, with its arguments.
 // noIndex forbids SQLite the indexes of cards (NOT INDEXED); PostgreSQL's
 // equivalent is set per transaction by ListCardsFullScan.
-func (d *DB) listCardsSQL(f store.CardFilter, noIndex bool) (string, []any) {
+func (d *DB) listCardsSQL(f store.CardFilter, noIndex bool) (string, []any, error) {
 	var where []string
 	var args []any
 	if len(f.States) > 0 {
@@ -237,17 +240,20 @@ func (d *DB) listCardsSQL(f store.CardFilter, noIndex bool) (string, []any) {
 		sqlText += " WHERE " + strings.Join(where, " AND ")
 	}
 	switch f.Order {
-	case "updated":
-		sqlText += " ORDER BY updated_at DESC, id DESC"
-	case "next_attempt":
-		sqlText += " ORDER BY next_attempt_at, id"
-	default:
+	case store.OrderBoard:
 		sqlText += " ORDER BY prio_order, created_at, id"
+	case store.OrderUpdated:
+		sqlText += " ORDER BY updated_at DESC, id DESC"
+	case store.OrderNextAttempt:
+		// NULLS LAST: SQLite sorts NULL first by default, PostgreSQL last.
+		sqlText += " ORDER BY next_attempt_at NULLS LAST, id"
+	default:
+		return "", nil, fmt.Errorf("store: unknown card order %q", f.Order)
 	}
 	if f.Limit > 0 {
 		sqlText += fmt.Sprintf(" LIMIT %d OFFSET %d", f.Limit, f.Offset)
 	}
-	return d.q(sqlText), args
+	return d.q(sqlText), args, nil
 }
 
 // ExplainListCards returns the query plan of the SQL that ListCards issues
@@ -255,7 +261,10 @@ func (d *DB) listCardsSQL(f store.CardFilter, noIndex bool) (string, []any) {
 // plan node. Tests and benchmarks use it to check that a filter is served by
 // an index.
 func (d *DB) ExplainListCards(ctx context.Context, f store.CardFilter) (string, error) {
-	q, args := d.listCardsSQL(f, false)
+	q, args, err := d.listCardsSQL(f, false)
+	if err != nil {
+		return "", err
+	}
 	prefix, col := "EXPLAIN ", 0
 	if d.dialect == sqlite {
 		prefix, col = "EXPLAIN QUERY PLAN ", 3 // id, parent, notused, detail
@@ -289,7 +298,10 @@ func (d *DB) ExplainListCards(ctx context.Context, f store.CardFilter) (string, 
 // read-only transaction). It exists for benchmarks: side by side with
 // ListCards it shows what the indexes are worth.
 func (d *DB) ListCardsFullScan(ctx context.Context, f store.CardFilter) ([]board.Card, error) {
-	q, args := d.listCardsSQL(f, true)
+	q, args, err := d.listCardsSQL(f, true)
+	if err != nil {
+		return nil, err
+	}
 	if d.dialect == sqlite {
 		return d.queryCards(ctx, d.db, q, args)
 	}

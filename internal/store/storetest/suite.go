@@ -26,6 +26,7 @@ func Run(t *testing.T, open Opener) {
 	}{
 		{"CreateAndGet", testCreateAndGet},
 		{"ListFilters", testListFilters},
+		{"CardOrders", testCardOrders},
 		{"ConcurrentCreates", testConcurrentCreates},
 		{"VersionConflictWritesNothing", testVersionConflict},
 		{"ClaimRace", testClaimRace},
@@ -146,6 +147,49 @@ func testListFilters(t *testing.T, s store.Store) {
 	must(t, err)
 	if counts["ready"] != 4 || counts["done"] != 1 {
 		t.Fatalf("counts = %v", counts)
+	}
+}
+
+// titles are the cards' titles, in order.
+func titles(cs []board.Card) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Title)
+	}
+	return fmt.Sprint(out)
+}
+
+// testCardOrders: each CardOrder sorts by its own column, and an unknown
+// order is an error rather than a silent default.
+func testCardOrders(t *testing.T, s store.Store) {
+	now := time.Now()
+	at := func(h int) *time.Time { v := now.Add(time.Duration(h) * time.Hour); return &v }
+	a := mkCard(t, s, "a", "ready", func(c *board.Card) { c.Priority = 3; c.NextAttemptAt = at(1) })
+	mkCard(t, s, "b", "ready", func(c *board.Card) { c.Priority = 1; c.NextAttemptAt = at(3) })
+	c := mkCard(t, s, "c", "ready", func(c *board.Card) { c.NextAttemptAt = at(2) })
+	mkCard(t, s, "d", "ready", func(c *board.Card) { c.Priority = 1 })
+	// Touch a, then c, each with an updated_at in the future so that the
+	// order does not hang on the clock's resolution.
+	for i, card := range []board.Card{a, c} {
+		card.UpdatedAt = *at(10 + i)
+		must(t, s.Apply(ctx, store.Change{Card: &card}))
+	}
+	for _, tc := range []struct {
+		order store.CardOrder
+		want  string
+	}{
+		{store.OrderBoard, "[b d a c]"},       // priority 1 by age, 3, none
+		{store.OrderUpdated, "[c a d b]"},     // newest update first
+		{store.OrderNextAttempt, "[a c b d]"}, // soonest retry first, none last
+	} {
+		got, err := s.ListCards(ctx, store.CardFilter{Order: tc.order})
+		must(t, err)
+		if titles(got) != tc.want {
+			t.Errorf("order %q = %v, want %v", tc.order, titles(got), tc.want)
+		}
+	}
+	if _, err := s.ListCards(ctx, store.CardFilter{Order: "sideways"}); err == nil {
+		t.Error("an unknown order listed cards, want an error")
 	}
 }
 
