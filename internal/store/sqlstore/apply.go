@@ -172,28 +172,6 @@ func isUnique(err error) bool {
 	return strings.Contains(s, "UNIQUE constraint") || strings.Contains(s, "SQLSTATE 23505") || strings.Contains(s, "duplicate key")
 }
 
-func (d *DB) insertEvent(ctx context.Context, tx *sql.Tx, e board.Event) error {
-	_, err := tx.ExecContext(ctx, d.q(`INSERT INTO events (at, card_id, run_id, type, actor, reason, data) VALUES (?,?,?,?,?,?,?)`),
-		ms(e.At), e.CardID, e.RunID, e.Type, e.Actor, e.Reason, nullText(e.Data))
-	return err
-}
-
-func (d *DB) insertOutbox(ctx context.Context, tx *sql.Tx, o store.OutboxItem, now time.Time) error {
-	if o.ID == "" {
-		o.ID = board.NewID()
-	}
-	if o.CreatedAt.IsZero() {
-		o.CreatedAt = now
-	}
-	if o.NextAt.IsZero() {
-		o.NextAt = now
-	}
-	_, err := tx.ExecContext(ctx, d.q(`INSERT INTO outbox (id, key, channel, event, card_id, run_id, payload, created_at, next_at)
-		VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (key) DO NOTHING`),
-		o.ID, o.Key, o.Channel, o.Event, o.CardID, o.RunID, string(o.Payload), ms(o.CreatedAt), ms(o.NextAt))
-	return err
-}
-
 // Heartbeat implements store.Store.
 func (d *DB) Heartbeat(ctx context.Context, cardID, owner string, epoch int64, until time.Time) error {
 	res, err := d.db.ExecContext(ctx, d.q(`UPDATE cards SET claim_lease_until = ? WHERE id = ? AND claim_owner = ? AND claim_epoch = ?`),
