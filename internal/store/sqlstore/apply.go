@@ -36,7 +36,7 @@ func (d *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 
 // Apply implements store.Store.
 func (d *DB) Apply(ctx context.Context, ch store.Change) error {
-	now := time.Now().UTC().Truncate(time.Millisecond)
+	now := d.now()
 	return d.tx(ctx, func(tx *sql.Tx) error {
 		if ch.ClaimGuard != nil {
 			id := ""
@@ -83,7 +83,7 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 			if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO runs (id, card_id, attempt, retry_epoch, claim_epoch, node, agent,
 				outcome, kind, counted, decision, exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out,
 				cost_usd, log_path, workspace, last_output) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
-				runArgs(r)...); err != nil {
+				runArgs(r, now)...); err != nil {
 				if isUnique(err) {
 					return fmt.Errorf("%w (attempt %d of epoch %d exists)", store.ErrConflict, r.Attempt, r.RetryEpoch)
 				}
@@ -95,7 +95,7 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 			if ch.RunMustBeOpen {
 				cond = " AND outcome = ''"
 			}
-			a := runArgs(r)
+			a := runArgs(r, now)
 			args := append(a[1:], r.ID)
 			res, err := tx.ExecContext(ctx, d.q(`UPDATE runs SET card_id=?, attempt=?, retry_epoch=?, claim_epoch=?, node=?, agent=?,
 				outcome=?, kind=?, counted=?, decision=?, exit_code=?, error=?, claimed_at=?, started_at=?, finished_at=?,

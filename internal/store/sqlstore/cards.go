@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
@@ -102,7 +101,7 @@ func cardArgs(c *board.Card) []any {
 
 // CreateCard implements store.Store.
 func (d *DB) CreateCard(ctx context.Context, prefix string, c board.Card, actor string) (board.Card, error) {
-	now := time.Now().UTC().Truncate(time.Millisecond)
+	now := d.now()
 	c.ID = board.NewID()
 	c.CreatedAt, c.UpdatedAt = now, now
 	if c.RetryEpoch == 0 {

@@ -47,14 +47,29 @@ type DB struct {
 	hub     *hub
 	closeMu sync.Once
 	stop    chan struct{}
+	clock   func() time.Time
 }
 
 var _ store.Store = (*DB)(nil)
 
+// Option configures a store at Open.
+type Option func(*DB)
+
+// WithClock makes the store read the time from now instead of time.Now for
+// every timestamp it writes itself (card creation and update, events,
+// comments, outbox rows, agent states, a run's claim time, the leadership
+// lease). The simulation passes its fake clock here.
+func WithClock(now func() time.Time) Option {
+	return func(d *DB) { d.clock = now }
+}
+
 // Open connects to dsn ("sqlite:PATH", a bare path ending in .db, or
 // "postgres://…"), applies the embedded migrations and returns the store.
-func Open(ctx context.Context, dsn string) (*DB, error) {
-	d := &DB{dsn: dsn, hub: newHub(), stop: make(chan struct{})}
+func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
+	d := &DB{dsn: dsn, hub: newHub(), stop: make(chan struct{}), clock: time.Now}
+	for _, o := range opts {
+		o(d)
+	}
 	var err error
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
@@ -273,6 +288,9 @@ func (d *DB) wrap(err error) error {
 	}
 	return err
 }
+
+// now is the store's clock in UTC, at the millisecond the columns keep.
+func (d *DB) now() time.Time { return d.clock().UTC().Truncate(time.Millisecond) }
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
 

@@ -18,7 +18,7 @@ import (
 // seeding shortcut, not CreateCard.
 func (d *DB) BulkInsertCardsForTest(ctx context.Context, prefix string, n int, card func(i int) board.Card) error {
 	const batch = 500 // 22 columns × 500 rows stays below both backends' parameter limits
-	base := time.Now().UTC().Add(-time.Duration(n) * time.Millisecond).Truncate(time.Millisecond)
+	base := d.now().Add(-time.Duration(n) * time.Millisecond).Truncate(time.Millisecond)
 	return d.tx(ctx, func(tx *sql.Tx) error {
 		for start := 0; start < n; start += batch {
 			end := min(start+batch, n)

@@ -8,7 +8,7 @@ import (
 // TryLead implements store.Store: a lease row with compare-and-set, the same
 // on both backends. The holder renews it; anyone takes it once it lapsed.
 func (d *DB) TryLead(ctx context.Context, node string, ttl time.Duration) (bool, error) {
-	now := time.Now()
+	now := d.now()
 	_, err := d.db.ExecContext(ctx, d.q(`INSERT INTO leader (id, node, lease_until) VALUES (1, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET node = excluded.node, lease_until = excluded.lease_until
 		WHERE leader.node = excluded.node OR leader.lease_until < ?`), node, ms(now.Add(ttl)), ms(now))
