@@ -186,7 +186,7 @@ func queryAll[T any](ctx context.Context, d *DB, db querier, q string, args []an
 
 // listCardsSQL is the query ListCards issues for f, with its arguments.
 // noIndex forbids SQLite the indexes of cards (NOT INDEXED); PostgreSQL's
-// equivalent is set per transaction by ListCardsFullScan.
+// equivalent is set per transaction by ListCardsUnindexed.
 func (d *DB) listCardsSQL(f store.CardFilter, noIndex bool) (string, []any, error) {
 	var where []string
 	var args []any
@@ -255,48 +255,11 @@ func (d *DB) listCardsSQL(f store.CardFilter, noIndex bool) (string, []any, erro
 	return d.q(sqlText), args, nil
 }
 
-// ExplainListCards returns the query plan of the SQL that ListCards issues
-// for f (EXPLAIN QUERY PLAN on SQLite, EXPLAIN on PostgreSQL), one line per
-// plan node. Tests and benchmarks use it to check that a filter is served by
-// an index.
-func (d *DB) ExplainListCards(ctx context.Context, f store.CardFilter) (string, error) {
-	q, args, err := d.listCardsSQL(f, false)
-	if err != nil {
-		return "", err
-	}
-	prefix, col := "EXPLAIN ", 0
-	if d.dialect == sqlite {
-		prefix, col = "EXPLAIN QUERY PLAN ", 3 // id, parent, notused, detail
-	}
-	rows, err := d.db.QueryContext(ctx, prefix+q, args...)
-	if err != nil {
-		return "", d.wrap(err)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return "", d.wrap(err)
-	}
-	var lines []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return "", d.wrap(err)
-		}
-		lines = append(lines, fmt.Sprint(vals[col]))
-	}
-	return strings.Join(lines, "\n"), d.wrap(rows.Err())
-}
-
-// ListCardsFullScan is ListCards with the indexes on cards forbidden (SQLite
-// NOT INDEXED; PostgreSQL index and bitmap scans switched off for one
-// read-only transaction). It exists for benchmarks: side by side with
-// ListCards it shows what the indexes are worth.
-func (d *DB) ListCardsFullScan(ctx context.Context, f store.CardFilter) ([]board.Card, error) {
+// ListCardsUnindexed is ListCards with the indexes on cards forbidden
+// (SQLite NOT INDEXED; PostgreSQL index and bitmap scans switched off for one
+// read-only transaction). `drover bench` lists with it side by side with
+// ListCards to show what the indexes are worth.
+func (d *DB) ListCardsUnindexed(ctx context.Context, f store.CardFilter) ([]board.Card, error) {
 	q, args, err := d.listCardsSQL(f, true)
 	if err != nil {
 		return nil, err

@@ -310,10 +310,3 @@ func fromNullMs(v sql.NullInt64) *time.Time {
 	t := fromMs(v.Int64)
 	return &t
 }
-
-// ExecForTest runs a statement directly; tests use it to fake states that
-// drover itself never writes (such as a schema from the future).
-func (d *DB) ExecForTest(stmt string) error {
-	_, err := d.db.Exec(stmt)
-	return err
-}
