@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 
 	"github.com/drover-dev/drover/internal/store"
 )
@@ -25,8 +24,8 @@ func (d *DB) ListAgentStates(ctx context.Context) ([]store.AgentState, error) {
 			return nil, d.wrap(err)
 		}
 		a.Until = fromNullMs(until)
-		if data.Valid {
-			a.Data = json.RawMessage(data.String)
+		if a.Data, err = rawJSON("agent_states", "data", a.Name, data.String); err != nil {
+			return nil, err
 		}
 		a.UpdatedAt = fromMs(updated)
 		out = append(out, a)

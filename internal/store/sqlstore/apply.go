@@ -160,13 +160,6 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 	})
 }
 
-func nullText(b []byte) any {
-	if len(b) == 0 {
-		return nil
-	}
-	return string(b)
-}
-
 func isUnique(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "UNIQUE constraint") || strings.Contains(s, "SQLSTATE 23505") || strings.Contains(s, "duplicate key")

@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -29,9 +28,15 @@ func scanCard(s scanner) (board.Card, error) {
 	if err != nil {
 		return c, err
 	}
-	c.Spec = json.RawMessage(spec)
-	_ = json.Unmarshal([]byte(labels), &c.Labels)
-	_ = json.Unmarshal([]byte(blockedBy), &c.BlockedBy)
+	if c.Spec, err = rawJSON("cards", "spec", c.ID, spec); err != nil {
+		return c, err
+	}
+	if err := decodeJSON("cards", "labels", c.ID, labels, &c.Labels); err != nil {
+		return c, err
+	}
+	if err := decodeJSON("cards", "blocked_by", c.ID, blockedBy, &c.BlockedBy); err != nil {
+		return c, err
+	}
 	if c.Labels == nil {
 		c.Labels = []string{}
 	}
@@ -40,11 +45,15 @@ func scanCard(s scanner) (board.Card, error) {
 	}
 	if blockReason.Valid {
 		c.BlockReason = new(board.BlockReason)
-		_ = json.Unmarshal([]byte(blockReason.String), c.BlockReason)
+		if err := decodeJSON("cards", "block_reason", c.ID, blockReason.String, c.BlockReason); err != nil {
+			return c, err
+		}
 	}
 	if gaveUp.Valid {
 		c.GaveUp = new(board.GaveUp)
-		_ = json.Unmarshal([]byte(gaveUp.String), c.GaveUp)
+		if err := decodeJSON("cards", "gave_up", c.ID, gaveUp.String, c.GaveUp); err != nil {
+			return c, err
+		}
 	}
 	c.NextAttemptAt = fromNullMs(next)
 	if claimOwner.Valid {
@@ -55,22 +64,6 @@ func scanCard(s scanner) (board.Card, error) {
 	}
 	c.CreatedAt, c.UpdatedAt = fromMs(created), fromMs(updated)
 	return c, nil
-}
-
-func jsonOrNull(v any, isNil bool) any {
-	if isNil {
-		return nil
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-func strList(s []string) string {
-	if s == nil {
-		s = []string{}
-	}
-	b, _ := json.Marshal(s)
-	return string(b)
 }
 
 // prioOrder sorts "no priority" (0) after 4.
@@ -297,12 +290,4 @@ func (d *DB) CountByState(ctx context.Context) (map[string]int, error) {
 		out[s] = n
 	}
 	return out, d.wrap(rows.Err())
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	return b
 }

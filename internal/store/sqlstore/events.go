@@ -3,8 +3,8 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
@@ -44,8 +44,8 @@ func (d *DB) ListEvents(ctx context.Context, f store.EventFilter) ([]board.Event
 			return nil, d.wrap(err)
 		}
 		e.At = fromMs(at)
-		if data.Valid {
-			e.Data = json.RawMessage(data.String)
+		if e.Data, err = rawJSON("events", "data", strconv.FormatInt(e.Seq, 10), data.String); err != nil {
+			return nil, err
 		}
 		out = append(out, e)
 	}

@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 
 	"github.com/drover-dev/drover/internal/store"
 )
@@ -38,7 +37,9 @@ func (d *DB) ListNodes(ctx context.Context) ([]store.Node, error) {
 			return nil, d.wrap(err)
 		}
 		n.StartedAt, n.SeenAt, n.LastTick = fromMs(st), fromMs(seen), fromNullMs(tick)
-		n.Status = json.RawMessage(status)
+		if n.Status, err = rawJSON("nodes", "status", n.Name, status); err != nil {
+			return nil, err
+		}
 		out = append(out, n)
 	}
 	return out, d.wrap(rows.Err())

@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -21,10 +20,13 @@ func scanOutbox(s scanner) (store.OutboxItem, error) {
 	var dead int
 	err := s.Scan(&o.ID, &o.Key, &o.Channel, &o.Event, &o.CardID, &o.RunID, &payload, &created, &o.Attempts, &next,
 		&delivered, &o.LastError, &dead)
-	o.Payload = json.RawMessage(payload)
+	if err != nil {
+		return o, err
+	}
 	o.CreatedAt, o.NextAt = fromMs(created), fromMs(next)
 	o.DeliveredAt = fromNullMs(delivered)
 	o.Dead = dead != 0
+	o.Payload, err = rawJSON("outbox", "payload", o.ID, payload)
 	return o, err
 }
 
