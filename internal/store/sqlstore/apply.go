@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
@@ -158,11 +157,6 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 		}
 		return nil
 	})
-}
-
-func isUnique(err error) bool {
-	s := err.Error()
-	return strings.Contains(s, "UNIQUE constraint") || strings.Contains(s, "SQLSTATE 23505") || strings.Contains(s, "duplicate key")
 }
 
 // Heartbeat implements store.Store.
