@@ -107,7 +107,7 @@ func (d *Dispatcher) claimAndStart(ctx context.Context, c board.Card, profile st
 	next.State = running.Name
 	next.StateReason = fmt.Sprintf("attempt %d running on %s", attempt, d.node)
 	next.NextAttemptAt = nil
-	run := &board.Run{ID: newRunID(), CardID: c.ID, Attempt: attempt, RetryEpoch: epoch, ClaimEpoch: next.Claim.Epoch,
+	run := &board.Run{ID: board.NewID(), CardID: c.ID, Attempt: attempt, RetryEpoch: epoch, ClaimEpoch: next.Claim.Epoch,
 		Node: d.node, Agent: profile, ClaimedAt: now}
 	ch := store.Change{Card: &next, NewRun: run, Events: []board.Event{{At: now, CardID: c.ID, RunID: run.ID, Type: board.EvClaimed,
 		Actor: d.actor(), Reason: fmt.Sprintf("attempt %d (retry epoch %d) claimed by %s", attempt, epoch, d.node),

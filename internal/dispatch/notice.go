@@ -1,13 +1,9 @@
 package dispatch
 
 import (
-	"crypto/rand"
 	"encoding/json"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/oklog/ulid/v2"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -38,17 +34,6 @@ func (d *Dispatcher) outbox(cfg *config.Config, n Notice) []store.OutboxItem {
 		return nil
 	}
 	return d.o.Outbox(cfg, n)
-}
-
-var (
-	idMu      sync.Mutex
-	idEntropy = ulid.Monotonic(rand.Reader, 0)
-)
-
-func newRunID() string {
-	idMu.Lock()
-	defer idMu.Unlock()
-	return strings.ToLower(ulid.MustNew(ulid.Now(), idEntropy).String())
 }
 
 // safeName is the card's directory name for logs (the workspace rules).

@@ -40,7 +40,7 @@ func TestRoutingTwiceIsANoOp(t *testing.T) {
 		claimed := c
 		claimed.Claim = &board.Claim{Owner: "n1", Epoch: c.Version + 1, LeaseUntil: now.Add(time.Minute)}
 		claimed.State = "in_progress"
-		run := board.Run{ID: newRunID(), CardID: c.ID, Attempt: 1, RetryEpoch: c.RetryEpoch, ClaimEpoch: claimed.Claim.Epoch, Node: "n1", Agent: "sim", ClaimedAt: now}
+		run := board.Run{ID: board.NewID(), CardID: c.ID, Attempt: 1, RetryEpoch: c.RetryEpoch, ClaimEpoch: claimed.Claim.Epoch, Node: "n1", Agent: "sim", ClaimedAt: now}
 		if err := st.Apply(ctx, store.Change{Card: &claimed, NewRun: &run}); err != nil {
 			t.Fatal(err)
 		}

@@ -213,7 +213,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, now time.Time) (time.Time, er
 		}
 	}
 	// The soonest scheduled retry sets the wake-up timer.
-	later, err := d.o.Store.ListCards(ctx, store.CardFilter{States: eligible, Claimed: store.Bool(false), ScheduledAfter: &now, Order: "next_attempt", Limit: 1})
+	later, err := d.o.Store.ListCards(ctx, store.CardFilter{States: eligible, Claimed: store.Bool(false), ScheduledAfter: &now, Order: store.OrderNextAttempt, Limit: 1})
 	if err != nil {
 		return time.Time{}, err
 	}

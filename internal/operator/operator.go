@@ -5,16 +5,12 @@ package operator
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/oklog/ulid/v2"
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/excerpt"
@@ -283,7 +279,7 @@ func (s *Service) Comment(ctx context.Context, ref, text string) (board.Comment,
 	if err != nil {
 		return board.Comment{}, err
 	}
-	cm := board.Comment{ID: newID(), CardID: c.ID, Author: s.actor(), Body: text, At: s.now().Truncate(time.Millisecond)}
+	cm := board.Comment{ID: board.NewID(), CardID: c.ID, Author: s.actor(), Body: text, At: s.now().Truncate(time.Millisecond)}
 	err = s.Store.Apply(ctx, store.Change{Comments: []board.Comment{cm}, Events: []board.Event{s.event(&c, board.EvCommented, firstLine(text), map[string]string{"comment_id": cm.ID})}})
 	if err != nil {
 		return board.Comment{}, err
@@ -423,19 +419,6 @@ func dedupe(xs []string) []string {
 		}
 	}
 	return out
-}
-
-var (
-	idMu      sync.Mutex
-	idEntropy = ulid.Monotonic(rand.Reader, 0)
-)
-
-// newID names a row before it is written (a lower-case ULID, the same shape
-// the store gives the rows it names itself), so callers can return it.
-func newID() string {
-	idMu.Lock()
-	defer idMu.Unlock()
-	return strings.ToLower(ulid.MustNew(ulid.Now(), idEntropy).String())
 }
 
 // ResumeAgent closes a paused or open agent profile breaker, so dispatch for

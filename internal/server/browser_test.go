@@ -12,7 +12,6 @@ import (
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
-	"github.com/drover-dev/drover/internal/store/sqlstore"
 )
 
 const chromiumPath = "/usr/bin/chromium"
@@ -66,7 +65,7 @@ func claim(t *testing.T, st store.Store, ref string) {
 	}
 	c.Claim = &board.Claim{Owner: "node-b", Epoch: c.Version + 1, LeaseUntil: time.Now().Add(time.Minute)}
 	c.State = "in_progress"
-	run := board.Run{ID: sqlstore.NewID(), CardID: c.ID, Attempt: 1, RetryEpoch: c.RetryEpoch, ClaimEpoch: c.Claim.Epoch, Node: "node-b", Agent: "sim", ClaimedAt: time.Now()}
+	run := board.Run{ID: board.NewID(), CardID: c.ID, Attempt: 1, RetryEpoch: c.RetryEpoch, ClaimEpoch: c.Claim.Epoch, Node: "node-b", Agent: "sim", ClaimedAt: time.Now()}
 	if err := st.Apply(ctx, store.Change{Card: &c, NewRun: &run,
 		Events: []board.Event{{At: time.Now(), CardID: c.ID, RunID: run.ID, Type: board.EvClaimed, Actor: "dispatcher:node-b"}}}); err != nil {
 		t.Fatal(err)

@@ -102,7 +102,7 @@ func (s *State) retrying(ctx context.Context, st store.Store, b board.Board, now
 	if len(eligible) == 0 {
 		return nil
 	}
-	cards, err := st.ListCards(ctx, store.CardFilter{States: eligible, Claimed: store.Bool(false), ScheduledAfter: &now, Order: "next_attempt", Limit: ListCap})
+	cards, err := st.ListCards(ctx, store.CardFilter{States: eligible, Claimed: store.Bool(false), ScheduledAfter: &now, Order: store.OrderNextAttempt, Limit: ListCap})
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func (s *State) sinks(ctx context.Context, st store.Store, b board.Board) error 
 		}
 	}
 	if len(blocked) > 0 {
-		cards, err := st.ListCards(ctx, store.CardFilter{States: blocked, Order: "updated", Limit: ListCap})
+		cards, err := st.ListCards(ctx, store.CardFilter{States: blocked, Order: store.OrderUpdated, Limit: ListCap})
 		if err != nil {
 			return err
 		}
@@ -151,7 +151,7 @@ func (s *State) sinks(ctx context.Context, st store.Store, b board.Board) error 
 		}
 	}
 	if len(parked) > 0 {
-		cards, err := st.ListCards(ctx, store.CardFilter{States: parked, Order: "updated", Limit: ListCap})
+		cards, err := st.ListCards(ctx, store.CardFilter{States: parked, Order: store.OrderUpdated, Limit: ListCap})
 		if err != nil {
 			return err
 		}

@@ -122,10 +122,24 @@ type CardFilter struct {
 	Query          string // substring of title or identifier
 	Limit          int    // 0 = no limit
 	Offset         int
-	// Order: "" board order (priority, then age, then identifier), "updated"
-	// newest first, "next_attempt" soonest scheduled retry first.
-	Order string
+	Order          CardOrder
 }
+
+// CardOrder is the order ListCards returns cards in. A value other than the
+// constants below is refused with an error.
+type CardOrder string
+
+// Card orders.
+const (
+	// OrderBoard (the zero value) is board order: priority (no priority
+	// after 4), then age, then id.
+	OrderBoard CardOrder = ""
+	// OrderUpdated is the most recently updated first.
+	OrderUpdated CardOrder = "updated"
+	// OrderNextAttempt is the soonest scheduled retry first (cards with no
+	// retry scheduled last).
+	OrderNextAttempt CardOrder = "next_attempt"
+)
 
 // RunFilter selects runs.
 type RunFilter struct {

@@ -132,7 +132,7 @@ func NewWorld(p Params) (*World, error) {
 	w.lease = cfg.Dispatch.Lease
 	// An in-memory database: the SQLite store keeps one connection, so the
 	// database lives as long as the handle (a file costs ~60ms to set up).
-	db, err := sqlstore.Open(context.Background(), "sqlite::memory:")
+	db, err := sqlstore.Open(context.Background(), "sqlite::memory:", sqlstore.WithClock(w.clk.Now))
 	if err != nil {
 		return nil, err
 	}

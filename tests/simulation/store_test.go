@@ -23,11 +23,11 @@ var errDead = errors.New("simulation: this process crashed")
 // refused Apply writes nothing, a "lost reply" Apply writes and still fails)
 // and a kill switch for the process that owns it (proc nil: the operator).
 //
-// Two things differ from the plain SQLite store, both because the store's
-// own clock is the wall clock while the simulation runs on a fake one:
-// TryLead is emulated on the fake clock, and ListCards breaks ties in board
-// order by identifier number instead of by random id (cards created in the
-// same millisecond would otherwise come back in a different order on replay).
+// Two things differ from the plain SQLite store (which runs on the fake
+// clock too, through sqlstore.WithClock): TryLead is emulated on the fake
+// clock, and ListCards breaks ties in board order by identifier number
+// instead of by random id (cards created in the same millisecond would
+// otherwise come back in a different order on replay).
 type simStore struct {
 	w     *World
 	inner store.Store
@@ -75,7 +75,7 @@ func (s *simStore) ListCards(ctx context.Context, f store.CardFilter) ([]board.C
 		return nil, err
 	}
 	cs, err := s.inner.ListCards(ctx, f)
-	if err == nil && f.Order == "" {
+	if err == nil && f.Order == store.OrderBoard {
 		sortBoardOrder(cs)
 	}
 	return cs, err

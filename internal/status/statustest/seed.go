@@ -15,7 +15,6 @@ import (
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/store"
-	"github.com/drover-dev/drover/internal/store/sqlstore"
 	"github.com/drover-dev/drover/internal/testkit"
 )
 
@@ -82,7 +81,7 @@ func Seed(t testing.TB, st store.Store, cfg *config.Config, now time.Time) World
 	c := mk("Fix the flaky login test", "ready", 1, "bug", "tests")
 	c.Claim = &board.Claim{Owner: "node-a", Epoch: c.Version + 1, LeaseUntil: now.Add(time.Minute)}
 	c.State = "in_progress"
-	run := board.Run{ID: sqlstore.NewID(), CardID: c.ID, Attempt: 2, RetryEpoch: c.RetryEpoch, ClaimEpoch: c.Claim.Epoch,
+	run := board.Run{ID: board.NewID(), CardID: c.ID, Attempt: 2, RetryEpoch: c.RetryEpoch, ClaimEpoch: c.Claim.Epoch,
 		Node: "node-a", Agent: "sim", ClaimedAt: now.Add(-95 * time.Second)}
 	apply(store.Change{Card: &c, NewRun: &run, Events: []board.Event{{At: now.Add(-95 * time.Second), CardID: c.ID, RunID: run.ID, Type: board.EvClaimed, Actor: "dispatcher:node-a"}}})
 	w.LogPath = filepath.Join(os.TempDir(), "drover-statustest-"+run.ID+".log")
@@ -100,7 +99,7 @@ func Seed(t testing.TB, st store.Store, cfg *config.Config, now time.Time) World
 	c = mk("Upgrade the HTTP client", "ready", 3)
 	fin := now.Add(-30 * time.Second)
 	exit := 1
-	failed := board.Run{ID: sqlstore.NewID(), CardID: c.ID, Attempt: 1, RetryEpoch: c.RetryEpoch, Node: "node-a", Agent: "sim",
+	failed := board.Run{ID: board.NewID(), CardID: c.ID, Attempt: 1, RetryEpoch: c.RetryEpoch, Node: "node-a", Agent: "sim",
 		Outcome: board.OutcomeFailed, Kind: "agent_failed", Counted: true, Decision: "retry in 1m30s", ExitCode: &exit,
 		Error: "tests failed: 3 failures", ClaimedAt: now.Add(-2 * time.Minute), StartedAt: &fin, FinishedAt: &fin, CostUSD: 0.1}
 	next := now.Add(90 * time.Second)

@@ -2,33 +2,13 @@ package sqlstore
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"fmt"
-	"strings"
-	"sync"
 	"time"
-
-	"github.com/oklog/ulid/v2"
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
 )
-
-var (
-	idMu      sync.Mutex
-	idEntropy = ulid.Monotonic(rand.Reader, 0)
-)
-
-// newID returns a sortable unique id (ULID).
-func newID() string {
-	idMu.Lock()
-	defer idMu.Unlock()
-	return strings.ToLower(ulid.MustNew(ulid.Now(), idEntropy).String())
-}
-
-// NewID exposes the id generator for callers that name rows before writing.
-func NewID() string { return newID() }
 
 // tx runs fn in a transaction and notifies watchers after a commit.
 func (d *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
@@ -55,7 +35,7 @@ func (d *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 
 // Apply implements store.Store.
 func (d *DB) Apply(ctx context.Context, ch store.Change) error {
-	now := time.Now().UTC().Truncate(time.Millisecond)
+	now := d.now()
 	return d.tx(ctx, func(tx *sql.Tx) error {
 		if ch.ClaimGuard != nil {
 			id := ""
@@ -97,12 +77,12 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 		}
 		if r := ch.NewRun; r != nil {
 			if r.ID == "" {
-				r.ID = newID()
+				r.ID = board.NewID()
 			}
 			if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO runs (id, card_id, attempt, retry_epoch, claim_epoch, node, agent,
 				outcome, kind, counted, decision, exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out,
 				cost_usd, log_path, workspace, last_output) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
-				runArgs(r)...); err != nil {
+				runArgs(r, now)...); err != nil {
 				if isUnique(err) {
 					return fmt.Errorf("%w (attempt %d of epoch %d exists)", store.ErrConflict, r.Attempt, r.RetryEpoch)
 				}
@@ -114,7 +94,7 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 			if ch.RunMustBeOpen {
 				cond = " AND outcome = ''"
 			}
-			a := runArgs(r)
+			a := runArgs(r, now)
 			args := append(a[1:], r.ID)
 			res, err := tx.ExecContext(ctx, d.q(`UPDATE runs SET card_id=?, attempt=?, retry_epoch=?, claim_epoch=?, node=?, agent=?,
 				outcome=?, kind=?, counted=?, decision=?, exit_code=?, error=?, claimed_at=?, started_at=?, finished_at=?,
@@ -136,7 +116,7 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 		}
 		for _, c := range ch.Comments {
 			if c.ID == "" {
-				c.ID = newID()
+				c.ID = board.NewID()
 			}
 			if c.At.IsZero() {
 				c.At = now
@@ -177,40 +157,6 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 		}
 		return nil
 	})
-}
-
-func nullText(b []byte) any {
-	if len(b) == 0 {
-		return nil
-	}
-	return string(b)
-}
-
-func isUnique(err error) bool {
-	s := err.Error()
-	return strings.Contains(s, "UNIQUE constraint") || strings.Contains(s, "SQLSTATE 23505") || strings.Contains(s, "duplicate key")
-}
-
-func (d *DB) insertEvent(ctx context.Context, tx *sql.Tx, e board.Event) error {
-	_, err := tx.ExecContext(ctx, d.q(`INSERT INTO events (at, card_id, run_id, type, actor, reason, data) VALUES (?,?,?,?,?,?,?)`),
-		ms(e.At), e.CardID, e.RunID, e.Type, e.Actor, e.Reason, nullText(e.Data))
-	return err
-}
-
-func (d *DB) insertOutbox(ctx context.Context, tx *sql.Tx, o store.OutboxItem, now time.Time) error {
-	if o.ID == "" {
-		o.ID = newID()
-	}
-	if o.CreatedAt.IsZero() {
-		o.CreatedAt = now
-	}
-	if o.NextAt.IsZero() {
-		o.NextAt = now
-	}
-	_, err := tx.ExecContext(ctx, d.q(`INSERT INTO outbox (id, key, channel, event, card_id, run_id, payload, created_at, next_at)
-		VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (key) DO NOTHING`),
-		o.ID, o.Key, o.Channel, o.Event, o.CardID, o.RunID, string(o.Payload), ms(o.CreatedAt), ms(o.NextAt))
-	return err
 }
 
 // Heartbeat implements store.Store.

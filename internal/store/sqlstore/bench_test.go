@@ -107,7 +107,7 @@ var listByState = store.CardFilter{States: []string{"ready"}, Limit: 100}
 // order, from a board of 100,000 cards (20% of them in that state), on each
 // backend. Beside ns/op it reports rows/op and x_vs_full_scan: how many times
 // faster the indexed query is than the same query with the indexes
-// forbidden (ListCardsFullScan), both measured in the same run.
+// forbidden (ListCardsUnindexed), both measured in the same run.
 //
 // Query plan notes, observed (TestListByStateUsesIndex logs them; SQLite
 // via modernc.org/sqlite without ANALYZE, as drover runs it; PostgreSQL 15
@@ -125,7 +125,7 @@ var listByState = store.CardFilter{States: []string{"ready"}, Limit: 100}
 // whatever the board's size. Adding "unclaimed" (claim_owner IS NULL) keeps
 // the same plans, with a row filter on PostgreSQL.
 //
-// With the indexes forbidden (ListCardsFullScan, the x_vs_full_scan
+// With the indexes forbidden (ListCardsUnindexed, the x_vs_full_scan
 // reference) the plans are SQLite "SCAN cards; USE TEMP B-TREE FOR ORDER BY"
 // and PostgreSQL "Limit -> Sort (top-N) -> Seq Scan on cards".
 //
@@ -148,7 +148,7 @@ func BenchmarkListByState(b *testing.B) {
 					var cards []board.Card
 					var err error
 					if full {
-						cards, err = s.ListCardsFullScan(ctx, listByState)
+						cards, err = s.ListCardsUnindexed(ctx, listByState)
 					} else {
 						cards, err = s.ListCards(ctx, listByState)
 					}
@@ -222,7 +222,7 @@ func TestListByStateUsesIndex(t *testing.T) {
 			t.Logf("%s plan for the dispatcher's tick query (state=ready unclaimed, no limit):\n%s", be.name, plan)
 			// The same query with the indexes forbidden must return the same
 			// page: the benchmark compares like with like.
-			cards, err := s.ListCardsFullScan(ctx, listByState)
+			cards, err := s.ListCardsUnindexed(ctx, listByState)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,10 +3,8 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
@@ -30,9 +28,15 @@ func scanCard(s scanner) (board.Card, error) {
 	if err != nil {
 		return c, err
 	}
-	c.Spec = json.RawMessage(spec)
-	_ = json.Unmarshal([]byte(labels), &c.Labels)
-	_ = json.Unmarshal([]byte(blockedBy), &c.BlockedBy)
+	if c.Spec, err = rawJSON("cards", "spec", c.ID, spec); err != nil {
+		return c, err
+	}
+	if err := decodeJSON("cards", "labels", c.ID, labels, &c.Labels); err != nil {
+		return c, err
+	}
+	if err := decodeJSON("cards", "blocked_by", c.ID, blockedBy, &c.BlockedBy); err != nil {
+		return c, err
+	}
 	if c.Labels == nil {
 		c.Labels = []string{}
 	}
@@ -41,11 +45,15 @@ func scanCard(s scanner) (board.Card, error) {
 	}
 	if blockReason.Valid {
 		c.BlockReason = new(board.BlockReason)
-		_ = json.Unmarshal([]byte(blockReason.String), c.BlockReason)
+		if err := decodeJSON("cards", "block_reason", c.ID, blockReason.String, c.BlockReason); err != nil {
+			return c, err
+		}
 	}
 	if gaveUp.Valid {
 		c.GaveUp = new(board.GaveUp)
-		_ = json.Unmarshal([]byte(gaveUp.String), c.GaveUp)
+		if err := decodeJSON("cards", "gave_up", c.ID, gaveUp.String, c.GaveUp); err != nil {
+			return c, err
+		}
 	}
 	c.NextAttemptAt = fromNullMs(next)
 	if claimOwner.Valid {
@@ -56,22 +64,6 @@ func scanCard(s scanner) (board.Card, error) {
 	}
 	c.CreatedAt, c.UpdatedAt = fromMs(created), fromMs(updated)
 	return c, nil
-}
-
-func jsonOrNull(v any, isNil bool) any {
-	if isNil {
-		return nil
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-func strList(s []string) string {
-	if s == nil {
-		s = []string{}
-	}
-	b, _ := json.Marshal(s)
-	return string(b)
 }
 
 // prioOrder sorts "no priority" (0) after 4.
@@ -102,8 +94,8 @@ func cardArgs(c *board.Card) []any {
 
 // CreateCard implements store.Store.
 func (d *DB) CreateCard(ctx context.Context, prefix string, c board.Card, actor string) (board.Card, error) {
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	c.ID = newID()
+	now := d.now()
+	c.ID = board.NewID()
 	c.CreatedAt, c.UpdatedAt = now, now
 	if c.RetryEpoch == 0 {
 		c.RetryEpoch = 1
@@ -151,7 +143,10 @@ func (d *DB) GetCard(ctx context.Context, ref string) (board.Card, error) {
 
 // ListCards implements store.Store.
 func (d *DB) ListCards(ctx context.Context, f store.CardFilter) ([]board.Card, error) {
-	q, args := d.listCardsSQL(f, false)
+	q, args, err := d.listCardsSQL(f, false)
+	if err != nil {
+		return nil, err
+	}
 	return d.queryCards(ctx, d.db, q, args)
 }
 
@@ -184,8 +179,8 @@ func queryAll[T any](ctx context.Context, d *DB, db querier, q string, args []an
 
 // listCardsSQL is the query ListCards issues for f, with its arguments.
 // noIndex forbids SQLite the indexes of cards (NOT INDEXED); PostgreSQL's
-// equivalent is set per transaction by ListCardsFullScan.
-func (d *DB) listCardsSQL(f store.CardFilter, noIndex bool) (string, []any) {
+// equivalent is set per transaction by ListCardsUnindexed.
+func (d *DB) listCardsSQL(f store.CardFilter, noIndex bool) (string, []any, error) {
 	var where []string
 	var args []any
 	if len(f.States) > 0 {
@@ -237,59 +232,31 @@ func (d *DB) listCardsSQL(f store.CardFilter, noIndex bool) (string, []any) {
 		sqlText += " WHERE " + strings.Join(where, " AND ")
 	}
 	switch f.Order {
-	case "updated":
-		sqlText += " ORDER BY updated_at DESC, id DESC"
-	case "next_attempt":
-		sqlText += " ORDER BY next_attempt_at, id"
-	default:
+	case store.OrderBoard:
 		sqlText += " ORDER BY prio_order, created_at, id"
+	case store.OrderUpdated:
+		sqlText += " ORDER BY updated_at DESC, id DESC"
+	case store.OrderNextAttempt:
+		// NULLS LAST: SQLite sorts NULL first by default, PostgreSQL last.
+		sqlText += " ORDER BY next_attempt_at NULLS LAST, id"
+	default:
+		return "", nil, fmt.Errorf("store: unknown card order %q", f.Order)
 	}
 	if f.Limit > 0 {
 		sqlText += fmt.Sprintf(" LIMIT %d OFFSET %d", f.Limit, f.Offset)
 	}
-	return d.q(sqlText), args
+	return d.q(sqlText), args, nil
 }
 
-// ExplainListCards returns the query plan of the SQL that ListCards issues
-// for f (EXPLAIN QUERY PLAN on SQLite, EXPLAIN on PostgreSQL), one line per
-// plan node. Tests and benchmarks use it to check that a filter is served by
-// an index.
-func (d *DB) ExplainListCards(ctx context.Context, f store.CardFilter) (string, error) {
-	q, args := d.listCardsSQL(f, false)
-	prefix, col := "EXPLAIN ", 0
-	if d.dialect == sqlite {
-		prefix, col = "EXPLAIN QUERY PLAN ", 3 // id, parent, notused, detail
-	}
-	rows, err := d.db.QueryContext(ctx, prefix+q, args...)
+// ListCardsUnindexed is ListCards with the indexes on cards forbidden
+// (SQLite NOT INDEXED; PostgreSQL index and bitmap scans switched off for one
+// read-only transaction). `drover bench` lists with it side by side with
+// ListCards to show what the indexes are worth.
+func (d *DB) ListCardsUnindexed(ctx context.Context, f store.CardFilter) ([]board.Card, error) {
+	q, args, err := d.listCardsSQL(f, true)
 	if err != nil {
-		return "", d.wrap(err)
+		return nil, err
 	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return "", d.wrap(err)
-	}
-	var lines []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return "", d.wrap(err)
-		}
-		lines = append(lines, fmt.Sprint(vals[col]))
-	}
-	return strings.Join(lines, "\n"), d.wrap(rows.Err())
-}
-
-// ListCardsFullScan is ListCards with the indexes on cards forbidden (SQLite
-// NOT INDEXED; PostgreSQL index and bitmap scans switched off for one
-// read-only transaction). It exists for benchmarks: side by side with
-// ListCards it shows what the indexes are worth.
-func (d *DB) ListCardsFullScan(ctx context.Context, f store.CardFilter) ([]board.Card, error) {
-	q, args := d.listCardsSQL(f, true)
 	if d.dialect == sqlite {
 		return d.queryCards(ctx, d.db, q, args)
 	}
@@ -323,12 +290,4 @@ func (d *DB) CountByState(ctx context.Context) (map[string]int, error) {
 		out[s] = n
 	}
 	return out, d.wrap(rows.Err())
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	return b
 }

@@ -17,9 +17,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
@@ -46,15 +46,31 @@ type DB struct {
 	path    string // the SQLite file
 	hub     *hub
 	closeMu sync.Once
+	closed  atomic.Bool // Close was called: every later call is unavailable
 	stop    chan struct{}
+	clock   func() time.Time
 }
 
 var _ store.Store = (*DB)(nil)
 
+// Option configures a store at Open.
+type Option func(*DB)
+
+// WithClock makes the store read the time from now instead of time.Now for
+// every timestamp it writes itself (card creation and update, events,
+// comments, outbox rows, agent states, a run's claim time, the leadership
+// lease). The simulation passes its fake clock here.
+func WithClock(now func() time.Time) Option {
+	return func(d *DB) { d.clock = now }
+}
+
 // Open connects to dsn ("sqlite:PATH", a bare path ending in .db, or
 // "postgres://…"), applies the embedded migrations and returns the store.
-func Open(ctx context.Context, dsn string) (*DB, error) {
-	d := &DB{dsn: dsn, hub: newHub(), stop: make(chan struct{})}
+func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
+	d := &DB{dsn: dsn, hub: newHub(), stop: make(chan struct{}), clock: time.Now}
+	for _, o := range opts {
+		o(d)
+	}
 	var err error
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
@@ -121,14 +137,14 @@ func (d *DB) Backend() string {
 // Ping implements store.Store.
 func (d *DB) Ping(ctx context.Context) error {
 	if err := d.db.PingContext(ctx); err != nil {
-		return fmt.Errorf("%w: cannot reach %s (%v); check that the database is running and that --store (or DROVER_STORE) names it", store.ErrUnavailable, store.RedactDSN(d.dsn), err)
+		return fmt.Errorf("%w: cannot reach %s (%w); check that the database is running and that --store (or DROVER_STORE) names it", store.ErrUnavailable, store.RedactDSN(d.dsn), err)
 	}
 	return nil
 }
 
 // Close implements store.Store.
 func (d *DB) Close() error {
-	d.closeMu.Do(func() { close(d.stop) })
+	d.closeMu.Do(func() { d.closed.Store(true); close(d.stop) })
 	return d.db.Close()
 }
 
@@ -206,61 +222,8 @@ func (d *DB) q(s string) string {
 	return b.String()
 }
 
-// readOnly rewrites SQLite's "attempt to write a readonly database" into an
-// error that names the file and what to fix; other errors pass unchanged.
-func (d *DB) readOnly(err error) error {
-	if err == nil || d.dialect != sqlite {
-		return err
-	}
-	msg, cause := err.Error(), ""
-	for _, c := range []string{"attempt to write a readonly database", "readonly database", "SQLITE_READONLY", "unable to open database file"} {
-		if strings.Contains(msg, c) {
-			cause = c
-			break
-		}
-	}
-	if cause == "" {
-		return err
-	}
-	path := strings.TrimPrefix(d.dsn, "sqlite:")
-	return fmt.Errorf("%w: the SQLite store %s is read-only or cannot be opened for writing (%v); drover needs write access to %s, %s-wal, %s-shm and the directory %s; nothing was written",
-		store.ErrUnavailable, path, cause, path, path, path, filepath.Dir(path))
-}
-
-// wrap marks connection-level failures as store.ErrUnavailable.
-func (d *DB) wrap(err error) error {
-	if d.dialect == sqlite && err != nil {
-		if ro := d.readOnly(err); ro != err {
-			return ro
-		}
-	}
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.ErrNotFound
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		// Connection exceptions (class 08) and an administrator's shutdown or
-		// restart (57P01-57P03) mean the database went away, not that the
-		// statement was wrong.
-		if strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P0") {
-			return fmt.Errorf("%w: %v", store.ErrUnavailable, err)
-		}
-		return err
-	}
-	msg := err.Error()
-	for _, s := range []string{"connection refused", "broken pipe", "connection reset", "bad connection", "EOF", "closed", "no such host", "failed to connect", "conn busy", "unexpected EOF", "server closed", "the database system is", "SQLITE_READONLY", "readonly database", "disk I/O", "database or disk is full"} {
-		if strings.Contains(msg, s) {
-			return fmt.Errorf("%w: %v", store.ErrUnavailable, err)
-		}
-	}
-	return err
-}
+// now is the store's clock in UTC, at the millisecond the columns keep.
+func (d *DB) now() time.Time { return d.clock().UTC().Truncate(time.Millisecond) }
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
 
@@ -279,11 +242,4 @@ func fromNullMs(v sql.NullInt64) *time.Time {
 	}
 	t := fromMs(v.Int64)
 	return &t
-}
-
-// ExecForTest runs a statement directly; tests use it to fake states that
-// drover itself never writes (such as a schema from the future).
-func (d *DB) ExecForTest(stmt string) error {
-	_, err := d.db.Exec(stmt)
-	return err
 }

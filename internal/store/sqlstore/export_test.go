@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/store"
 )
 
 // BulkInsertCardsForTest seeds n cards in one transaction with multi-row
@@ -18,7 +19,7 @@ import (
 // seeding shortcut, not CreateCard.
 func (d *DB) BulkInsertCardsForTest(ctx context.Context, prefix string, n int, card func(i int) board.Card) error {
 	const batch = 500 // 22 columns × 500 rows stays below both backends' parameter limits
-	base := time.Now().UTC().Add(-time.Duration(n) * time.Millisecond).Truncate(time.Millisecond)
+	base := d.now().Add(-time.Duration(n) * time.Millisecond).Truncate(time.Millisecond)
 	return d.tx(ctx, func(tx *sql.Tx) error {
 		for start := 0; start < n; start += batch {
 			end := min(start+batch, n)
@@ -38,7 +39,7 @@ func (d *DB) BulkInsertCardsForTest(ctx context.Context, prefix string, n int, c
 					sb.WriteString(",")
 				}
 				sb.WriteString("(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
-				args = append(args, newID(), fmt.Sprintf("%s-%d", prefix, i+1))
+				args = append(args, board.NewID(), fmt.Sprintf("%s-%d", prefix, i+1))
 				args = append(args, cardArgs(&c)...)
 				args = append(args, ms(c.CreatedAt), 1)
 			}
@@ -50,4 +51,48 @@ func (d *DB) BulkInsertCardsForTest(ctx context.Context, prefix string, n int, c
 			ON CONFLICT (name) DO UPDATE SET value = excluded.value`), "card:"+prefix, n)
 		return err
 	})
+}
+
+// ExecForTest runs a statement directly; tests use it to fake states that
+// drover itself never writes (such as a schema from the future).
+func (d *DB) ExecForTest(stmt string) error {
+	_, err := d.db.Exec(stmt)
+	return err
+}
+
+// ExplainListCards returns the query plan of the SQL that ListCards issues
+// for f (EXPLAIN QUERY PLAN on SQLite, EXPLAIN on PostgreSQL), one line per
+// plan node. Tests and benchmarks use it to check that a filter is served by
+// an index.
+func (d *DB) ExplainListCards(ctx context.Context, f store.CardFilter) (string, error) {
+	q, args, err := d.listCardsSQL(f, false)
+	if err != nil {
+		return "", err
+	}
+	prefix, col := "EXPLAIN ", 0
+	if d.dialect == sqlite {
+		prefix, col = "EXPLAIN QUERY PLAN ", 3 // id, parent, notused, detail
+	}
+	rows, err := d.db.QueryContext(ctx, prefix+q, args...)
+	if err != nil {
+		return "", d.wrap(err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return "", d.wrap(err)
+	}
+	var lines []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return "", d.wrap(err)
+		}
+		lines = append(lines, fmt.Sprint(vals[col]))
+	}
+	return strings.Join(lines, "\n"), d.wrap(rows.Err())
 }

@@ -14,7 +14,9 @@ import (
 const runCols = `id, card_id, attempt, retry_epoch, claim_epoch, node, agent, outcome, kind, counted, decision,
  exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out, cost_usd, log_path, workspace, last_output`
 
-func runArgs(r *board.Run) []any {
+// runArgs are the values for every column of runs; a run without a claim
+// time is claimed now.
+func runArgs(r *board.Run, now time.Time) []any {
 	var exit any
 	if r.ExitCode != nil {
 		exit = *r.ExitCode
@@ -25,7 +27,7 @@ func runArgs(r *board.Run) []any {
 	}
 	claimed := r.ClaimedAt
 	if claimed.IsZero() {
-		claimed = time.Now()
+		claimed = now
 	}
 	return []any{r.ID, r.CardID, r.Attempt, r.RetryEpoch, r.ClaimEpoch, r.Node, r.Agent, string(r.Outcome), r.Kind,
 		counted, r.Decision, exit, r.Error, ms(claimed), msPtr(r.StartedAt), msPtr(r.FinishedAt), r.TokensIn,

@@ -26,6 +26,12 @@ func Run(t *testing.T, open Opener) {
 	}{
 		{"CreateAndGet", testCreateAndGet},
 		{"ListFilters", testListFilters},
+		{"CardOrders", testCardOrders},
+		{"CardFilters", testCardFilters},
+		{"RunFilters", testRunFilters},
+		{"EventFilters", testEventFilters},
+		{"OutboxFilters", testOutboxFilters},
+		{"Ping", testPing},
 		{"ConcurrentCreates", testConcurrentCreates},
 		{"VersionConflictWritesNothing", testVersionConflict},
 		{"ClaimRace", testClaimRace},
@@ -84,6 +90,12 @@ func testCreateAndGet(t *testing.T, s store.Store) {
 	if a.Identifier != "DRV-1" || b.Identifier != "DRV-2" {
 		t.Fatalf("identifiers %s %s, want DRV-1 DRV-2", a.Identifier, b.Identifier)
 	}
+	// Each prefix counts on its own.
+	ops, err := s.CreateCard(ctx, "OPS", board.Card{Title: "ops", State: "ready"}, "operator")
+	must(t, err)
+	if third := mkCard(t, s, "third", "ready"); ops.Identifier != "OPS-1" || third.Identifier != "DRV-3" {
+		t.Fatalf("identifiers %s %s, want OPS-1 DRV-3", ops.Identifier, third.Identifier)
+	}
 	for _, ref := range []string{a.ID, "DRV-1", "drv-1"} {
 		got, err := s.GetCard(ctx, ref)
 		must(t, err)
@@ -110,20 +122,13 @@ func testListFilters(t *testing.T, s store.Store) {
 	mkCard(t, s, "high", "ready", func(c *board.Card) { c.Priority = 1; c.Labels = []string{"urgent"} })
 	mkCard(t, s, "later", "ready", func(c *board.Card) { c.NextAttemptAt = &later; c.Agent = "claude" })
 	mkCard(t, s, "done one", "done", func(c *board.Card) { c.Labels = []string{"urgent"} })
-	titles := func(cs []board.Card) []string {
-		var out []string
-		for _, c := range cs {
-			out = append(out, c.Title)
-		}
-		return out
-	}
 	got, err := s.ListCards(ctx, store.CardFilter{States: []string{"ready"}})
 	must(t, err)
-	if fmt.Sprint(titles(got)) != "[high low none later]" {
+	if titles(got) != "[high low none later]" {
 		t.Fatalf("ready order = %v, want priority then age", titles(got))
 	}
 	got, _ = s.ListCards(ctx, store.CardFilter{Label: "urgent"})
-	if fmt.Sprint(titles(got)) != "[high done one]" {
+	if titles(got) != "[high done one]" {
 		t.Fatalf("label filter = %v", titles(got))
 	}
 	got, _ = s.ListCards(ctx, store.CardFilter{States: []string{"ready"}, DueBy: &now})
@@ -146,6 +151,49 @@ func testListFilters(t *testing.T, s store.Store) {
 	must(t, err)
 	if counts["ready"] != 4 || counts["done"] != 1 {
 		t.Fatalf("counts = %v", counts)
+	}
+}
+
+// titles are the cards' titles, in order.
+func titles(cs []board.Card) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Title)
+	}
+	return fmt.Sprint(out)
+}
+
+// testCardOrders: each CardOrder sorts by its own column, and an unknown
+// order is an error rather than a silent default.
+func testCardOrders(t *testing.T, s store.Store) {
+	now := time.Now()
+	at := func(h int) *time.Time { v := now.Add(time.Duration(h) * time.Hour); return &v }
+	a := mkCard(t, s, "a", "ready", func(c *board.Card) { c.Priority = 3; c.NextAttemptAt = at(1) })
+	mkCard(t, s, "b", "ready", func(c *board.Card) { c.Priority = 1; c.NextAttemptAt = at(3) })
+	c := mkCard(t, s, "c", "ready", func(c *board.Card) { c.NextAttemptAt = at(2) })
+	mkCard(t, s, "d", "ready", func(c *board.Card) { c.Priority = 1 })
+	// Touch a, then c, each with an updated_at in the future so that the
+	// order does not hang on the clock's resolution.
+	for i, card := range []board.Card{a, c} {
+		card.UpdatedAt = *at(10 + i)
+		must(t, s.Apply(ctx, store.Change{Card: &card}))
+	}
+	for _, tc := range []struct {
+		order store.CardOrder
+		want  string
+	}{
+		{store.OrderBoard, "[b d a c]"},       // priority 1 by age, 3, none
+		{store.OrderUpdated, "[c a d b]"},     // newest update first
+		{store.OrderNextAttempt, "[a c b d]"}, // soonest retry first, none last
+	} {
+		got, err := s.ListCards(ctx, store.CardFilter{Order: tc.order})
+		must(t, err)
+		if titles(got) != tc.want {
+			t.Errorf("order %q = %v, want %v", tc.order, titles(got), tc.want)
+		}
+	}
+	if _, err := s.ListCards(ctx, store.CardFilter{Order: "sideways"}); err == nil {
+		t.Error("an unknown order listed cards, want an error")
 	}
 }
 
@@ -370,6 +418,19 @@ func testProgress(t *testing.T, s store.Store) {
 	if r.LastOutput != "working" || r.TokensIn != 10 || r.CostUSD != 0.25 || r.StartedAt == nil || r.LogPath != "/l" {
 		t.Fatalf("progress = %+v", r)
 	}
+	// An empty log path keeps the one recorded; a finished run takes no
+	// more progress.
+	must(t, s.UpdateRunProgress(ctx, r.ID, store.RunProgress{LastOutput: "more", Workspace: "/w"}))
+	r, _ = s.GetRun(ctx, r.ID)
+	if r.LastOutput != "more" || r.LogPath != "/l" || r.Workspace != "/w" {
+		t.Fatalf("second progress = %+v", r)
+	}
+	r.Outcome = board.OutcomeSucceeded
+	must(t, s.Apply(ctx, store.Change{Run: &r, RunMustBeOpen: true}))
+	must(t, s.UpdateRunProgress(ctx, r.ID, store.RunProgress{LastOutput: "late"}))
+	if got, _ := s.GetRun(ctx, r.ID); got.LastOutput != "more" {
+		t.Fatalf("progress reached a finished run: %+v", got)
+	}
 }
 
 func testEvents(t *testing.T, s store.Store) {
@@ -390,10 +451,15 @@ func testEvents(t *testing.T, s store.Store) {
 	_ = a
 }
 
+// testComments: one card's comments, oldest first (by their time, not by
+// when they were written).
 func testComments(t *testing.T, s store.Store) {
 	c := mkCard(t, s, "c", "ready")
-	must(t, s.Apply(ctx, store.Change{Comments: []board.Comment{{CardID: c.ID, Author: "operator", Body: "one"}}}))
-	must(t, s.Apply(ctx, store.Change{Comments: []board.Comment{{CardID: c.ID, Author: "dispatcher", Body: "two"}}}))
+	other := mkCard(t, s, "other", "ready")
+	now := time.Now()
+	must(t, s.Apply(ctx, store.Change{Comments: []board.Comment{{CardID: c.ID, Author: "dispatcher", Body: "two", At: now}}}))
+	must(t, s.Apply(ctx, store.Change{Comments: []board.Comment{{CardID: other.ID, Author: "operator", Body: "elsewhere"}}}))
+	must(t, s.Apply(ctx, store.Change{Comments: []board.Comment{{CardID: c.ID, Author: "operator", Body: "one", At: now.Add(-time.Minute)}}}))
 	cs, err := s.ListComments(ctx, c.ID)
 	must(t, err)
 	if len(cs) != 2 || cs[0].Body != "one" || cs[1].Author != "dispatcher" {
@@ -427,8 +493,9 @@ func testOutbox(t *testing.T, s store.Store) {
 
 func testAgentStates(t *testing.T, s store.Store) {
 	until := time.Now().Add(time.Minute).Truncate(time.Millisecond)
-	must(t, s.Apply(ctx, store.Change{AgentState: &store.AgentState{Name: "claude", State: "open", Kind: "rate_limited", Reason: "429", Until: &until}}))
+	// Written out of name order: ListAgentStates sorts by name.
 	must(t, s.Apply(ctx, store.Change{AgentState: &store.AgentState{Name: "codex", State: "paused", Kind: "auth_failed"}}))
+	must(t, s.Apply(ctx, store.Change{AgentState: &store.AgentState{Name: "claude", State: "open", Kind: "rate_limited", Reason: "429", Until: &until}}))
 	// A second "first write" of the same profile loses: its reader was stale.
 	if err := s.Apply(ctx, store.Change{AgentState: &store.AgentState{Name: "claude", State: "closed"}}); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("insert over an existing state: err = %v, want ErrConflict", err)
@@ -476,11 +543,12 @@ func testSpend(t *testing.T, s store.Store) {
 
 func testNodesAndLeader(t *testing.T, s store.Store) {
 	now := time.Now().Truncate(time.Millisecond)
+	// Written out of name order: ListNodes sorts by name.
+	must(t, s.TouchNode(ctx, store.Node{Name: "n2", PID: 2, StartedAt: now, SeenAt: now}))
 	must(t, s.TouchNode(ctx, store.Node{Name: "n1", PID: 1, StartedAt: now, SeenAt: now, Running: 2}))
 	must(t, s.TouchNode(ctx, store.Node{Name: "n1", PID: 1, StartedAt: now, SeenAt: now.Add(time.Second), Running: 3}))
-	must(t, s.TouchNode(ctx, store.Node{Name: "n2", PID: 2, StartedAt: now, SeenAt: now}))
 	ns, _ := s.ListNodes(ctx)
-	if len(ns) != 2 || ns[0].Running != 3 {
+	if len(ns) != 2 || ns[0].Name != "n1" || ns[0].Running != 3 || !ns[0].SeenAt.Equal(now.Add(time.Second)) || ns[1].Name != "n2" {
 		t.Fatalf("nodes = %+v", ns)
 	}
 	ok1, err := s.TryLead(ctx, "n1", 200*time.Millisecond)

@@ -1,0 +1,97 @@
+package sqlstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/store/sqlstore"
+	"github.com/drover-dev/drover/internal/store/storetest/pgtest"
+)
+
+// fakeClock is a settable clock for WithClock.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// TestWithClock: every timestamp the store writes itself comes from the
+// clock it was opened with, not from the wall clock.
+func TestWithClock(t *testing.T) {
+	dsns := map[string]func(t *testing.T) string{
+		"sqlite":   func(t *testing.T) string { return "sqlite:" + t.TempDir() + "/d.db" },
+		"postgres": func(t *testing.T) string { return pgtest.DSN(t) },
+	}
+	for name, dsn := range dsns {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			start := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
+			clk := &fakeClock{t: start}
+			s, err := sqlstore.Open(ctx, dsn(t), sqlstore.WithClock(clk.Now))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			c, err := s.CreateCard(ctx, "DRV", board.Card{Title: "t", State: "ready"}, "operator")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !c.CreatedAt.Equal(start) || !c.UpdatedAt.Equal(start) {
+				t.Errorf("created %v updated %v, want both %v", c.CreatedAt, c.UpdatedAt, start)
+			}
+			clk.add(time.Minute)
+			later := start.Add(time.Minute)
+			c.Title = "edited"
+			c.UpdatedAt = time.Time{}
+			if err := s.Apply(ctx, store.Change{Card: &c,
+				NewRun:     &board.Run{CardID: c.ID, Attempt: 1, RetryEpoch: 1},
+				Events:     []board.Event{{CardID: c.ID, Type: board.EvEdited}},
+				Comments:   []board.Comment{{CardID: c.ID, Author: "operator", Body: "hi"}},
+				Outbox:     []store.OutboxItem{{Key: "k", Channel: "webhook", Event: "x", Payload: json.RawMessage(`{}`)}},
+				AgentState: &store.AgentState{Name: "p", State: "open"},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := s.GetCard(ctx, c.ID)
+			runs, _ := s.ListRuns(ctx, store.RunFilter{CardID: c.ID})
+			evs, _ := s.ListEvents(ctx, store.EventFilter{CardID: c.ID})
+			cms, _ := s.ListComments(ctx, c.ID)
+			obs, _ := s.ListOutbox(ctx, store.OutboxFilter{})
+			ags, _ := s.ListAgentStates(ctx)
+			if len(runs) != 1 || len(evs) != 2 || len(cms) != 1 || len(obs) != 1 || len(ags) != 1 {
+				t.Fatalf("rows: %d runs, %d events, %d comments, %d outbox, %d agent states", len(runs), len(evs), len(cms), len(obs), len(ags))
+			}
+			for what, at := range map[string]time.Time{
+				"card updated_at": got.UpdatedAt, "run claimed_at": runs[0].ClaimedAt, "event at": evs[1].At,
+				"comment at": cms[0].At, "outbox created_at": obs[0].CreatedAt, "outbox next_at": obs[0].NextAt,
+				"agent state updated_at": ags[0].UpdatedAt,
+			} {
+				if !at.Equal(later) {
+					t.Errorf("%s = %v, want the store's clock %v", what, at, later)
+				}
+			}
+			// The leadership lease lapses on the store's clock.
+			if ok, err := s.TryLead(ctx, "n1", time.Hour); err != nil || !ok {
+				t.Fatalf("n1 TryLead = %v, %v", ok, err)
+			}
+			if ok, _ := s.TryLead(ctx, "n2", time.Hour); ok {
+				t.Fatal("n2 took a lease that has not lapsed")
+			}
+			clk.add(2 * time.Hour)
+			if ok, _ := s.TryLead(ctx, "n2", time.Hour); !ok {
+				t.Fatal("n2 could not take a lease that lapsed on the store's clock")
+			}
+		})
+	}
+}

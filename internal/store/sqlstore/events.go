@@ -1,0 +1,64 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/store"
+)
+
+// ListEvents implements store.Store.
+func (d *DB) ListEvents(ctx context.Context, f store.EventFilter) ([]board.Event, error) {
+	q := `SELECT seq, at, card_id, run_id, type, actor, reason, data FROM events WHERE seq > ?`
+	args := []any{f.SinceSeq}
+	if f.CardID != "" {
+		q += ` AND card_id = ?`
+		args = append(args, f.CardID)
+	}
+	if f.Since != nil {
+		q += ` AND at >= ?`
+		args = append(args, ms(*f.Since))
+	}
+	if f.Newest {
+		q += ` ORDER BY seq DESC`
+	} else {
+		q += ` ORDER BY seq`
+	}
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	rows, err := d.db.QueryContext(ctx, d.q(q), args...)
+	if err != nil {
+		return nil, d.wrap(err)
+	}
+	defer rows.Close()
+	out := []board.Event{}
+	for rows.Next() {
+		var e board.Event
+		var at int64
+		var data sql.NullString
+		if err := rows.Scan(&e.Seq, &at, &e.CardID, &e.RunID, &e.Type, &e.Actor, &e.Reason, &data); err != nil {
+			return nil, d.wrap(err)
+		}
+		e.At = fromMs(at)
+		if e.Data, err = rawJSON("events", "data", strconv.FormatInt(e.Seq, 10), data.String); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	if f.Newest {
+		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+	}
+	return out, d.wrap(rows.Err())
+}
+
+func (d *DB) insertEvent(ctx context.Context, tx *sql.Tx, e board.Event) error {
+	_, err := tx.ExecContext(ctx, d.q(`INSERT INTO events (at, card_id, run_id, type, actor, reason, data) VALUES (?,?,?,?,?,?,?)`),
+		ms(e.At), e.CardID, e.RunID, e.Type, e.Actor, e.Reason, nullText(e.Data))
+	return err
+}
