@@ -392,3 +392,12 @@ func (d *decoder) entries(n *yaml.Node, path string) []entry {
 	}
 	return out
 }
+
+// durationOrMillis reads a Go duration, or whole milliseconds when the key is
+// one of Symphony's *_ms spellings.
+func (d *decoder) durationOrMillis(n *yaml.Node, path string) (time.Duration, bool) {
+	if strings.HasSuffix(path, "_ms") {
+		return d.millis(n, path)
+	}
+	return d.duration(n, path)
+}

@@ -79,13 +79,7 @@ func decodeDispatch(d *decoder, n, polling, agentSec *yaml.Node) Dispatch {
 		}
 	}
 	if v, p := pick("poll_interval", "polling", "interval_ms"); v != nil {
-		var x time.Duration
-		var ok bool
-		if strings.HasSuffix(p, "_ms") {
-			x, ok = d.millis(v, p)
-		} else {
-			x, ok = d.duration(v, p)
-		}
+		x, ok := d.durationOrMillis(v, p)
 		if ok && x < 100*time.Millisecond {
 			d.errf(deref(v), p, "%s is too short; poll at most every 100ms", x)
 		} else if ok {
@@ -107,13 +101,7 @@ func decodeDispatch(d *decoder, n, polling, agentSec *yaml.Node) Dispatch {
 		}
 	}
 	if v, p := pick("max_retry_backoff", "agent", "max_retry_backoff_ms"); v != nil {
-		var x time.Duration
-		var ok bool
-		if strings.HasSuffix(p, "_ms") {
-			x, ok = d.millis(v, p)
-		} else {
-			x, ok = d.duration(v, p)
-		}
+		x, ok := d.durationOrMillis(v, p)
 		if ok {
 			ds.MaxRetryBackoff = x
 		}

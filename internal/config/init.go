@@ -1,5 +1,7 @@
 package config
 
+import "github.com/drover-dev/drover/internal/prompt"
+
 // InitTemplate is the WORKFLOW.md that `drover init` writes: every section
 // with its defaults, commented. It parses cleanly as is.
 const InitTemplate = `---
@@ -107,16 +109,4 @@ server:
   port: 4840
   # auth_token: $DROVER_TOKEN
 ---
-You are working on {{ card.identifier }}: {{ card.title }}
-{% if attempt > 1 %}
-This is attempt {{ attempt }}. Earlier attempts did not finish: check the
-workspace for what they left before starting again.
-{% endif %}
-{% if card.body != "" %}
-{{ card.body }}
-{% else %}
-The card has no description; work from its title.
-{% endif %}
-Work only inside {{ workspace }}. When you are done, say what you changed and
-how you checked it. If you need a human decision, ask one clear question.
-`
+` + prompt.DefaultPrompt
