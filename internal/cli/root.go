@@ -95,6 +95,7 @@ Start with:  drover demo --until-settled   (a self-contained tour)
 		a.statusCmd(), a.explainCmd(), a.policyCmd(), a.classifyCmd(), a.agentCmd(),
 		a.serveCmd(),
 	)
+	root.AddCommand(a.storeCmd(), a.backupCmd(), a.restoreCmd())
 	guardGroups(root)
 	return root
 }

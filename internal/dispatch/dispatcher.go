@@ -235,16 +235,8 @@ func (d *Dispatcher) register(ctx context.Context) error {
 		if n.Name != d.node || n.PID == os.Getpid() {
 			continue
 		}
-		var st NodeStatus
-		_ = json.Unmarshal(n.Status, &st)
-		// On this host the pid says whether it lives; elsewhere a row renewed
-		// within a lease does (live nodes renew it at least every lease/3).
-		live := d.o.Now().Sub(n.SeenAt) < lease
-		if st.Host == host {
-			live = pidAlive(n.PID)
-		}
-		if live {
-			return errors.Join(ErrNodeTaken, fmt.Errorf("another drover serve (pid %d on %s) is live with node name %s; give each process its own dispatch.node", n.PID, nonEmpty(st.Host, "another host"), d.node))
+		if where, live := nodeLive(n, lease, d.o.Now(), host); live {
+			return errors.Join(ErrNodeTaken, fmt.Errorf("another drover serve (pid %d on %s) is live with node name %s; give each process its own dispatch.node", n.PID, where, d.node))
 		}
 	}
 	d.mu.Lock()
