@@ -177,8 +177,10 @@ func (d *Dispatcher) reconcile(ctx context.Context) {
 			case board.RoleRunning, board.RoleCompleted:
 				// still ours to finish (an agent may move its own card on to
 				// review); a move into any sink, done included, stops the run
+			case board.RoleCancelled:
+				j.cancel(&operatorStop{fmt.Sprintf("an operator cancelled %s", c.Identifier)})
 			default:
-				j.cancel(fmt.Errorf("%w: %s moved %s to %s", errCancelled, "an operator", c.Identifier, c.State))
+				j.cancel(&operatorStop{fmt.Sprintf("an operator moved %s to %s", c.Identifier, c.State)})
 			}
 		}
 	}

@@ -82,6 +82,9 @@ func byKill(s Signals) (Classification, bool) {
 		return Classification{}, false
 	}
 	msg := killWords[s.KilledFor]
+	if s.StopReason != "" {
+		msg = "drover stopped the run: " + s.StopReason
+	}
 	if last := primaryMessage(s); last != "" {
 		msg += "; last output: " + last
 	}
