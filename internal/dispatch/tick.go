@@ -99,6 +99,7 @@ func (d *Dispatcher) tick(ctx context.Context) (time.Time, error) {
 		return time.Time{}, err
 	}
 	d.reconcile(ctx)
+	d.sweepWorkspaces(ctx, d.cfg.Load())
 	next, err := d.dispatch(ctx, now)
 	if !expiry.IsZero() && (next.IsZero() || expiry.Before(next)) {
 		next = expiry
