@@ -90,6 +90,10 @@ type Dispatcher struct {
 	// storeBack when the store last came back (or this process started).
 	storeDown, storeBack time.Time
 
+	// sweptUpTo is the updated_at of the newest sink card whose workspace
+	// the last sweep looked at (used by the Run loop's goroutine only).
+	sweptUpTo time.Time
+
 	// startHook, when set (tests), may veto starting the agent after a claim.
 	startHook func(board.Card, board.Run) bool
 

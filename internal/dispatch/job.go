@@ -173,9 +173,22 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	}
 	if cause := context.Cause(j.ctx); cause != nil && j.ctx.Err() != nil {
 		res.Signals.KilledFor = killedFor(cause)
+		var op *operatorStop
+		if errors.As(cause, &op) {
+			res.Signals.StopReason = op.what
+		}
 	}
 	return res, policy.Classify(res.Signals, p.Match), nil
 }
+
+// operatorStop is the cause of a run stopped because an operator moved its
+// card away; what says how, for the run's record.
+type operatorStop struct{ what string }
+
+func (e *operatorStop) Error() string { return "cancel: " + e.what }
+
+// Is makes an operator's stop an errCancelled.
+func (e *operatorStop) Is(target error) bool { return target == errCancelled }
 
 // killedFor maps the cause a run was stopped for to the classifier's word.
 func killedFor(cause error) string {

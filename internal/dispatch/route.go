@@ -112,8 +112,16 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 	history = currentLast(history, fin)
 	profile := fin.Agent
 	var dec policy.Decision
-	if res != nil && res.Signals.KilledFor == "spend" {
-		spent, _ := d.cardSpend(ctx, card)
+	if res != nil && res.Signals.KilledFor == "spend" && !cfg.Board.RoleOf(card.State).IsSink() {
+		// What the epoch really cost: the stored runs' figures can lag (live
+		// progress is written at most once a second), the finishing run's
+		// own figure is the one it ends with.
+		spent := fin.CostUSD
+		for _, r := range history {
+			if r.ID != fin.ID {
+				spent += r.CostUSD
+			}
+		}
 		dec = policy.SpendBlock(card, policy.SpendLimits{PerDay: cfg.Limits.MaxCostPerDayUSD, PerCard: cfg.Limits.MaxCostPerCardUSD}, spent, run.ID, blockedColumn(cfg))
 	} else {
 		dec = policy.Decide(policy.Input{Config: cfg.Policy, Card: card, CardRole: cfg.Board.RoleOf(card.State), Classification: cls,

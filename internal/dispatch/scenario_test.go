@@ -148,6 +148,9 @@ func TestOperatorCancelStopsTheRun(t *testing.T) {
 	if got.State != "cancelled" || len(rs) != 1 || rs[0].Outcome != board.OutcomeCancelled {
 		t.Fatalf("state %s, runs %s", got.State, attempts(rs))
 	}
+	if !contains(rs[0].Error, "an operator cancelled "+c.Identifier) {
+		t.Fatalf("run error = %q", rs[0].Error)
+	}
 }
 
 // A provider outage opens the profile's breaker; no healthy card is blocked.
@@ -207,5 +210,9 @@ func TestOperatorMoveToDoneStopsTheRun(t *testing.T) {
 	rs := w.runs(c.ID)
 	if got.State != "done" || len(rs) != 1 || rs[0].Outcome != board.OutcomeCancelled {
 		t.Fatalf("state %s, runs %s", got.State, attempts(rs))
+	}
+	// The run says what happened: a move to done, not a cancel (issue 13).
+	if !contains(rs[0].Error, "an operator moved "+c.Identifier+" to done") || contains(rs[0].Error, "cancelled") {
+		t.Fatalf("run error = %q; want the move to done named", rs[0].Error)
 	}
 }

@@ -99,6 +99,7 @@ func (d *Dispatcher) tick(ctx context.Context) (time.Time, error) {
 		return time.Time{}, err
 	}
 	d.reconcile(ctx)
+	d.sweepWorkspaces(ctx, d.cfg.Load())
 	next, err := d.dispatch(ctx, now)
 	if !expiry.IsZero() && (next.IsZero() || expiry.Before(next)) {
 		next = expiry
@@ -177,8 +178,10 @@ func (d *Dispatcher) reconcile(ctx context.Context) {
 			case board.RoleRunning, board.RoleCompleted:
 				// still ours to finish (an agent may move its own card on to
 				// review); a move into any sink, done included, stops the run
+			case board.RoleCancelled:
+				j.cancel(&operatorStop{fmt.Sprintf("an operator cancelled %s", c.Identifier)})
 			default:
-				j.cancel(fmt.Errorf("%w: %s moved %s to %s", errCancelled, "an operator", c.Identifier, c.State))
+				j.cancel(&operatorStop{fmt.Sprintf("an operator moved %s to %s", c.Identifier, c.State)})
 			}
 		}
 	}

@@ -130,8 +130,29 @@ func privateKind(ip netip.Addr) string {
 		return "multicast"
 	case ip.Is4() && ip.As4()[0] == 0:
 		return "unspecified"
+	case ownAddr(ip):
+		// A public address of this machine reaches its own services, just
+		// as loopback does.
+		return "this machine's own"
 	}
 	return ""
+}
+
+// ownAddr reports whether ip is an address of one of this machine's network
+// interfaces. The list is read at each call: interfaces come and go.
+func ownAddr(ip netip.Addr) bool {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if own, ok := netip.AddrFromSlice(n.IP); ok && own.Unmap() == ip {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // errPrivateDial is returned by the guarded dialer.

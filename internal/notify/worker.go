@@ -27,7 +27,14 @@ const (
 	DefaultMaxBackoff  = 10 * time.Minute
 	DefaultBatch       = 100
 	DefaultLeaderTTL   = 30 * time.Second
+	// WaitRecheck is how often a row waiting for an unconfigured channel is
+	// looked at again.
+	WaitRecheck = 30 * time.Second
 )
+
+// WaitingPrefix starts the last_error of a row that waits for its channel to
+// be configured; status shows such rows as waiting, not failing.
+const WaitingPrefix = "waiting for a channel: "
 
 // Worker delivers due notification rows from the outbox. Tick is one pass;
 // Run loops. Rows of other channels (tracker projections) are left alone.
@@ -40,7 +47,9 @@ const (
 type Worker struct {
 	Store store.Store
 	// Config returns the current notify section (hot reload: it is read on
-	// every Tick). A row whose channel has since lost its URL is marked dead.
+	// every Tick). A row whose channel has no URL now waits for one (looked
+	// at again every WaitRecheck), spending none of its attempts, until the
+	// channel is configured again or an operator drops it.
 	Config func() config.Notify
 	// Client sends the requests. Nil: NewClient(cfg.AllowPrivate), which
 	// refuses private addresses at connect time unless allowed. A Client set
@@ -96,6 +105,8 @@ func (w *Worker) Tick(ctx context.Context) (delivered, failed int, err error) {
 		case res.Delivered:
 			delivered++
 			log.Info("notification delivered")
+		case res.Waiting:
+			log.Warn("notification waits for its channel to be configured", "error", res.Error)
 		case res.Dead:
 			failed++
 			down[it.Channel] = tried
@@ -193,7 +204,8 @@ func (w *Worker) deliver(ctx context.Context, cfg config.Notify, it store.Outbox
 		return store.OutboxResult{At: now, Dead: true, Error: "cannot encode the message: " + err.Error()}, false
 	}
 	if target == "" {
-		return store.OutboxResult{At: now, Dead: true, Error: key + " is no longer configured, so this message was dropped; set " + key + " to deliver future ones"}, false
+		return store.OutboxResult{At: now, Waiting: true, NextAt: now.Add(WaitRecheck),
+			Error: WaitingPrefix + key + " is not configured; set it to deliver this notification, or drop it with drover outbox drop " + it.ID}, false
 	}
 	retryAfter, err := w.post(ctx, cfg.AllowPrivate, key, target, hdr, body)
 	if err == nil {

@@ -170,7 +170,7 @@ func TestFailingReceiverIsRetriedWithBackoffThenSucceeds(t *testing.T) {
 	}
 }
 
-func TestDeadAfterMaxAttemptsAndRemovedChannel(t *testing.T) {
+func TestDeadAfterMaxAttempts(t *testing.T) {
 	st := testkit.Store(t, testkit.SQLite)
 	hook := testkit.NewReceiver(t)
 	hook.FailNext(3, 503)
@@ -183,23 +183,45 @@ func TestDeadAfterMaxAttemptsAndRemovedChannel(t *testing.T) {
 		tick(t, w)
 		clk.Set(clk.Now().Add(time.Hour))
 	}
-	// A slack row enqueued while Slack was configured; then it is removed.
-	m := gaveUp(clk.Now())
-	m.Key = "c8/r1/gave_up"
-	enqueue(t, st, cfg, m)
-	cfg.Slack.URL = ""
+	pending, dead, _, err := notify.Status(context.Background(), st)
+	if err != nil || pending != 0 || dead != 1 {
+		t.Fatalf("Status = pending %d, dead %d, %v; want 0, 1", pending, dead, err)
+	}
+	if n := len(hook.Requests("")); n != 2 {
+		t.Errorf("receiver got %d requests, want 2", n)
+	}
+}
+
+// A channel whose URL is removed for a while keeps its pending rows: they
+// wait (spending no attempts) and are delivered once it is configured again
+// (issue 13, item 10).
+func TestRemovedChannelWaitsThenDelivers(t *testing.T) {
+	st := testkit.Store(t, testkit.SQLite)
+	hook := testkit.NewReceiver(t)
+	cfg := notifyConfig("", hook.URL)
+	clk := testkit.NewClock(time.Now())
+	w := newWorker(st, cfg, clk)
+	w.MaxAttempts = 2
+	enqueue(t, st, cfg, gaveUp(clk.Now()))
+	off := cfg
+	off.Webhook.URL = ""
+	w.Config = func() config.Notify { return off }
+	for range 5 {
+		tick(t, w)
+		clk.Set(clk.Now().Add(time.Hour))
+	}
+	row := outboxRow(t, st)
+	if row.Dead || row.DeliveredAt != nil || row.Attempts != 0 || !strings.HasPrefix(row.LastError, notify.WaitingPrefix) ||
+		!strings.Contains(row.LastError, "notify.webhook.url") {
+		t.Fatalf("while unconfigured the row must wait, unspent: %+v", row)
+	}
 	w.Config = func() config.Notify { return cfg }
 	tick(t, w)
-
-	pending, dead, lastErr, err := notify.Status(context.Background(), st)
-	if err != nil || pending != 1 || dead != 2 {
-		t.Fatalf("Status = pending %d, dead %d, %v; want 1 (c8 webhook), 2", pending, dead, err)
+	if row := outboxRow(t, st); row.DeliveredAt == nil {
+		t.Fatalf("configured again, the row was not delivered: %+v", row)
 	}
-	if !strings.Contains(lastErr, "notify.slack.url is no longer configured") {
-		t.Errorf("last error %q", lastErr)
-	}
-	if n := len(hook.Requests("")); n != 3 {
-		t.Errorf("receiver got %d requests, want 3 (2 tries, then c8's webhook row)", n)
+	if n := len(hook.Requests("")); n != 1 {
+		t.Fatalf("receiver got %d requests, want 1", n)
 	}
 }
 

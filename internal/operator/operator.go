@@ -221,6 +221,9 @@ func (s *Service) event(c *board.Card, typ, reason string, data any) board.Event
 
 // Edit changes fields. A changed spec on a card outside the sinks opens a
 // new retry epoch: the input changed, so old failures are no longer evidence.
+// A spec change on a claimed card (a run is going) is refused with how to
+// proceed: the running attempt was started from the old spec, and its
+// outcome must not be booked against the new one (docs/design.md, retry epoch).
 func (s *Service) Edit(ctx context.Context, ref string, in Input) (board.Card, error) {
 	if in.State != nil {
 		return board.Card{}, &board.InputError{Field: "state", Msg: "is not changed by edit; use drover card mv ID STATE"}
@@ -232,6 +235,11 @@ func (s *Service) Edit(ctx context.Context, ref string, in Input) (board.Card, e
 		oldSpec := string(c.Spec)
 		if err := s.fill(ctx, c, in); err != nil {
 			return store.Change{}, err
+		}
+		if string(c.Spec) != oldSpec && c.Claim != nil {
+			return store.Change{}, &board.InputError{Field: "spec", Msg: fmt.Sprintf(
+				"cannot change while %s is running (claimed by %s): the running attempt uses the old spec. Stop it first with drover card cancel %s, edit the spec, then drover card resume %s (a new retry epoch opens)",
+				c.Identifier, c.Claim.Owner, c.Identifier, c.Identifier)}
 		}
 		var fields []string
 		for name, set := range map[string]bool{"title": in.Title != nil, "body": in.Body != nil, "priority": in.Priority != nil,

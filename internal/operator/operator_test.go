@@ -496,3 +496,28 @@ func TestBlockedByRefusesCycles(t *testing.T) {
 		t.Fatalf("the refused edit was written: %+v", got.BlockedBy)
 	}
 }
+
+// A spec edit of a running (claimed) card is refused with how to proceed,
+// and changes nothing; other fields may still change (issue 13, item 8).
+func TestEditSpecOfRunningCardRefused(t *testing.T) {
+	s, _ := newService(t)
+	c := add(t, s, "x")
+	c.Claim = &board.Claim{Owner: "n1", Epoch: c.Version + 1, LeaseUntil: time.Now().Add(time.Minute)}
+	c.State = "in_progress"
+	if err := s.Store.Apply(ctx, store.Change{Card: &c}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := s.Get(ctx, c.ID)
+	_, err := s.Edit(ctx, c.Identifier, operator.Input{Spec: ptr(json.RawMessage(`{"plan":"b"}`))})
+	wantInput(t, err, "spec")
+	if !strings.Contains(err.Error(), "drover card cancel "+c.Identifier) {
+		t.Fatalf("the refusal must say how to proceed: %v", err)
+	}
+	after, _ := s.Get(ctx, c.ID)
+	if after.Version != before.Version || string(after.Spec) != string(before.Spec) || after.RetryEpoch != before.RetryEpoch {
+		t.Fatalf("refused edit changed the card: %+v → %+v", before, after)
+	}
+	if _, err := s.Edit(ctx, c.Identifier, operator.Input{Title: ptr("renamed")}); err != nil {
+		t.Fatalf("a title edit of a running card: %v", err)
+	}
+}

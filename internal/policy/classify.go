@@ -57,15 +57,15 @@ func classify(s Signals, rules []Rule, text string) Classification {
 	return byExit(s, text)
 }
 
-// killKinds maps Signals.KilledFor to a kind. "spend" means a spend cap
-// stopped the run: held like a cancel (an operator raises the cap), never
+// killKinds maps Signals.KilledFor to a kind. "spend" means the card's spend
+// cap stopped the run: it blocks the card (an operator raises the cap), never
 // retried on its own.
 var killKinds = map[string]Kind{
 	"timeout":  KindTimeout,
 	"stall":    KindStalled,
 	"cancel":   KindCancelled,
 	"shutdown": KindInterrupted,
-	"spend":    KindCancelled,
+	"spend":    KindSpendLimit,
 }
 
 var killWords = map[string]string{
@@ -82,6 +82,9 @@ func byKill(s Signals) (Classification, bool) {
 		return Classification{}, false
 	}
 	msg := killWords[s.KilledFor]
+	if s.StopReason != "" {
+		msg = "drover stopped the run: " + s.StopReason
+	}
 	if last := primaryMessage(s); last != "" {
 		msg += "; last output: " + last
 	}

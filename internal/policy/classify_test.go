@@ -35,7 +35,7 @@ func TestClassifyOrder(t *testing.T) {
 		{"stall kill", Signals{ExitCode: -1, Signaled: true, KilledFor: "stall"}, nil, KindStalled, "killed:stall"},
 		{"cancel kill", Signals{ExitCode: -1, Signaled: true, KilledFor: "cancel"}, nil, KindCancelled, "killed:cancel"},
 		{"shutdown kill", Signals{ExitCode: -1, Signaled: true, KilledFor: "shutdown"}, nil, KindInterrupted, "killed:shutdown"},
-		{"spend kill is held", Signals{ExitCode: -1, Signaled: true, KilledFor: "spend"}, nil, KindCancelled, "killed:spend"},
+		{"spend kill blocks", Signals{ExitCode: -1, Signaled: true, KilledFor: "spend"}, nil, KindSpendLimit, "killed:spend"},
 		{"kill beats the structured error", Signals{ExitCode: 1, KilledFor: "timeout", Structured: rateLimited}, nil, KindTimeout, "killed:timeout"},
 		{"clean exit", Signals{ExitCode: 0}, nil, KindSucceeded, "exit_code"},
 		{"clean exit with denials", Signals{ExitCode: 0, Structured: Structured{Present: true, PermissionDenials: 1, ResultText: "Please grant permission"}},

@@ -285,7 +285,14 @@ func (x *decider) capped(d Decision) Decision {
 	head += ", not counted toward max_attempts)"
 	if limit != NoCap && m > limit {
 		budget := fmt.Sprintf("policy.kinds.%s.cap", x.k)
-		head = fmt.Sprintf("%s hit %s for the %s time in this retry epoch (%s: %d %s)", x.run(), x.k, ordinal(m), budget, limit, plural(noun, limit))
+		span := "in this retry epoch"
+		if x.k == KindInterrupted {
+			span = "in a row"
+			if x.cur.Attempt >= m {
+				span += fmt.Sprintf(" (attempts %d–%d)", x.cur.Attempt-m+1, x.cur.Attempt)
+			}
+		}
+		head = fmt.Sprintf("%s hit %s for the %s time %s (%s: %d %s)", x.run(), x.k, ordinal(m), span, budget, limit, plural(noun, limit))
 		if x.k == KindProviderUnavailable {
 			head += "; it fails on this card only"
 		}

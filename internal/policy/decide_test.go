@@ -349,3 +349,19 @@ func TestBlockReasonWhatIsOneLine(t *testing.T) {
 		t.Fatalf("what = %q", d.BlockReason.What)
 	}
 }
+
+// The crash-loop guard counts interruptions in a row; the give-up says so,
+// and never calls the run's rank in a row its count in the epoch (issue 13).
+func TestInterruptedGiveUpCountsInARow(t *testing.T) {
+	h := hist(KindInterrupted, KindInterrupted, KindAgentFailed, KindInterrupted, KindInterrupted, KindInterrupted)
+	d := Decide(input(Defaults(), KindInterrupted, h))
+	if d.Verb != VerbGiveUp {
+		t.Fatalf("verb = %s: %s", d.Verb, d.Explain)
+	}
+	if !strings.Contains(d.Explain, "4th time in a row") || strings.Contains(d.Explain, "4th time in this retry epoch") {
+		t.Fatalf("explain = %q; want the 4th interruption in a row (the epoch has 6)", d.Explain)
+	}
+	if !strings.Contains(d.Explain, "attempts 4–7") {
+		t.Fatalf("explain = %q; want the attempts of the run named", d.Explain)
+	}
+}

@@ -29,6 +29,9 @@ const (
 	KindUnknown             Kind = "unknown"
 	KindNoProgress          Kind = "no_progress"
 	KindCancelled           Kind = "cancelled"
+	// KindSpendLimit: drover stopped the run because the card crossed
+	// limits.max_cost_per_card_usd; the card is blocked until an operator acts.
+	KindSpendLimit Kind = "spend_limit"
 	// KindSucceeded is not a failure: the sim agent and classify use it for a clean run.
 	KindSucceeded Kind = "succeeded"
 )
@@ -39,7 +42,7 @@ var Kinds = []Kind{
 	KindNetwork, KindWorkspaceSetup, KindInterrupted, KindAuthFailed, KindConfigError,
 	KindInvalidInput, KindContextExhausted, KindPermissionDenied, KindRefused,
 	KindInputRequired, KindAgentFailed, KindMaxTurns, KindTimeout, KindStalled,
-	KindUnknown, KindNoProgress, KindCancelled,
+	KindUnknown, KindNoProgress, KindCancelled, KindSpendLimit,
 }
 
 // Valid reports whether k is a known failure kind.

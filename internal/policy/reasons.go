@@ -107,6 +107,8 @@ func how(k Kind, id, profile, runID string) string {
 		return fmt.Sprintf("lower the load on agent profile %s (fewer concurrent cards) or wait for the limit to reset, then %s", prof, resume)
 	case KindNoProgress:
 		return fmt.Sprintf("the agent exits cleanly but never moves the card: read %s; if the work is done run drover card mv %s done, else change the card (drover card edit %s …) and %s", logs, id, id, resume)
+	case KindSpendLimit:
+		return fmt.Sprintf("raise limits.max_cost_per_card_usd in WORKFLOW.md or make the card smaller (drover card edit %s …), then %s", id, resume)
 	case KindCancelled:
 		return fmt.Sprintf("an operator cancelled the run: %s to run it again, or drover card cancel %s to drop it", resume, id)
 	case KindAuthFailed, KindQuotaExhausted, KindConfigError:

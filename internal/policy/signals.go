@@ -10,7 +10,11 @@ type Signals struct {
 	Signaled  bool   // the process died of a signal
 	// KilledFor is set when drover itself stopped the process:
 	// "timeout", "stall", "cancel", "shutdown", "spend".
-	KilledFor  string
+	KilledFor string
+	// StopReason, with KilledFor, is drover's own reason for the stop in
+	// words ("an operator moved DRV-1 to done"); it replaces the generic
+	// message of KilledFor.
+	StopReason string
 	Structured Structured
 	Stdout     string // tail of stdout (the adapter decides how much)
 	Stderr     string // tail of stderr

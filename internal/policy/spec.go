@@ -120,6 +120,8 @@ var specs = map[Kind]KindSpec{
 		WhatCanChange: "a human looks at why the card stays eligible after clean exits"},
 	KindCancelled: {Verb: VerbHold, Outcome: board.OutcomeCancelled, DefaultCap: NoCap,
 		WhatCanChange: "an operator resumes or cancels the card (never retried automatically)"},
+	KindSpendLimit: {Verb: VerbBlock, Outcome: board.OutcomeBlocked, DefaultCap: NoCap,
+		WhatCanChange: "an operator raises limits.max_cost_per_card_usd or makes the card smaller, then drover card resume ID"},
 	KindSucceeded: {Verb: VerbComplete, Outcome: board.OutcomeSucceeded, DefaultCap: NoCap,
 		WhatCanChange: "nothing: the work is done"},
 }

@@ -41,7 +41,8 @@ func SpendDecision(limits SpendLimits, spentToday, inFlightToday, cardSpent floa
 }
 
 // SpendBlock is the block for a card over its spend limit: the decision the
-// dispatcher writes when SpendDecision says blockCard. runID may be empty.
+// dispatcher writes when SpendDecision says blockCard. runID may be empty;
+// when it is set, the run it names ends blocked with kind spend_limit.
 func SpendBlock(card board.Card, limits SpendLimits, cardSpent float64, runID, blockedState string) Decision {
 	id := ident(card)
 	w := "card " + id
@@ -51,11 +52,12 @@ func SpendBlock(card board.Card, limits SpendLimits, cardSpent float64, runID, b
 	st := nonEmpty(blockedState, "blocked")
 	return Decision{
 		Verb: VerbBlock, NextState: st, Event: board.EvBlocked, Notify: []string{NotifyBlocked},
+		Kind: KindSpendLimit, Outcome: board.OutcomeBlocked,
 		BlockReason: &board.BlockReason{
-			Kind:  "spend_limit",
+			Kind:  string(KindSpendLimit),
 			What:  fmt.Sprintf("spend limit: the card has spent $%.2f of limits.max_cost_per_card_usd $%.2f", cardSpent, limits.PerCard),
 			Where: w,
-			How:   fmt.Sprintf("raise limits.max_cost_per_card_usd in WORKFLOW.md or make the card smaller (drover card edit %s …), then drover card resume %s", id, id),
+			How:   how(KindSpendLimit, id, "", ""),
 		},
 		Explain: fmt.Sprintf("%s spent $%.2f of its $%.2f limit; moved to %s", id, cardSpent, limits.PerCard, st),
 	}

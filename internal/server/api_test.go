@@ -131,6 +131,10 @@ func TestCards(t *testing.T) {
 		t.Fatalf("patch: %v", p)
 	}
 	h.want(h.do("PATCH", "/api/v1/cards/"+id, map[string]any{"state": "done"}), 400)
+	// A running card's spec is not changed under its run (issue 13, item 8).
+	if c := h.want(h.do("PATCH", "/api/v1/cards/"+h.w.Running.Identifier, map[string]any{"spec": map[string]any{"plan": "b"}}), 400).errCode(t); c != "invalid_input" {
+		t.Fatal(c)
+	}
 	h.want(h.do("DELETE", "/api/v1/cards/"+id, nil), 405)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/store"
 )
 
@@ -321,26 +322,37 @@ func (s *State) outbox(ctx context.Context, st store.Store) error {
 		last  string
 		since time.Time
 	}
+	// Rows waiting for an unconfigured channel are told apart from failing
+	// ones: nothing is wrong with the receiver, a channel is missing.
 	by := map[string]*agg{}
 	var order []string
 	for _, it := range items {
 		if it.LastError == "" {
 			continue
 		}
-		a := by[it.Channel]
+		code := "notify_failing"
+		if strings.HasPrefix(it.LastError, notify.WaitingPrefix) {
+			code = "notify_waiting"
+		}
+		k := code + "\x00" + it.Channel
+		a := by[k]
 		if a == nil {
 			a = &agg{since: it.CreatedAt}
-			by[it.Channel] = a
-			order = append(order, it.Channel)
+			by[k] = a
+			order = append(order, k)
 		}
 		a.n++
 		a.last = it.LastError
 	}
-	for _, ch := range order {
-		a := by[ch]
+	for _, k := range order {
+		a := by[k]
+		code, ch, _ := strings.Cut(k, "\x00")
 		since := a.since.UTC()
-		s.Errors = append(s.Errors, Error{Code: "notify_failing", Source: "outbox:" + ch, Since: &since,
-			Message: fmt.Sprintf("%d %s notification(s) not delivered; last error: %s", a.n, ch, a.last)})
+		msg := fmt.Sprintf("%d %s notification(s) not delivered; last error: %s", a.n, ch, a.last)
+		if code == "notify_waiting" {
+			msg = fmt.Sprintf("%d %s notification(s) waiting for a channel: %s; drover outbox ls lists them", a.n, ch, strings.TrimPrefix(a.last, notify.WaitingPrefix))
+		}
+		s.Errors = append(s.Errors, Error{Code: code, Source: "outbox:" + ch, Since: &since, Message: msg})
 	}
 	return nil
 }

@@ -164,6 +164,7 @@ type Spend struct {
 //   - store_error: the node cannot reach the store
 //   - dispatch_paused: the node starts no new runs (a string reason, or true)
 //   - notify_failing: undelivered notifications with errors on a channel
+//   - notify_waiting: undelivered notifications whose channel is not configured now
 type Error struct {
 	Code    string     `json:"code"`
 	Source  string     `json:"source"` // "node:NAME" or "outbox:CHANNEL"

@@ -195,6 +195,9 @@ type OutboxResult struct {
 	Error     string
 	NextAt    time.Time // when to try again (not delivered)
 	Dead      bool
+	// Waiting: no try was made (the row's channel is not configured now);
+	// the row waits for one without spending its attempts.
+	Waiting bool
 }
 
 // OutboxFilter selects outbox rows.

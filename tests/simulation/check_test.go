@@ -163,6 +163,27 @@ func (c *checker) check(final bool) {
 			w.violate("%s has %d open runs", ident[card], len(rs))
 		}
 	}
+	// A finished run has an outcome (issue 13, item 1: a spend stop left
+	// finished_at set and outcome "").
+	for _, r := range runs {
+		if r.Open() && r.FinishedAt != nil {
+			w.violate("run of %s (retry epoch %d, attempt %d) finished at %s with no outcome", ident[r.CardID], r.RetryEpoch, r.Attempt, r.FinishedAt)
+		}
+	}
+	// A live run uses the spec of its retry epoch: while the card is still in
+	// the run's epoch, its spec is the one the session started with (issue
+	// 13, item 8: an edit under a running attempt kept the epoch).
+	byCard := map[string]board.Card{}
+	for _, cd := range cards {
+		byCard[cd.ID] = cd
+	}
+	for _, id := range sortedKeys(w.live) {
+		iv := w.live[id]
+		cd, ok := byCard[iv.card.ID]
+		if ok && cd.RetryEpoch == iv.run.RetryEpoch && string(cd.Spec) != string(iv.card.Spec) {
+			w.violate("%s attempt %d runs spec %s but its retry epoch %d now has spec %s", cd.Identifier, iv.run.Attempt, iv.card.Spec, cd.RetryEpoch, cd.Spec)
+		}
+	}
 	// A live agent session belongs to an open run.
 	for _, id := range sortedKeys(w.live) {
 		iv := w.live[id]

@@ -114,6 +114,9 @@ func workflow(maxAttempts, slots int, root string) string {
 		Set("policy", fmt.Sprintf("max_attempts: %d\nbackoff: {base: 10s, max: 2m, jitter: 0.3}\nbreaker: {threshold: 3, window: 2m, cooldown: 3m}", maxAttempts)).
 		Set("dispatch", fmt.Sprintf("{node: n1, lease: 30s, poll_interval: 5s, max_concurrent: %d}", slots)).
 		Set("workspace", fmt.Sprintf("{root: %q}", root)).
+		// Sessions cost $0.10 now and then: a card's cap stops the run that
+		// crosses it (issue 13, item 1).
+		Set("limits", "{max_cost_per_card_usd: 0.25}").
 		String()
 }
 
@@ -320,6 +323,13 @@ func (a *fakeAgent) Run(ctx context.Context, inv agent.Invocation) (agent.Result
 		w.violate("agent session opened for %s with invalid input (%s)", inv.Card.Identifier, why)
 	}
 	iv.verdict = w.verdict()
+	if w.intn(4) == 0 {
+		// A priced session: its cost is reported live, as real agents do.
+		iv.verdict.Signals.Structured.CostUSD, iv.verdict.Signals.Structured.CostKnown = 0.1, true
+		if inv.Progress != nil {
+			inv.Progress(agent.Progress{CostUSD: 0.1})
+		}
+	}
 	if w.settling || w.intn(10) < 6 {
 		w.endSession(iv)
 		return iv.verdict, nil

@@ -149,7 +149,7 @@ func (Agent) run(ctx context.Context, inv agent.Invocation) (agent.Result, error
 		"content": []any{map[string]any{"type": "text", "text": fmt.Sprintf("Working on %s (attempt %d): %s", inv.Card.Identifier, inv.Run.Attempt, inv.Card.Title)}}}})
 
 	// Kinds that only the dispatcher can observe are played as such.
-	forced := map[policy.Kind]string{policy.KindTimeout: "timeout", policy.KindStalled: "stall", policy.KindInterrupted: "shutdown", policy.KindCancelled: "cancel"}
+	forced := map[policy.Kind]string{policy.KindTimeout: "timeout", policy.KindStalled: "stall", policy.KindInterrupted: "shutdown", policy.KindCancelled: "cancel", policy.KindSpendLimit: "spend"}
 	if how, ok := forced[kind]; ok {
 		select {
 		case <-ctx.Done():

@@ -92,9 +92,13 @@ func (d *DB) MarkOutbox(ctx context.Context, id string, r store.OutboxResult) er
 	if next.IsZero() {
 		next = r.At
 	}
+	tried := 1
+	if r.Waiting {
+		tried = 0
+	}
 	return d.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, d.q(`UPDATE outbox SET attempts = attempts + 1, delivered_at = ?, last_error = ?,
-			next_at = ?, dead = ? WHERE id = ? AND delivered_at IS NULL`), delivered, r.Error, ms(next), dead, id)
+		_, err := tx.ExecContext(ctx, d.q(`UPDATE outbox SET attempts = attempts + ?, delivered_at = ?, last_error = ?,
+			next_at = ?, dead = ? WHERE id = ? AND delivered_at IS NULL`), tried, delivered, r.Error, ms(next), dead, id)
 		return err
 	})
 }

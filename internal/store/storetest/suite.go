@@ -477,6 +477,8 @@ func testOutbox(t *testing.T, s store.Store) {
 		t.Fatalf("due = %+v", due)
 	}
 	retry := time.Now().Add(time.Hour)
+	// A row waiting for its channel spends no attempt.
+	must(t, s.MarkOutbox(ctx, due[0].ID, store.OutboxResult{At: time.Now(), Error: "waiting", NextAt: time.Now(), Waiting: true}))
 	must(t, s.MarkOutbox(ctx, due[0].ID, store.OutboxResult{At: time.Now(), Error: "500", NextAt: retry}))
 	if d, _ := s.DueOutbox(ctx, time.Now(), 10); len(d) != 0 {
 		t.Fatal("an item scheduled for later is due now")

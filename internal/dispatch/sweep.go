@@ -1,0 +1,65 @@
+package dispatch
+
+import (
+	"context"
+	"os"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/workspace"
+)
+
+// sweepPage bounds the cards one sweep looks at: the most recently updated
+// cards in the sink columns that workspace.cleanup clears.
+const sweepPage = 100
+
+// sweepWorkspaces removes, per workspace.cleanup, the workspaces of cards an
+// operator moved into a sink (card mv … done, card cancel): routing cleans up
+// only after a run, and such moves happen between runs. It looks only at
+// cards updated since its last sweep, newest first, and only at this node's
+// own disk; a claimed card, or one with a run live here, keeps its workspace.
+func (d *Dispatcher) sweepWorkspaces(ctx context.Context, cfg *config.Config) {
+	var sinks []string
+	for _, c := range cfg.Board.Columns {
+		if workspace.ShouldRemove(cfg.Workspace.Cleanup, c.Role) {
+			sinks = append(sinks, c.Name)
+		}
+	}
+	if len(sinks) == 0 {
+		return
+	}
+	cards, err := d.o.Store.ListCards(ctx, store.CardFilter{States: sinks, Claimed: store.Bool(false), Order: store.OrderUpdated, Limit: sweepPage})
+	if err != nil || len(cards) == 0 || !cards[0].UpdatedAt.After(d.sweptUpTo) {
+		return
+	}
+	for _, c := range cards {
+		if !c.UpdatedAt.After(d.sweptUpTo) {
+			break
+		}
+		if d.hasJob(c.ID) {
+			continue
+		}
+		d.removeWorkspace(cfg, c)
+	}
+	d.sweptUpTo = cards[0].UpdatedAt
+}
+
+// removeWorkspace runs the before_remove hook and removes c's workspace, if
+// this node has one for it.
+func (d *Dispatcher) removeWorkspace(cfg *config.Config, c board.Card) {
+	dir, err := workspace.Path(cfg.Workspace.Root, c.Identifier)
+	if err != nil {
+		return
+	}
+	if _, err := os.Lstat(dir); err != nil {
+		return
+	}
+	hooks := workspace.Hooks{BeforeRemove: cfg.Hooks.BeforeRemove, Timeout: cfg.Hooks.Timeout}
+	_ = hooks.Run(context.Background(), workspace.HookBeforeRemove, dir, envSlice(map[string]string{"DROVER_CARD_ID": c.ID, "DROVER_CARD_IDENTIFIER": c.Identifier, "DROVER_WORKSPACE": dir}), nil)
+	if err := workspace.Remove(cfg.Workspace.Root, dir); err != nil {
+		d.log.Warn("could not remove a workspace", "card_id", c.ID, "identifier", c.Identifier, "workspace", dir, "err", err)
+		return
+	}
+	d.log.Info("workspace removed", "card_id", c.ID, "identifier", c.Identifier, "workspace", dir, "state", c.State, "cleanup", cfg.Workspace.Cleanup)
+}
