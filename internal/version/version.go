@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"sync"
 
 	"github.com/drover-dev/drover/internal/store/sqlstore"
 )
@@ -48,11 +49,11 @@ type Info struct {
 	Schema int64 `json:"schema"`
 }
 
-// Get returns this build's Info.
-func Get() Info {
+// Get returns this build's Info (read once per process).
+var Get = sync.OnceValue(func() Info {
 	bi, _ := debug.ReadBuildInfo()
 	return fromBuild(bi, version, commit, date)
-}
+})
 
 // fromBuild reads bi (nil when the binary has none), letting the non-empty
 // overrides win.
