@@ -109,6 +109,22 @@ func upgrade(t *testing.T, dir string, backend testkit.Backend) {
 	if r := got.Cards[cardRetry]; !r.NextAttemptAt.After(time.Now().Add(24*time.Hour)) || !r.Runs[0].Counted {
 		t.Fatalf("%s: want one counted attempt with its retry still far ahead, got %+v", cardRetry, r)
 	}
+	var explain struct {
+		Budgets []struct {
+			Name        string
+			Used, Limit int
+		} `json:"budgets"`
+	}
+	b.json(&explain, "explain", cardRetry)
+	budget := ""
+	for _, x := range explain.Budgets {
+		if x.Name == "policy.max_attempts" {
+			budget = fmt.Sprintf("%d of %d", x.Used, x.Limit)
+		}
+	}
+	if want := fmt.Sprintf("1 of %d", maxAttempts); budget != want {
+		t.Fatalf("drover explain %s: max_attempts budget %q used, want %q", cardRetry, budget, want)
+	}
 
 	// Serve it: the ready card settles, nothing else runs, and the
 	// notifications the old drover left undelivered go out.
