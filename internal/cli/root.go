@@ -18,6 +18,7 @@ import (
 	"github.com/drover-dev/drover/internal/operator"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/store/sqlstore"
+	"github.com/drover-dev/drover/internal/version"
 )
 
 // Exit codes.
@@ -93,9 +94,12 @@ Start with:  drover demo --until-settled   (a self-contained tour)
 		a.initCmd(), a.cardCmd(), a.boardCmd(), a.eventsCmd(), a.runsCmd(), a.logsCmd(),
 		a.benchCmd(), a.demoCmd(),
 		a.statusCmd(), a.explainCmd(), a.policyCmd(), a.classifyCmd(), a.agentCmd(),
-		a.serveCmd(), a.outboxCmd(),
+		a.serveCmd(), a.outboxCmd(), a.versionCmd(),
+		a.storeCmd(), a.backupCmd(), a.restoreCmd(),
 	)
-	root.AddCommand(a.storeCmd(), a.backupCmd(), a.restoreCmd())
+	// drover --version: Cobra adds the flag when Version is set.
+	root.Version = version.Get().String()
+	root.SetVersionTemplate("{{.Version}}\n")
 	guardGroups(root)
 	return root
 }

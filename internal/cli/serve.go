@@ -27,7 +27,13 @@ func (a *app) serveCmd() *cobra.Command {
 		Long: `Run the dispatcher: claim eligible cards, run their agents in workspaces, route
 every outcome, and serve the dashboard and HTTP API when server.port is set.
 SIGTERM or Ctrl-C stops the agents, records their runs as interrupted and
-returns the cards to the eligible column.`,
+returns the cards to the eligible column.
+
+Logs go to stderr. Under systemd (stderr connected to the journal) they are
+one line per record without a timestamp and with the record's priority
+(--log-format journal); elsewhere slog's text form (--log-format text) or
+JSON (--log-format json). DROVER_LOG_FORMAT sets the format when the flag is
+not given.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if _, err := os.Stat(a.configPath); errors.Is(err, os.ErrNotExist) {
@@ -36,7 +42,11 @@ returns the cards to the eligible column.`,
 			if err := a.open(c.Context()); err != nil {
 				return err
 			}
-			log, err := newLogger(a.errw, logFormat, logLevel)
+			format, err := resolveLogFormat(logFormat, c.Flags().Changed("log-format"), a.errw)
+			if err != nil {
+				return err
+			}
+			log, err := newLogger(a.errw, format, logLevel)
 			if err != nil {
 				return err
 			}
@@ -48,7 +58,7 @@ returns the cards to the eligible column.`,
 			return a.runServer(ctx, a.cfg.Full, log, nil)
 		},
 	}
-	c.Flags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	c.Flags().StringVar(&logFormat, "log-format", logAuto, "log format: auto (journal under systemd, else text), text, json or journal (env "+logFormatEnv+")")
 	c.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	return c
 }
@@ -64,8 +74,10 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "journal":
+		return slog.New(newJournalHandler(w, opts)), nil
 	}
-	return nil, usagef("--log-format: %q is not text or json", format)
+	return nil, usagef("--log-format: %q is not text, json or journal", format)
 }
 
 // validateForServe refuses configs that could only fail at run time.

@@ -41,7 +41,7 @@ type Options struct {
 	Log           *slog.Logger
 	Now           func() time.Time
 	Rand          func() float64
-	ShutdownGrace time.Duration // how long Run waits for agents to stop (default 20s)
+	ShutdownGrace time.Duration // how long Run waits for agents to stop (default DefaultShutdownGrace)
 	Metrics       Metrics       // optional
 	// OnTick is called after every tick (tests, benchmarks).
 	OnTick func()
@@ -130,7 +130,7 @@ func New(o Options) (*Dispatcher, error) {
 		o.After = time.After
 	}
 	if o.ShutdownGrace == 0 {
-		o.ShutdownGrace = 20 * time.Second
+		o.ShutdownGrace = DefaultShutdownGrace
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
@@ -312,11 +312,20 @@ func (d *Dispatcher) shutdown() error {
 			return nil
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), ShutdownFinalWrite)
 	defer cancel()
 	_ = d.touch(ctx)
 	return nil
 }
+
+// DefaultShutdownGrace is how long Run, once its context ends, waits for the
+// agents it stopped to finish and their runs to be routed;
+// ShutdownFinalWrite bounds the node's last store write after that. A
+// service manager's stop timeout must exceed their sum (docs/drover.service).
+const (
+	DefaultShutdownGrace = 20 * time.Second
+	ShutdownFinalWrite   = 5 * time.Second
+)
 
 func nonEmpty(s, def string) string {
 	if s == "" {

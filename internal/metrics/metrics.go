@@ -4,6 +4,8 @@
 //     process serving /metrics reports the shared board truthfully): cards by
 //     column, running runs, retry queue depth, breaker states, spend today,
 //     outbox backlog;
+//   - drover_build_info: 1, labelled with the build (version, commit,
+//     goversion, schema);
 //   - counters and histograms the dispatcher feeds as things happen: runs by
 //     outcome and kind, attempts, dispatch latency (eligible → agent
 //     started) and tick duration.
@@ -14,6 +16,7 @@ package metrics
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +26,7 @@ import (
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/status"
 	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/version"
 )
 
 // Metrics holds the registry and the series the dispatcher feeds.
@@ -57,11 +61,21 @@ func New(st store.Store, cfg func() *config.Config, log *slog.Logger) *Metrics {
 			Help: "Seconds per dispatcher tick.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}),
 	}
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.Runs, m.Attempts, m.DispatchLatency, m.TickDuration)
+		m.Runs, m.Attempts, m.DispatchLatency, m.TickDuration, buildInfo(version.Get()))
 	if st != nil {
 		m.Registry.MustRegister(&storeCollector{st: st, cfg: cfg, log: log})
 	}
 	return m
+}
+
+// buildInfo is drover_build_info, 1 with the build in its labels.
+func buildInfo(in version.Info) prometheus.Gauge {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "drover_build_info",
+		Help: "Always 1; the labels say which drover build serves (drover version).",
+		ConstLabels: prometheus.Labels{"version": in.Version, "commit": in.Commit, "goversion": in.GoVersion,
+			"schema": strconv.FormatInt(in.Schema, 10)}})
+	g.Set(1)
+	return g
 }
 
 // ObserveRun counts a routed run.

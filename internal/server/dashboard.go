@@ -16,6 +16,7 @@ import (
 	"github.com/drover-dev/drover/internal/operator"
 	"github.com/drover-dev/drover/internal/status"
 	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/version"
 )
 
 //go:embed web
@@ -61,12 +62,14 @@ type page struct {
 	Explain  bool
 	Fragment bool
 	Data     any
+	// Build is the drover build serving the page (the footer).
+	Build version.Info
 }
 
 // render executes the page template name, or only its "live" block when
 // ?fragment=1 (the dashboard's JS swaps that block in on every change).
 func (s *Server) render(w http.ResponseWriter, r *http.Request, name string, p page) {
-	p.CSRF, p.Now, p.Explain = s.csrf, s.opts.Now(), s.opts.Explain != nil
+	p.CSRF, p.Now, p.Explain, p.Build = s.csrf, s.opts.Now(), s.opts.Explain != nil, version.Get()
 	p.Fragment = r.URL.Query().Get("fragment") == "1"
 	var buf bytes.Buffer
 	tmpl := name

@@ -12,6 +12,7 @@ import (
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/version"
 )
 
 // Snapshot reads the store and returns the state at now. cfg may be nil (the
@@ -27,7 +28,7 @@ func Snapshot(ctx context.Context, st store.Store, cfg *config.Config, now time.
 	}
 	s := State{GeneratedAt: now, RateLimits: json.RawMessage("null"),
 		Running: []Running{}, Retrying: []Retrying{}, Blocked: []Blocked{}, Parked: []Parked{},
-		Agents: []Agent{}, Errors: []Error{}, Nodes: []Node{}, Columns: []Column{}}
+		Agents: []Agent{}, Errors: []Error{}, Nodes: []Node{}, Columns: []Column{}, Drover: version.Get()}
 
 	counts, err := st.CountByState(ctx)
 	if err != nil {

@@ -4,7 +4,7 @@
 // The top-level fields follow Symphony's /api/v1/state shape field for field
 // (generated_at, counts{running, retrying}, running[], retrying[],
 // codex_totals, rate_limits); drover adds blocked[], parked[], agents[],
-// spend, errors[], nodes[] and columns[], and adds fields to the running and
+// spend, errors[], nodes[], columns[] and drover (the build), and adds fields to the running and
 // retrying rows. Nothing in here writes: a snapshot is a read of the store.
 package status
 
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/version"
 )
 
 // State is the snapshot. Lists are never null in JSON.
@@ -34,6 +35,8 @@ type State struct {
 	Errors  []Error   `json:"errors"`
 	Nodes   []Node    `json:"nodes"`
 	Columns []Column  `json:"columns"`
+	// Drover is the build that made the snapshot (drover version).
+	Drover version.Info `json:"drover"`
 }
 
 // Counts are Symphony's counts plus drover's. Blocked and Parked are totals
