@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/dispatch"
 	"github.com/drover-dev/drover/internal/metrics"
+	"github.com/drover-dev/drover/internal/tracing"
 )
 
 func (a *app) serveCmd() *cobra.Command {
@@ -27,7 +29,11 @@ func (a *app) serveCmd() *cobra.Command {
 		Long: `Run the dispatcher: claim eligible cards, run their agents in workspaces, route
 every outcome, and serve the dashboard and HTTP API when server.port is set.
 SIGTERM or Ctrl-C stops the agents, records their runs as interrupted and
-returns the cards to the eligible column.`,
+returns the cards to the eligible column.
+
+Traces: with OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
+set, each run attempt is exported as an OpenTelemetry trace over OTLP/HTTP;
+OTEL_SDK_DISABLED=true turns that off. See the README's Traces section.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if _, err := os.Stat(a.configPath); errors.Is(err, os.ErrNotExist) {
@@ -43,6 +49,18 @@ returns the cards to the eligible column.`,
 			for _, w := range a.cfg.Full.Warnings {
 				log.Warn("config: " + w)
 			}
+			shutdownTraces, err := tracing.Setup(c.Context(), log)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			defer func() {
+				// Flush the spans of the runs the stop just routed.
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				if err := shutdownTraces(ctx); err != nil {
+					log.Warn("traces: could not flush the last spans", "err", err)
+				}
+			}()
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return a.runServer(ctx, a.cfg.Full, log, nil)
