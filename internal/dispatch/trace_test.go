@@ -18,24 +18,13 @@ import (
 // route as children, the card and run ids on the root, the outcome on the
 // root and the route, and the failed attempt's error status.
 func TestTraceOfEachAttempt(t *testing.T) {
-	rcv := testkit.NewReceiver(t)
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
-	t.Setenv("OTEL_SDK_DISABLED", "")
-	t.Setenv("OTEL_TRACES_EXPORTER", "")
-	shutdown, err := tracing.Setup(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rcv, flush := traceTo(t)
 	w := newWorldFrom(t, worldWorkflow(3).Set("hooks", `{after_create: "true", before_run: "true", after_run: "true"}`))
 	c := w.add("fails once, then succeeds", "", `{"sim":["agent_failed","succeeded"],"sim_delay":"1ms"}`)
 	stop := w.run(w.dispatcher("n1"))
 	w.waitFor(c.Identifier, "review", inState("review"))
 	stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
+	flush()
 
 	byTrace := map[string][]testkit.Span{}
 	for _, s := range rcv.Spans(t) {
@@ -91,4 +80,63 @@ func TestTraceOfEachAttempt(t *testing.T) {
 			t.Fatalf("attempt 1: kind %s, status message %q", r.Kind, root.StatusMessage)
 		}
 	}
+}
+
+// A run recovered after its owner stopped is routed inside the run's own
+// trace: the route span's parent is the run's root span, by its derived ids.
+func TestRecoveredRunRoutesInItsTrace(t *testing.T) {
+	rcv, flush := traceTo(t)
+	w := newWorld(t, 3)
+	c := w.add("claimed, then its owner restarts", "", `{}`)
+	d := w.dispatcher("n1")
+	ctx := context.Background()
+	cur, _ := w.st.GetCard(ctx, c.ID)
+	if err := d.claimAndStartNoRun(ctx, cur); err != nil {
+		t.Fatal(err)
+	}
+	cur, _ = w.st.GetCard(ctx, c.ID)
+	if err := d.recoverCard(ctx, cur, true); err != nil {
+		t.Fatal(err)
+	}
+	flush()
+	run := w.runs(c.ID)[0]
+	root := tracing.RunSpanContext(run.ID)
+	var routes []testkit.Span
+	for _, s := range rcv.Spans(t) {
+		if s.Name == tracing.SpanRoute {
+			routes = append(routes, s)
+		}
+	}
+	if len(routes) != 1 || routes[0].TraceID != root.TraceID().String() || routes[0].ParentID != root.SpanID().String() ||
+		routes[0].Attrs["drover.recovered"] != "true" || routes[0].Attrs["drover.outcome"] != string(run.Outcome) || run.Outcome != "interrupted" {
+		t.Fatalf("route spans %+v; want one in run %s's trace under its root, recovered, outcome %s", routes, run.ID, run.Outcome)
+	}
+}
+
+// traceTo turns tracing on towards a fresh OTLP receiver; flush exports
+// what was recorded and turns tracing off again.
+func traceTo(t *testing.T) (*testkit.Receiver, func()) {
+	t.Helper()
+	rcv := testkit.NewReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
+	t.Setenv("OTEL_SDK_DISABLED", "")
+	t.Setenv("OTEL_TRACES_EXPORTER", "")
+	shutdown, err := tracing.Setup(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := false
+	flush := func() {
+		if done {
+			return
+		}
+		done = true
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(flush)
+	return rcv, flush
 }
