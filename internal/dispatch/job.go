@@ -131,7 +131,11 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 		tracing.End(wsp, err)
 		return setup(err)
 	}
+	tracing.Workspace(wsp, ws, created)
 	env := d.env(j, ws, cfg)
+	if tp := tracing.Traceparent(j.ctx); tp != "" {
+		env["TRACEPARENT"] = tp
+	}
 	hooks := workspace.Hooks{AfterCreate: cfg.Hooks.AfterCreate, BeforeRun: cfg.Hooks.BeforeRun, AfterRun: cfg.Hooks.AfterRun, BeforeRemove: cfg.Hooks.BeforeRemove, Timeout: cfg.Hooks.Timeout}
 	hookLog, _ := os.OpenFile(logPath+".hooks", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	var hw io.Writer = io.Discard
@@ -176,6 +180,8 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	res.Signals.Now = d.o.Now()
 	_, csp := tracing.Start(j.ctx, tracing.SpanClassify)
 	cls := classifyResult(j.ctx, &res, runErr, p)
+	st := res.Signals.Structured
+	tracing.AgentExited(asp, res.Signals.ExitCode, res.Signals.KilledFor, st.TokensIn, st.TokensOut, st.CostUSD)
 	tracing.Classified(csp, string(cls.Kind), cls.Source)
 	csp.End()
 	if cls.Kind != policy.KindSucceeded {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,7 +22,7 @@ import (
 // root and the route, and the failed attempt's error status.
 func TestTraceOfEachAttempt(t *testing.T) {
 	rcv, flush := traceTo(t)
-	w := newWorldFrom(t, worldWorkflow(3).Set("hooks", `{after_create: "true", before_run: "true", after_run: "true"}`))
+	w := newWorldFrom(t, worldWorkflow(3).Set("hooks", `{after_create: "true", before_run: 'echo "$TRACEPARENT" > traceparent-$DROVER_ATTEMPT', after_run: "true"}`))
 	c := w.add("fails once, then succeeds", "", `{"sim":["agent_failed","succeeded"],"sim_delay":"1ms"}`)
 	stop := w.run(w.dispatcher("n1"))
 	w.waitFor(c.Identifier, "review", inState("review"))
@@ -67,6 +70,13 @@ func TestTraceOfEachAttempt(t *testing.T) {
 		ws := children[tracing.SpanWorkspace]
 		if r.Attempt == 1 && hooks["after_create"].ParentID != ws.SpanID || hooks["before_run"].ParentID != ws.SpanID || hooks["after_run"].ParentID != root.SpanID {
 			t.Fatalf("attempt %d: hooks %+v, want after_create (first attempt) and before_run under the workspace span, after_run under the root", r.Attempt, hooks)
+		}
+		tp, _ := os.ReadFile(filepath.Join(r.Workspace, "traceparent-"+strconv.Itoa(r.Attempt)))
+		if want := "00-" + tid + "-" + root.SpanID + "-01"; strings.TrimSpace(string(tp)) != want {
+			t.Fatalf("attempt %d: the hooks' TRACEPARENT is %q, want %q (the run's root span)", r.Attempt, tp, want)
+		}
+		if ag := children[tracing.SpanAgent].Attrs; ag["drover.agent.kind"] != "sim" || ag["drover.agent.exit_code"] == "" || children[tracing.SpanWorkspace].Attrs["drover.workspace.path"] != r.Workspace {
+			t.Fatalf("attempt %d: agent span %v, workspace span %v", r.Attempt, ag, children[tracing.SpanWorkspace].Attrs)
 		}
 		if got := children[tracing.SpanClassify].Attrs["drover.kind"]; got != r.Kind {
 			t.Fatalf("attempt %d: classify kind %q, run kind %q", r.Attempt, got, r.Kind)

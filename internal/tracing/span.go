@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/drover-dev/drover/internal/board"
@@ -129,6 +130,36 @@ func Hook(name string) attribute.KeyValue { return attribute.String("drover.hook
 // Agent names the agent profile and kind of a drover.agent.run span.
 func Agent(profile, kind string) []attribute.KeyValue {
 	return []attribute.KeyValue{attribute.String("drover.agent.profile", profile), attribute.String("drover.agent.kind", kind)}
+}
+
+// AgentExited records how the agent process ended on a drover.agent.run
+// span: its exit code (-1: it did not exit normally), why drover stopped it
+// ("" when it did not) and the tokens and cost it reported.
+func AgentExited(sp Span, exitCode int, killedFor string, tokensIn, tokensOut int64, costUSD float64) {
+	if !sp.IsRecording() {
+		return
+	}
+	sp.SetAttributes(attribute.Int("drover.agent.exit_code", exitCode), attribute.String("drover.agent.killed_for", killedFor),
+		attribute.Int64("drover.agent.tokens_in", tokensIn), attribute.Int64("drover.agent.tokens_out", tokensOut),
+		attribute.Float64("drover.agent.cost_usd", costUSD))
+}
+
+// Workspace names the directory of a drover.workspace span and whether this
+// run created it.
+func Workspace(sp Span, dir string, created bool) {
+	sp.SetAttributes(attribute.String("drover.workspace.path", dir), attribute.Bool("drover.workspace.created", created))
+}
+
+// Traceparent is the W3C traceparent of the span in ctx, for the agent's
+// TRACEPARENT variable, so an agent that traces can join the run's trace;
+// "" when tracing is off.
+func Traceparent(ctx context.Context) string {
+	if !trace.SpanFromContext(ctx).IsRecording() {
+		return ""
+	}
+	c := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, c)
+	return c.Get("traceparent")
 }
 
 // Classified records a classification on sp.
