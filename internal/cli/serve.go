@@ -32,7 +32,7 @@ SIGTERM or Ctrl-C stops the agents, records their runs as interrupted and
 returns the cards to the eligible column.
 
 Traces: with OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
-set, each run attempt is exported as an OpenTelemetry trace over OTLP/HTTP;
+set, each run attempt is exported as an OpenTelemetry trace over OTLP;
 OTEL_SDK_DISABLED=true turns that off. See the README's Traces section.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
