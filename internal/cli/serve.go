@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/dispatch"
 	"github.com/drover-dev/drover/internal/metrics"
+	"github.com/drover-dev/drover/internal/tracing"
 )
 
 func (a *app) serveCmd() *cobra.Command {
@@ -33,7 +35,11 @@ Logs go to stderr. Under systemd (stderr connected to the journal) they are
 one line per record without a timestamp and with the record's priority
 (--log-format journal); elsewhere slog's text form (--log-format text) or
 JSON (--log-format json). DROVER_LOG_FORMAT sets the format when the flag is
-not given.`,
+not given.
+
+Traces: with OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
+set, each run attempt is exported as an OpenTelemetry trace over OTLP;
+OTEL_SDK_DISABLED=true turns that off. See the README's Traces section.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if _, err := os.Stat(a.configPath); errors.Is(err, os.ErrNotExist) {
@@ -53,6 +59,18 @@ not given.`,
 			for _, w := range a.cfg.Full.Warnings {
 				log.Warn("config: " + w)
 			}
+			shutdownTraces, err := tracing.Setup(c.Context(), log)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			defer func() {
+				// Flush the spans of the runs the stop just routed.
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				if err := shutdownTraces(ctx); err != nil {
+					log.Warn("traces: could not flush the last spans", "err", err)
+				}
+			}()
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return a.runServer(ctx, a.cfg.Full, log, nil)

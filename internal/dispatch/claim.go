@@ -13,6 +13,7 @@ import (
 	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/tracing"
 )
 
 // Causes a dispatcher gives when it stops a run.
@@ -116,6 +117,8 @@ func (d *Dispatcher) claimAndStart(ctx context.Context, c board.Card, profile st
 	// opened (or paused) the profile. Re-check under routeMu, which every
 	// breaker write in this process holds, so no run starts past an open
 	// breaker (across processes the breaker row's version guards the write).
+	tctx, root := tracing.StartRun(context.Background(), c, *run)
+	_, csp := tracing.Start(tctx, tracing.SpanClaim)
 	d.noteClaim(c.ID, next.Claim.Epoch)
 	d.routeMu.Lock()
 	bs, err := d.breakers(ctx)
@@ -130,7 +133,9 @@ func (d *Dispatcher) claimAndStart(ctx context.Context, c board.Card, profile st
 		err = d.o.Store.Apply(ctx, ch)
 	}
 	d.routeMu.Unlock()
+	tracing.End(csp, err)
 	if err != nil {
+		tracing.End(root, err)
 		return err
 	}
 	claimed, err := d.o.Store.GetCard(ctx, c.ID)
@@ -142,9 +147,10 @@ func (d *Dispatcher) claimAndStart(ctx context.Context, c board.Card, profile st
 		eligibleSince = *c.NextAttemptAt
 	}
 	if d.startHook != nil && !d.startHook(claimed, *run) {
+		root.End()
 		return nil
 	}
-	d.start(claimed, *run, profile, c.State, eligibleSince)
+	d.start(tctx, claimed, *run, profile, c.State, eligibleSince)
 	return nil
 }
 
@@ -214,5 +220,6 @@ func (d *Dispatcher) recoverCard(ctx context.Context, c board.Card, mine bool) e
 		d.log.Info("recovered a finished run from its log", "card_id", c.ID, "identifier", c.Identifier, "run_id", open.ID, "kind", got.Kind)
 		cls = got
 	}
-	return d.routeOnce(ctx, c.ID, *c.Claim, *open, cls, nil, true)
+	// The route joins the run's trace, whoever started it.
+	return d.routeOnce(tracing.RunContext(ctx, open.ID), c.ID, *c.Claim, *open, cls, nil, true)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/tracing"
 	"github.com/drover-dev/drover/internal/workspace"
 )
 
@@ -32,6 +33,8 @@ type job struct {
 	fromState string
 	ctx       context.Context
 	cancelFn  context.CancelCauseFunc
+	trace     context.Context // carries the run's root span; never cancelled
+	span      tracing.Span    // the run's root span, ended after routing
 	finished  chan struct{}
 	once      sync.Once
 }
@@ -58,10 +61,12 @@ func (d *Dispatcher) snapshotJobs() []*job {
 	return out
 }
 
-// start launches the run in its own goroutine.
-func (d *Dispatcher) start(c board.Card, r board.Run, profile, fromState string, eligibleSince time.Time) {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	j := &job{card: c, run: r, claim: *c.Claim, profile: profile, fromState: fromState, ctx: ctx, cancelFn: cancel, finished: make(chan struct{})}
+// start launches the run in its own goroutine; tctx carries the run's root
+// span (tracing.StartRun), which the job ends once the run is routed.
+func (d *Dispatcher) start(tctx context.Context, c board.Card, r board.Run, profile, fromState string, eligibleSince time.Time) {
+	ctx, cancel := context.WithCancelCause(tctx)
+	j := &job{card: c, run: r, claim: *c.Claim, profile: profile, fromState: fromState, ctx: ctx, cancelFn: cancel, finished: make(chan struct{}),
+		trace: tctx, span: tracing.FromContext(tctx)}
 	d.mu.Lock()
 	d.jobs[c.ID] = j
 	d.mu.Unlock()
@@ -93,12 +98,14 @@ func (d *Dispatcher) runJob(j *job) {
 	cfg := d.cfg.Load()
 	res, cls, runErr := d.execute(j, cfg, log)
 	stopHB()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(j.trace, 2*time.Minute)
 	defer cancel()
-	if err := d.routeOnce(ctx, j.card.ID, j.claim, j.run, cls, &res, false); err != nil {
+	err := d.routeOnce(ctx, j.card.ID, j.claim, j.run, cls, &res, false)
+	if err != nil {
 		log.Error("could not route the run", "err", err)
 		_ = runErr
 	}
+	tracing.End(j.span, err)
 }
 
 // execute runs one attempt and returns the agent's result and its verdict.
@@ -117,11 +124,18 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 		}
 		return agent.Result{}, policy.Classification{Kind: policy.KindWorkspaceSetup, Message: err.Error(), Source: "workspace"}, err
 	}
+	wctx, wsp := tracing.Start(j.ctx, tracing.SpanWorkspace)
 	ws, created, err := workspace.Ensure(cfg.Workspace.Root, j.card.Identifier)
 	if err != nil {
-		return setup(fmt.Errorf("workspace %s: %w", cfg.Workspace.Root, err))
+		err = fmt.Errorf("workspace %s: %w", cfg.Workspace.Root, err)
+		tracing.End(wsp, err)
+		return setup(err)
 	}
+	tracing.Workspace(wsp, ws, created)
 	env := d.env(j, ws, cfg)
+	if tp := tracing.Traceparent(j.ctx); tp != "" {
+		env["TRACEPARENT"] = tp
+	}
 	hooks := workspace.Hooks{AfterCreate: cfg.Hooks.AfterCreate, BeforeRun: cfg.Hooks.BeforeRun, AfterRun: cfg.Hooks.AfterRun, BeforeRemove: cfg.Hooks.BeforeRemove, Timeout: cfg.Hooks.Timeout}
 	hookLog, _ := os.OpenFile(logPath+".hooks", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	var hw io.Writer = io.Discard
@@ -131,11 +145,14 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	}
 	envList := envSlice(env)
 	if created {
-		if err := hooks.Run(j.ctx, workspace.HookAfterCreate, ws, envList, hw); err != nil {
+		if err := runHook(wctx, hooks, workspace.HookAfterCreate, ws, envList, hw); err != nil {
+			tracing.End(wsp, err)
 			return setup(err)
 		}
 	}
-	if err := hooks.Run(j.ctx, workspace.HookBeforeRun, ws, envList, hw); err != nil {
+	err = runHook(wctx, hooks, workspace.HookBeforeRun, ws, envList, hw)
+	tracing.End(wsp, err)
+	if err != nil {
 		return setup(err)
 	}
 	prompt, err := cfg.RenderPrompt(j.card, j.run.Attempt, j.run.ID, ws)
@@ -158,27 +175,58 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	log.Info("agent started", "agent", j.profile, "workspace", ws)
 	inv := agent.Invocation{Card: j.card, Run: j.run, Prompt: prompt, Workspace: ws, LogPath: logPath, Env: env,
 		Timeout: p.Timeout, StallTimeout: p.StallTimeout, Progress: d.progress(j)}
-	res, runErr := ag.Run(j.ctx, inv)
-	_ = hooks.Run(context.Background(), workspace.HookAfterRun, ws, envList, hw)
+	actx, asp := tracing.Start(j.ctx, tracing.SpanAgent, tracing.Agent(j.profile, p.Kind)...)
+	res, runErr := ag.Run(actx, inv)
 	res.Signals.Now = d.o.Now()
+	_, csp := tracing.Start(j.ctx, tracing.SpanClassify)
+	cls := classifyResult(j.ctx, &res, runErr, p)
+	st := res.Signals.Structured
+	tracing.AgentExited(asp, res.Signals.ExitCode, res.Signals.KilledFor, st.TokensIn, st.TokensOut, st.CostUSD)
+	tracing.Classified(csp, string(cls.Kind), cls.Source)
+	csp.End()
+	if cls.Kind != policy.KindSucceeded {
+		tracing.Fail(asp, string(cls.Kind), cls.Message)
+	}
+	tracing.End(asp, runErr)
+	// after_run cannot change the verdict: it runs once the run is classified.
+	_ = runHook(context.WithoutCancel(j.ctx), hooks, workspace.HookAfterRun, ws, envList, hw)
+	return res, cls, runErr
+}
+
+// classifyResult is the verdict on a finished agent run: a forced one, a
+// start failure, or policy.Classify on its signals (after noting in res why
+// drover stopped the run, if it did).
+func classifyResult(ctx context.Context, res *agent.Result, runErr error, p agent.Profile) policy.Classification {
 	switch {
 	case res.Forced != nil:
-		return res, *res.Forced, runErr
+		return *res.Forced
 	case runErr != nil && (errors.Is(runErr, proc.ErrNotFound) || errors.Is(runErr, command.ErrConfig)):
-		return res, policy.Classification{Kind: policy.KindConfigError, Message: runErr.Error(), Source: "start"}, runErr
+		return policy.Classification{Kind: policy.KindConfigError, Message: runErr.Error(), Source: "start"}
 	case runErr != nil && errors.As(runErr, new(*agent.InputError)):
-		return res, policy.Classification{Kind: policy.KindInvalidInput, Message: runErr.Error(), Source: p.Kind}, runErr
+		return policy.Classification{Kind: policy.KindInvalidInput, Message: runErr.Error(), Source: p.Kind}
 	case runErr != nil:
-		return res, policy.Classification{Kind: policy.KindUnknown, Message: runErr.Error(), Source: "start"}, runErr
+		return policy.Classification{Kind: policy.KindUnknown, Message: runErr.Error(), Source: "start"}
 	}
-	if cause := context.Cause(j.ctx); cause != nil && j.ctx.Err() != nil {
+	if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
 		res.Signals.KilledFor = killedFor(cause)
 		var op *operatorStop
 		if errors.As(cause, &op) {
 			res.Signals.StopReason = op.what
 		}
 	}
-	return res, policy.Classify(res.Signals, p.Match), nil
+	return policy.Classify(res.Signals, p.Match)
+}
+
+// runHook runs one hook under a drover.hook span; an unconfigured hook
+// runs nothing and leaves no span.
+func runHook(ctx context.Context, hooks workspace.Hooks, name, ws string, env []string, w io.Writer) error {
+	if hooks.Script(name) == "" {
+		return nil
+	}
+	ctx, sp := tracing.Start(ctx, tracing.SpanHook, tracing.Hook(name))
+	err := hooks.Run(ctx, name, ws, env, w)
+	tracing.End(sp, err)
+	return err
 }
 
 // operatorStop is the cause of a run stopped because an operator moved its

@@ -14,6 +14,7 @@ import (
 	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/tracing"
 	"github.com/drover-dev/drover/internal/workspace"
 )
 
@@ -22,7 +23,9 @@ import (
 // and re-decides when an operator changed the card meanwhile, retries while
 // the store is unreachable, and gives up only when the run was routed by
 // someone else or the claim was lost (then only the run is marked).
-func (d *Dispatcher) routeOnce(ctx context.Context, cardID string, claim board.Claim, run board.Run, cls policy.Classification, res *agent.Result, recovering bool) error {
+func (d *Dispatcher) routeOnce(ctx context.Context, cardID string, claim board.Claim, run board.Run, cls policy.Classification, res *agent.Result, recovering bool) (err error) {
+	ctx, sp := tracing.Start(ctx, tracing.SpanRoute, tracing.Recovered(recovering))
+	defer func() { tracing.End(sp, err) }()
 	backoff := 200 * time.Millisecond
 	for conflicts := 0; ; {
 		// One routing at a time in this process: breakerChange reads the
@@ -92,6 +95,9 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 			Type: board.EvLeaseLost, Actor: d.actor(), Reason: "run stopped: the claim passed to another owner"}}})
 		if errors.Is(err, store.ErrConflict) {
 			return errRouted
+		}
+		if err == nil {
+			tracing.Routed(ctx, fin.Outcome, fin.Kind, "", card.State, fin.Decision)
 		}
 		d.count(fin)
 		return err
@@ -182,6 +188,7 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 	if err := d.o.Store.Apply(ctx, ch); err != nil {
 		return err
 	}
+	tracing.Routed(ctx, fin.Outcome, fin.Kind, string(dec.Verb), next.State, dec.Explain)
 	d.count(fin)
 	d.log.Info("run finished", "card_id", cardID, "identifier", card.Identifier, "run_id", run.ID, "attempt", fin.Attempt,
 		"outcome", fin.Outcome, "kind", fin.Kind, "counted", fin.Counted, "verb", dec.Verb, "state", next.State, "why", dec.Explain)

@@ -18,6 +18,7 @@ import (
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/tracing"
 )
 
 // Delivery defaults.
@@ -96,7 +97,9 @@ func (w *Worker) Tick(ctx context.Context) (delivered, failed int, err error) {
 		if err := ctx.Err(); err != nil {
 			return delivered, failed, err
 		}
-		res, tried := w.deliver(ctx, cfg, it)
+		dctx, sp := tracing.StartDelivery(ctx, it)
+		res, tried := w.deliver(dctx, cfg, it)
+		tracing.Delivered(sp, res)
 		if err := w.Store.MarkOutbox(ctx, it.ID, res); err != nil {
 			return delivered, failed, fmt.Errorf("notify: recording delivery of %s: %w", it.Key, err)
 		}
