@@ -14,9 +14,9 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"runtime/debug"
 	"strings"
 
+	"github.com/drover-dev/drover/internal/version"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
@@ -64,7 +64,7 @@ func Setup(ctx context.Context, log *slog.Logger) (shutdown func(context.Context
 	// Later detectors win: OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES
 	// override drover's defaults.
 	res, err := resource.New(ctx,
-		resource.WithAttributes(attribute.String("service.name", "drover"), attribute.String("service.version", version())),
+		resource.WithAttributes(attribute.String("service.name", "drover"), attribute.String("service.version", version.Get().Version)),
 		resource.WithTelemetrySDK(), resource.WithFromEnv())
 	if err != nil {
 		return none, fmt.Errorf("traces: OTEL_RESOURCE_ATTRIBUTES: %w (write key=value pairs separated by commas)", err)
@@ -115,13 +115,4 @@ func endpoint() string {
 	}
 	u.User = nil
 	return u.Redacted()
-}
-
-// version is the module version the binary was built from ("(devel)" from a
-// work tree).
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
 }
