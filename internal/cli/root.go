@@ -17,7 +17,6 @@ import (
 	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/operator"
 	"github.com/drover-dev/drover/internal/store"
-	"github.com/drover-dev/drover/internal/store/sqlstore"
 )
 
 // Exit codes.
@@ -210,35 +209,6 @@ func normalizeDSN(dsn, base string) string {
 		return p + path
 	}
 	return dsn
-}
-
-// open loads the config and opens the store.
-func (a *app) open(ctx context.Context) error {
-	if a.st != nil {
-		return nil
-	}
-	cfg, err := loadConfig(a.configPath)
-	if err != nil {
-		return err
-	}
-	a.cfg = cfg
-	st, err := sqlstore.Open(ctx, a.dsn())
-	if err != nil {
-		return err
-	}
-	a.st = st
-	return nil
-}
-
-// withStore wraps a command's run so that the config is loaded and the
-// store opened (a.cfg and a.st set) before run starts.
-func (a *app) withStore(run func(c *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
-	return func(c *cobra.Command, args []string) error {
-		if err := a.open(c.Context()); err != nil {
-			return err
-		}
-		return run(c, args)
-	}
 }
 
 // ops is the operator service for this invocation.
