@@ -168,7 +168,10 @@ func (a *app) logsCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "logs RUN",
 		Short: "Print a run's captured output (-f follows it while the run is live)",
-		Args:  exactArgs(1, "RUN"),
+		Long: `Print a run's captured output (-f follows it while the run is live). Escape
+sequences and control characters the agent wrote are removed on the way to the
+terminal; the log file itself (log_path in drover runs --json) is verbatim.`,
+		Args: exactArgs(1, "RUN"),
 		RunE: a.reading(func(c *cobra.Command, args []string) error {
 			r, err := a.st.GetRun(c.Context(), args[0])
 			if errors.Is(err, store.ErrNotFound) {
