@@ -231,6 +231,14 @@ func TestInputLimits(t *testing.T) {
 		{"title DEL", ValidateTitle("x\x7f"), "title"},
 		{"title C1 control", ValidateTitle("x\u0085y"), "title"},
 		{"title invalid utf8", ValidateTitle("bad \xff\xfe"), "title"},
+		{"title right-to-left override", ValidateTitle("invoice\u202Egnp.exe"), "title"},
+		{"title bidi isolate", ValidateTitle("a\u2067b\u2069"), "title"},
+		{"title left-to-right mark", ValidateTitle("a\u200Eb"), "title"},
+		{"title zero-width space", ValidateTitle("log\u200Bin"), "title"},
+		{"title byte order mark", ValidateTitle("\uFEFFtitle"), "title"},
+		{"title line separator", ValidateTitle("one\u2028two"), "title"},
+		{"title Arabic ok", ValidateTitle("إصلاح صفحة الدخول"), ""},
+		{"title emoji with joiner ok", ValidateTitle("Ship it \U0001F469\u200D\U0001F4BB"), ""},
 
 		{"body ok", ValidateBody("# Heading\n\n- item\tTab\r\n"), ""},
 		{"body empty ok", ValidateBody(""), ""},
@@ -261,6 +269,7 @@ func TestInputLimits(t *testing.T) {
 		{"label control", ValidateLabels([]string{"a\x01"}), "labels[0]"},
 		{"label too long", ValidateLabels([]string{strings.Repeat("x", MaxLabelLen+1)}), "labels[0]"},
 		{"label invalid utf8", ValidateLabels([]string{"\xff"}), "labels[0]"},
+		{"label right-to-left override", ValidateLabels([]string{"ok", "x\u202Ey"}), "labels[1]"},
 
 		{"priority 0", ValidatePriority(0), ""},
 		{"priority 4", ValidatePriority(4), ""},

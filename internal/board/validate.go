@@ -48,8 +48,29 @@ func ValidateTitle(t string) error {
 		if unicode.IsControl(r) {
 			return inputErr("title", "has a control character (%U) at byte %d; titles are one line of text", r, i)
 		}
+		if hidden(r) {
+			return inputErr("title", "has an invisible formatting character (%U) at byte %d; it can make the title display as something else: remove it", r, i)
+		}
 	}
 	return nil
+}
+
+// hidden reports whether r changes how the text around it displays while
+// showing nothing itself: the Unicode bidirectional controls (a
+// right-to-left override can make "gnp.exe" read "exe.png"), zero-width
+// spaces and joiners that split words invisibly, the byte order mark, and
+// the line and paragraph separators. Zero-width (non-)joiners, which emoji
+// sequences and several scripts need, are allowed.
+func hidden(r rune) bool {
+	switch {
+	case r == '\u061C', r == '\u200E', r == '\u200F', // Arabic letter mark, LRM, RLM
+		r >= '\u202A' && r <= '\u202E',              // embeddings and overrides
+		r >= '\u2066' && r <= '\u2069',              // isolates
+		r == '\u200B', r == '\u2060', r == '\uFEFF', // zero-width space, word joiner, BOM
+		r == '\u2028', r == '\u2029': // line and paragraph separators
+		return true
+	}
+	return false
 }
 
 // ValidateBody checks a markdown body.
@@ -92,8 +113,8 @@ func ValidateLabels(ls []string) error {
 			return inputErr(f, "is longer than %d characters", MaxLabelLen)
 		}
 		for _, r := range l {
-			if unicode.IsControl(r) || unicode.IsSpace(r) || r == ',' {
-				return inputErr(f, "%q has a space, comma or control character; use e.g. needs-review", l)
+			if unicode.IsControl(r) || unicode.IsSpace(r) || r == ',' || hidden(r) {
+				return inputErr(f, "%q has a space, comma, control or invisible formatting character; use e.g. needs-review", l)
 			}
 		}
 	}

@@ -22,7 +22,7 @@ func (a *app) boardCmd() *cobra.Command {
 		Use:   "show",
 		Short: "Columns with their roles and card counts",
 		Args:  cobra.NoArgs,
-		RunE: a.withStore(func(c *cobra.Command, _ []string) error {
+		RunE: a.reading(func(c *cobra.Command, _ []string) error {
 			counts, err := a.st.CountByState(c.Context())
 			if err != nil {
 				return err
@@ -73,7 +73,7 @@ func (a *app) eventsCmd() *cobra.Command {
 		Short: "The audit log: every transition with who, what, when and why",
 		Long:  "The audit log. --since takes an event sequence number (the cursor printed in the SEQ column) or an RFC 3339 time.",
 		Args:  cobra.NoArgs,
-		RunE: a.withStore(func(c *cobra.Command, _ []string) error {
+		RunE: a.reading(func(c *cobra.Command, _ []string) error {
 			f := store.EventFilter{Limit: limit}
 			if cardRef != "" {
 				card, err := a.ops().Get(c.Context(), cardRef)
@@ -136,7 +136,7 @@ func (a *app) runsCmd() *cobra.Command {
 		Use:   "runs [ID]",
 		Short: "Run history, newest first (of one card when ID is given)",
 		Args:  cobra.MaximumNArgs(1),
-		RunE: a.withStore(func(c *cobra.Command, args []string) error {
+		RunE: a.reading(func(c *cobra.Command, args []string) error {
 			f := store.RunFilter{Newest: true, Limit: limit}
 			if len(args) == 1 {
 				card, err := a.ops().Get(c.Context(), args[0])
@@ -168,8 +168,11 @@ func (a *app) logsCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "logs RUN",
 		Short: "Print a run's captured output (-f follows it while the run is live)",
-		Args:  exactArgs(1, "RUN"),
-		RunE: a.withStore(func(c *cobra.Command, args []string) error {
+		Long: `Print a run's captured output (-f follows it while the run is live). Escape
+sequences and control characters the agent wrote are removed on the way to the
+terminal; the log file itself (log_path in drover runs --json) is verbatim.`,
+		Args: exactArgs(1, "RUN"),
+		RunE: a.reading(func(c *cobra.Command, args []string) error {
 			r, err := a.st.GetRun(c.Context(), args[0])
 			if errors.Is(err, store.ErrNotFound) {
 				return &board.InputError{Field: "RUN", Msg: fmt.Sprintf("run %q not found; drover runs lists run ids", args[0])}

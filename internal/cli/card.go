@@ -180,7 +180,7 @@ func (a *app) cardLsCmd() *cobra.Command {
 		Use:   "ls",
 		Short: "List cards in board order (priority, then age)",
 		Args:  cobra.NoArgs,
-		RunE: a.withStore(func(c *cobra.Command, _ []string) error {
+		RunE: a.reading(func(c *cobra.Command, _ []string) error {
 			for _, s := range states {
 				if _, ok := a.cfg.Board.Column(s); !ok {
 					return &board.InputError{Field: "state", Msg: a.cfg.Board.StateError("state", s).Error()[len("state: "):]}
@@ -213,7 +213,7 @@ func (a *app) cardShowCmd() *cobra.Command {
 		Use:   "show ID",
 		Short: "Show one card with its runs, comments and recent events",
 		Args:  exactArgs(1, "ID"),
-		RunE: a.withStore(func(c *cobra.Command, args []string) error {
+		RunE: a.reading(func(c *cobra.Command, args []string) error {
 			card, err := a.ops().Get(c.Context(), args[0])
 			if err != nil {
 				return err

@@ -114,7 +114,7 @@ final state, attempts and reason.`,
 				return err
 			}
 			a.storeDSN = "sqlite:" + filepath.Join(dir, ".drover", "drover.db")
-			if err := a.open(c.Context()); err != nil {
+			if err := a.open(c.Context(), makesStore); err != nil {
 				return err
 			}
 			if err := seedDemo(c.Context(), a.ops()); err != nil {

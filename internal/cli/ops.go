@@ -26,7 +26,7 @@ func (a *app) statusCmd() *cobra.Command {
 		Use:   "status",
 		Short: "Running runs, the retry queue, counts, blocked and parked cards, agents, spend and errors",
 		Args:  cobra.NoArgs,
-		RunE: a.withStore(func(c *cobra.Command, _ []string) error {
+		RunE: a.reading(func(c *cobra.Command, _ []string) error {
 			s, err := status.Snapshot(c.Context(), a.st, a.fullConfig(), time.Now())
 			if err != nil {
 				return err
@@ -45,7 +45,7 @@ func (a *app) explainCmd() *cobra.Command {
 		Use:   "explain ID",
 		Short: "Why a card is or is not running, its attempts and budgets, and what happens next",
 		Args:  exactArgs(1, "ID"),
-		RunE: a.withStore(func(c *cobra.Command, args []string) error {
+		RunE: a.reading(func(c *cobra.Command, args []string) error {
 			if _, err := a.ops().Get(c.Context(), args[0]); err != nil {
 				return err
 			}
@@ -202,7 +202,7 @@ func (a *app) agentCmd() *cobra.Command {
 		Use:   "ls",
 		Short: "Each agent profile with its kind, command and breaker state",
 		Args:  cobra.NoArgs,
-		RunE: a.withStore(func(c *cobra.Command, _ []string) error {
+		RunE: a.reading(func(c *cobra.Command, _ []string) error {
 			states, err := a.st.ListAgentStates(c.Context())
 			if err != nil {
 				return err

@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,13 +12,13 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/operator"
 	"github.com/drover-dev/drover/internal/store"
-	"github.com/drover-dev/drover/internal/store/sqlstore"
 	"github.com/drover-dev/drover/internal/version"
 )
 
@@ -40,7 +41,12 @@ type app struct {
 	configPath string
 	storeDSN   string
 	asJSON     bool
-	out, errw  io.Writer
+	// out is stdout for text: everything printed through it passes
+	// excerpt.Terminal, so text an agent wrote (an error excerpt, a
+	// question, a log) is shown and never obeyed by the terminal. jsonOut
+	// is stdout itself, for JSON (whose encoder escapes control characters).
+	out, jsonOut io.Writer
+	errw         io.Writer
 
 	st     store.Store
 	cfg    *loadedConfig
@@ -53,7 +59,7 @@ type app struct {
 
 // Main runs the CLI with args and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	a := &app{out: stdout, errw: stderr}
+	a := &app{out: excerpt.NewTerminalWriter(stdout), jsonOut: stdout, errw: stderr}
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -152,7 +158,7 @@ func (a *app) report(err error) int {
 		b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": msg}})
 		fmt.Fprintln(a.errw, string(b))
 	} else {
-		fmt.Fprintln(a.errw, "drover: "+msg)
+		fmt.Fprintln(a.errw, "drover: "+excerpt.Terminal(msg))
 	}
 	return exit
 }
@@ -217,35 +223,6 @@ func normalizeDSN(dsn, base string) string {
 	return dsn
 }
 
-// open loads the config and opens the store.
-func (a *app) open(ctx context.Context) error {
-	if a.st != nil {
-		return nil
-	}
-	cfg, err := loadConfig(a.configPath)
-	if err != nil {
-		return err
-	}
-	a.cfg = cfg
-	st, err := sqlstore.Open(ctx, a.dsn())
-	if err != nil {
-		return err
-	}
-	a.st = st
-	return nil
-}
-
-// withStore wraps a command's run so that the config is loaded and the
-// store opened (a.cfg and a.st set) before run starts.
-func (a *app) withStore(run func(c *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
-	return func(c *cobra.Command, args []string) error {
-		if err := a.open(c.Context()); err != nil {
-			return err
-		}
-		return run(c, args)
-	}
-}
-
 // ops is the operator service for this invocation.
 func (a *app) ops() *operator.Service {
 	name := "operator"
@@ -255,9 +232,33 @@ func (a *app) ops() *operator.Service {
 	return &operator.Service{Store: a.st, Board: a.cfg.Board, Agents: a.cfg.AgentNames, Actor: name}
 }
 
-// printJSON writes v as indented JSON.
+// printJSON writes v as indented JSON. The encoder escapes C0 controls;
+// C1 controls (U+0080-U+009F), which some terminals obey, are escaped too
+// (\u0080 …), so the document means the same and shows nothing hostile.
 func (a *app) printJSON(v any) error {
-	enc := json.NewEncoder(a.out)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := io.WriteString(a.jsonOut, escapeC1(b.String()))
+	return err
+}
+
+// escapeC1 writes the C1 control characters of a JSON text as \u escapes
+// (they can only occur inside strings).
+func escapeC1(s string) string {
+	if !strings.Contains(s, "\xc2") {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 0x80 && r <= 0x9f {
+			fmt.Fprintf(&b, "\\u%04x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/dispatch"
 	"github.com/drover-dev/drover/internal/metrics"
+	"github.com/drover-dev/drover/internal/server"
 	"github.com/drover-dev/drover/internal/tracing"
 )
 
@@ -45,15 +46,23 @@ OTEL_SDK_DISABLED=true turns that off. See the README's Traces section.`,
 			if _, err := os.Stat(a.configPath); errors.Is(err, os.ErrNotExist) {
 				return usagef("no %s here; run drover init first (or pass --config PATH)", a.configPath)
 			}
-			if err := a.open(c.Context()); err != nil {
-				return err
-			}
 			format, err := resolveLogFormat(logFormat, c.Flags().Changed("log-format"), a.errw)
 			if err != nil {
 				return err
 			}
 			log, err := newLogger(a.errw, format, logLevel)
 			if err != nil {
+				return err
+			}
+			// Everything that can be refused is refused before the store
+			// is created.
+			if err := a.loadBoard(); err != nil {
+				return err
+			}
+			if err := validateForServe(a.cfg.Full); err != nil {
+				return err
+			}
+			if err := a.openWaiting(c.Context(), log); err != nil {
 				return err
 			}
 			for _, w := range a.cfg.Full.Warnings {
@@ -113,6 +122,9 @@ func validateForServe(cfg *config.Config) error {
 	if _, ok := cfg.Board.First(board.RoleRunning); !ok {
 		return fmt.Errorf("%w: board.columns: no column has role running", errConfig)
 	}
+	if s := cfg.Server; s.Port != 0 && s.AuthToken == "" && s.Host != "" && !server.IsLoopback(s.Host) {
+		return fmt.Errorf("%w: %v", errConfig, server.ErrNoToken)
+	}
 	return nil
 }
 
@@ -152,5 +164,7 @@ func (a *app) runServer(ctx context.Context, cfg *config.Config, log *slog.Logge
 		return err
 	}
 	defer stopSurfaces()
-	return d.Run(ctx)
+	// Run returns at once when it cannot record the node; a busy store is
+	// waited out like at open.
+	return waitBusy(ctx, log, "register node", func() error { return d.Run(ctx) })
 }

@@ -1,6 +1,11 @@
 package config
 
-import "gopkg.in/yaml.v3"
+import (
+	"path/filepath"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
 
 // Workspace cleanup modes.
 const (
@@ -29,6 +34,11 @@ func decodeWorkspace(d *decoder, n *yaml.Node, baseDir string) Workspace {
 		}
 	}
 	w.Root = resolvePath(w.Root, baseDir)
+	if v, ok := f["root"]; ok {
+		if msg := rootProblem(w.Root, baseDir); msg != "" {
+			d.errf(deref(v), "workspace.root", "%s", msg)
+		}
+	}
 	if v, ok := f["cleanup"]; ok {
 		w.Cleanup = d.str(v, "workspace.cleanup", expandPlain)
 		if !contains(cleanupModes, w.Cleanup) {
@@ -36,4 +46,22 @@ func decodeWorkspace(d *decoder, n *yaml.Node, baseDir string) Workspace {
 		}
 	}
 	return w
+}
+
+// rootProblem says why root cannot hold the workspaces ("" when it can).
+// Each card's workspace is a directory under root named after its
+// identifier, created, reused and removed by drover; the filesystem root
+// cannot take them (every run failed), and the directory of WORKFLOW.md or
+// one above it would mix them with the project's own directories, which a
+// cleanup could then remove.
+func rootProblem(root, baseDir string) string {
+	fix := "use a directory of its own, e.g. " + DefaultWorkspaceRoot + " (the default)"
+	if root == filepath.Dir(root) {
+		return "\"" + root + "\" is the filesystem root; " + fix
+	}
+	base := filepath.Clean(baseDir)
+	if rel, err := filepath.Rel(root, base); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "\"" + root + "\" holds WORKFLOW.md's directory " + base + "; workspaces need a directory of their own, not a project directory: " + fix
+	}
+	return ""
 }

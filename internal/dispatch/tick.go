@@ -68,6 +68,11 @@ func (d *Dispatcher) reload() {
 		return
 	}
 	cfg, changed, err := d.o.Watcher.Check()
+	if err == nil {
+		// Check reports a refused edit once; it stays the node's config error
+		// (in drover status and on the dashboard) until the file loads again.
+		err = d.o.Watcher.LastError()
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err != nil {

@@ -221,7 +221,7 @@ func bindings(v Vars) (map[string]any, error) {
 		"card": map[string]any{
 			"id": card.ID, "identifier": card.Identifier, "title": card.Title, "body": card.Body,
 			"state": card.State, "priority": card.Priority, "labels": labels, "agent": agentName,
-			"spec": spec, "url": url, "blocked_by": blockedBy,
+			"spec": templateValue(spec), "url": url, "blocked_by": blockedBy,
 		},
 		"issue": map[string]any{
 			"id": card.ID, "identifier": card.Identifier, "title": card.Title, "description": card.Body,

@@ -63,8 +63,8 @@ func safeMethod(m string) bool {
 // use the dashboard; the token then never appears in later URLs.
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	tok := []byte(s.opts.AuthToken)
-	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
-		if subtle.ConstantTimeCompare([]byte(strings.TrimPrefix(h, "Bearer ")), tok) == 1 {
+	if cred, ok := bearerToken(r); ok {
+		if subtle.ConstantTimeCompare([]byte(cred), tok) == 1 {
 			return true
 		}
 	} else if c, err := r.Cookie(cookieName); err == nil && subtle.ConstantTimeCompare([]byte(c.Value), tok) == 1 {
@@ -84,6 +84,17 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	writeError(w, http.StatusUnauthorized, "unauthorized",
 		"this server needs Authorization: Bearer <server.auth_token> (browsers: open /?token=<server.auth_token> once)")
 	return false
+}
+
+// bearerToken is the credential of an Authorization header with the Bearer
+// scheme. The scheme name is case-insensitive (RFC 9110 section 11.1), so
+// "bearer" and "BEARER" are the same scheme; the token is compared as sent.
+func bearerToken(r *http.Request) (string, bool) {
+	scheme, cred, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimLeft(cred, " "), true
 }
 
 // csrfOK guards mutating requests against cross-site forgery. A request is
@@ -121,7 +132,7 @@ func (s *Server) csrfOK(r *http.Request) (code, msg string) {
 	}
 	_, cookieErr := r.Cookie(cookieName)
 	hdr := r.Header.Get("X-CSRF-Token")
-	bearer := strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ")
+	_, bearer := bearerToken(r)
 	if (hdr != "" || (cookieErr == nil && !bearer)) && subtle.ConstantTimeCompare([]byte(hdr), []byte(s.csrf)) != 1 {
 		return "csrf", "missing or stale X-CSRF-Token; reload the dashboard"
 	}

@@ -69,6 +69,12 @@ func TestTokenRequired(t *testing.T) {
 	}
 	h.want(h.do("GET", "/api/v1/state", nil), 200)
 	h.want(h.do("POST", "/api/v1/cards", map[string]any{"title": "allowed"}), 201)
+	// The scheme name is case-insensitive (RFC 9110 section 11.1); the token is not.
+	for _, scheme := range []string{"bearer", "BEARER", "bEaReR"} {
+		h.want(h.do("GET", "/api/v1/state", nil, "Authorization", scheme+" s3cret-token"), 200)
+		h.want(h.do("POST", "/api/v1/cards", map[string]any{"title": "allowed " + scheme}, "Authorization", scheme+" s3cret-token"), 201)
+	}
+	h.want(h.do("GET", "/api/v1/state", nil, "Authorization", "bearer S3CRET-TOKEN"), 401)
 
 	// A browser logs in once with ?token= and gets a cookie.
 	h.validate = false

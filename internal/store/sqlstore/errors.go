@@ -77,6 +77,14 @@ func unavailable(err error) bool {
 	return false
 }
 
+// IsBusy reports whether err is SQLite saying that another connection holds
+// the lock it needs (SQLITE_BUSY or SQLITE_LOCKED) for longer than the busy
+// timeout: the store is there and works, and waiting longer may succeed.
+func IsBusy(err error) bool {
+	code, ok := sqliteCode(err)
+	return ok && (code&0xff == sqlite3.SQLITE_BUSY || code&0xff == sqlite3.SQLITE_LOCKED)
+}
+
 // retryable reports whether the database refused a transaction for a
 // concurrent one (serialization failure, deadlock): nothing was written.
 func retryable(err error) bool {
