@@ -26,6 +26,9 @@ func (d *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 			return d.wrap(err)
 		}
 	}
+	if d.beforeCommit != nil {
+		d.beforeCommit()
+	}
 	if err := t.Commit(); err != nil {
 		return d.wrap(err)
 	}
@@ -106,14 +109,6 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 				return fmt.Errorf("%w (run %s already has an outcome)", store.ErrConflict, r.ID)
 			}
 		}
-		for _, e := range ch.Events {
-			if e.At.IsZero() {
-				e.At = now
-			}
-			if err := d.insertEvent(ctx, tx, e); err != nil {
-				return err
-			}
-		}
 		for _, c := range ch.Comments {
 			if c.ID == "" {
 				c.ID = board.NewID()
@@ -155,7 +150,14 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 				return fmt.Errorf("%w (agent %s state changed meanwhile)", store.ErrConflict, a.Name)
 			}
 		}
-		return nil
+		// Events last: on PostgreSQL their insert takes the event-order lock,
+		// held until the commit right after (see insertEvents).
+		for i := range ch.Events {
+			if ch.Events[i].At.IsZero() {
+				ch.Events[i].At = now
+			}
+		}
+		return d.insertEvents(ctx, tx, ch.Events)
 	})
 }
 
