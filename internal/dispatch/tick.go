@@ -24,6 +24,9 @@ import (
 // live runs with the board, and start what is eligible. It returns the
 // earliest time something becomes due (zero when nothing is scheduled).
 func (d *Dispatcher) Tick(ctx context.Context) time.Time {
+	if d.lostName() != nil {
+		return time.Time{} // Run stops; nothing more is claimed under the name
+	}
 	start := time.Now()
 	d.reload()
 	next, err := d.tick(ctx)
@@ -54,7 +57,15 @@ func (d *Dispatcher) Tick(ctx context.Context) time.Time {
 	}
 	d.lastTick = now
 	d.mu.Unlock()
-	if err := d.touch(ctx); err != nil && ctx.Err() == nil {
+	if err := d.touch(ctx, false, ""); errors.Is(err, store.ErrNodeHeld) {
+		// Another process took the name after this one's hold lapsed (the
+		// store was out of reach for longer than a lease): two processes
+		// must never dispatch under one name, so this one stops.
+		d.log.Error("another process took this node's name; stopping", "err", err)
+		d.mu.Lock()
+		d.nameLost = errors.Join(ErrNodeTaken, fmt.Errorf("node name %s was taken by another drover serve while this one could not renew its hold; this process stopped. Give each process its own dispatch.node", d.node))
+		d.mu.Unlock()
+	} else if err != nil && ctx.Err() == nil {
 		d.log.Warn("could not record node status", "err", err)
 	}
 	if d.o.Metrics != nil {

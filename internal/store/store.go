@@ -25,6 +25,8 @@ var (
 	ErrSchemaTooNew = errors.New("database schema is newer than this drover")
 	// ErrUnavailable wraps errors talking to the database (it went away).
 	ErrUnavailable = errors.New("store unavailable")
+	// ErrNodeHeld: TouchNode refused, another live process holds the name.
+	ErrNodeHeld = errors.New("node name held by another process")
 )
 
 // Store is drover's durable state.
@@ -63,7 +65,12 @@ type Store interface {
 	// included with their latest reported cost). cardID "" means all cards.
 	Spend(ctx context.Context, since time.Time, cardID string) (float64, error)
 
-	// Nodes: each dispatcher process records itself here.
+	// Nodes: each dispatcher process records itself here. A name is held by
+	// one process (Node.Instance) at a time: TouchNode writes the row only
+	// when no row has the name, the row is n.Instance's, its LeaseUntil has
+	// passed (by the store's clock), or its instance is n.Supersedes; else
+	// it writes nothing and returns ErrNodeHeld. The check and the write are
+	// one statement, so of two processes claiming a name at once one wins.
 	TouchNode(ctx context.Context, n Node) error
 	ListNodes(ctx context.Context) ([]Node, error)
 
@@ -230,6 +237,13 @@ type Node struct {
 	// Status is what the node wants operators to see (config errors, store
 	// outages, paused dispatch), as a JSON object.
 	Status json.RawMessage `json:"status"`
+	// Instance is the random id of the process holding the name; it holds
+	// it until LeaseUntil unless it renews it.
+	Instance   string    `json:"instance"`
+	LeaseUntil time.Time `json:"lease_until"`
+	// Supersedes, given to TouchNode only, is an instance known to be dead
+	// whose unexpired hold may be taken over. It is not stored.
+	Supersedes string `json:"-"`
 }
 
 // Bool is a helper for filters.

@@ -47,6 +47,7 @@ func Run(t *testing.T, open Opener) {
 		{"AgentStates", testAgentStates},
 		{"Spend", testSpend},
 		{"NodesAndLeader", testNodesAndLeader},
+		{"NodeNameHeldByOne", testNodeNameHeld},
 		{"Watch", testWatch},
 	}
 	for _, tc := range tests {
@@ -562,6 +563,63 @@ func testNodesAndLeader(t *testing.T, s store.Store) {
 	ok1, _ = s.TryLead(ctx, "n1", time.Minute)
 	if !ok2 || ok1 {
 		t.Fatalf("after lapse: n2 %v n1 %v, want leadership to pass to n2", ok2, ok1)
+	}
+}
+
+// A node name is held by one instance at a time: others are refused until
+// its lease passes (a stale row never blocks) or they supersede an instance
+// known dead; of several claiming a free name at once, exactly one wins.
+func testNodeNameHeld(t *testing.T, s store.Store) {
+	now := time.Now().Truncate(time.Millisecond)
+	node := func(name, inst string, lease time.Duration) store.Node {
+		return store.Node{Name: name, PID: 1, StartedAt: now, SeenAt: now, Instance: inst, LeaseUntil: now.Add(lease)}
+	}
+	must(t, s.TouchNode(ctx, node("n", "a", time.Minute)))
+	if err := s.TouchNode(ctx, node("n", "b", time.Minute)); !errors.Is(err, store.ErrNodeHeld) {
+		t.Fatalf("b claiming a's live name: err = %v, want ErrNodeHeld", err)
+	}
+	must(t, s.TouchNode(ctx, node("n", "a", time.Minute))) // a renews
+	ns, _ := s.ListNodes(ctx)
+	if len(ns) != 1 || ns[0].Instance != "a" || !ns[0].LeaseUntil.Equal(now.Add(time.Minute)) {
+		t.Fatalf("nodes = %+v, want n held by a until %v", ns, now.Add(time.Minute))
+	}
+	b := node("n", "b", time.Minute)
+	b.Supersedes = "x"
+	if err := s.TouchNode(ctx, b); !errors.Is(err, store.ErrNodeHeld) {
+		t.Fatalf("b superseding an instance that does not hold the name: err = %v, want ErrNodeHeld", err)
+	}
+	b.Supersedes = "a"
+	must(t, s.TouchNode(ctx, b))
+	if err := s.TouchNode(ctx, node("n", "a", time.Minute)); !errors.Is(err, store.ErrNodeHeld) {
+		t.Fatalf("a renewing after b superseded it: err = %v, want ErrNodeHeld", err)
+	}
+
+	must(t, s.TouchNode(ctx, node("stale", "dead", -time.Second)))
+	must(t, s.TouchNode(ctx, node("stale", "fresh", time.Minute)))
+	must(t, s.TouchNode(ctx, store.Node{Name: "legacy", PID: 7, StartedAt: now, SeenAt: now})) // a row from before leases
+	must(t, s.TouchNode(ctx, node("legacy", "fresh", time.Minute)))
+
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.TouchNode(ctx, node("race", fmt.Sprint("i", i), time.Minute))
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, store.ErrNodeHeld):
+			t.Fatalf("racing claim: %v", err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d of 8 simultaneous claims of one name won, want exactly 1", won)
 	}
 }
 
