@@ -8,6 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
@@ -101,6 +103,12 @@ type Change struct {
 	// is still expired when it writes, never one its owner renewed meanwhile
 	// (heartbeats do not move the card's version).
 	LeaseEndedBy *time.Time
+	// CheckBlockers, with Card, refuses the change with a *CycleError when
+	// Card.BlockedBy would make the card wait on itself, directly or through
+	// other cards. The check runs inside the transaction under a lock every
+	// such change takes first, so two edits at once cannot each pass alone
+	// and together close a cycle.
+	CheckBlockers bool
 	// NewRun is inserted. Its (card, retry epoch, attempt) must be unique.
 	NewRun *board.Run
 	// Run replaces a stored run. When RunMustBeOpen, the stored run must have
@@ -111,6 +119,19 @@ type Change struct {
 	Comments      []board.Comment
 	Outbox        []OutboxItem
 	AgentState    *AgentState
+}
+
+// CycleError refuses a Change with CheckBlockers whose card would wait on
+// itself: through Blocker (an id in its BlockedBy), along Path (identifiers
+// from Blocker to the card that waits on it).
+type CycleError struct {
+	Card    string // the card's identifier
+	Blocker string
+	Path    []string
+}
+
+func (e *CycleError) Error() string {
+	return fmt.Sprintf("%s already waits on %s (%s): the cards would wait on each other forever", e.Path[0], e.Card, strings.Join(e.Path, " → "))
 }
 
 // CardFilter selects cards. Zero values mean "any".

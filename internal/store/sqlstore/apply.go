@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -59,6 +60,11 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 			}
 			if n != 1 {
 				return fmt.Errorf("%w (claim %s/%d no longer held)", store.ErrConflict, ch.ClaimGuard.Owner, ch.ClaimGuard.Epoch)
+			}
+		}
+		if ch.CheckBlockers && ch.Card != nil && len(ch.Card.BlockedBy) > 0 {
+			if err := d.checkBlockers(ctx, tx, ch.Card); err != nil {
+				return err
 			}
 		}
 		if ch.Card != nil {
@@ -159,6 +165,42 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 		}
 		return d.insertEvents(ctx, tx, ch.Events)
 	})
+}
+
+// checkBlockers refuses c's BlockedBy when it closes a cycle. It first
+// writes the blocker-lock row: on PostgreSQL that row lock serialises every
+// transaction checking blockers until it ends (and each statement after it
+// reads what the previous holder committed); SQLite has one writer anyway.
+func (d *DB) checkBlockers(ctx context.Context, tx *sql.Tx, c *board.Card) error {
+	if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO counters (name, value) VALUES (?, 1)
+		ON CONFLICT (name) DO UPDATE SET value = counters.value + 1`), "lock:blocked_by"); err != nil {
+		return err
+	}
+	get := func(id string) (board.Card, bool, error) {
+		var b board.Card
+		var raw string
+		err := tx.QueryRowContext(ctx, d.q(`SELECT id, identifier, blocked_by FROM cards WHERE id = ?`), id).Scan(&b.ID, &b.Identifier, &raw)
+		if errors.Is(err, sql.ErrNoRows) {
+			return b, false, nil
+		}
+		if err != nil {
+			return b, false, err
+		}
+		return b, true, decodeJSON("cards", "blocked_by", id, raw, &b.BlockedBy)
+	}
+	for _, id := range c.BlockedBy {
+		if id == c.ID {
+			return &store.CycleError{Card: c.Identifier, Blocker: id, Path: []string{c.Identifier}}
+		}
+		path, err := board.WaitPath(id, c.ID, get)
+		if err != nil {
+			return err
+		}
+		if path != nil {
+			return &store.CycleError{Card: c.Identifier, Blocker: id, Path: path}
+		}
+	}
+	return nil
 }
 
 // Heartbeat implements store.Store.

@@ -48,6 +48,7 @@ func Run(t *testing.T, open Opener) {
 		{"Spend", testSpend},
 		{"NodesAndLeader", testNodesAndLeader},
 		{"NodeNameHeldByOne", testNodeNameHeld},
+		{"BlockerCycleRefused", testBlockerCycle},
 		{"Watch", testWatch},
 	}
 	for _, tc := range tests {
@@ -620,6 +621,48 @@ func testNodeNameHeld(t *testing.T, s store.Store) {
 	}
 	if won != 1 {
 		t.Fatalf("%d of 8 simultaneous claims of one name won, want exactly 1", won)
+	}
+}
+
+// CheckBlockers refuses a change closing a cycle of blocked_by, also when
+// two changes that close it together are applied at the same moment.
+func testBlockerCycle(t *testing.T, s store.Store) {
+	waitOn := func(c board.Card, on ...board.Card) store.Change {
+		c.BlockedBy = []string{}
+		for _, b := range on {
+			c.BlockedBy = append(c.BlockedBy, b.ID)
+		}
+		return store.Change{Card: &c, CheckBlockers: true}
+	}
+	a, b, c := mkCard(t, s, "a", "ready"), mkCard(t, s, "b", "ready"), mkCard(t, s, "c", "ready")
+	must(t, s.Apply(ctx, waitOn(b, a)))
+	b, _ = s.GetCard(ctx, b.ID)
+	must(t, s.Apply(ctx, waitOn(c, b)))
+	err := s.Apply(ctx, waitOn(a, c))
+	var cycle *store.CycleError
+	if !errors.As(err, &cycle) || cycle.Blocker != c.ID || fmt.Sprint(cycle.Path) != fmt.Sprintf("[%s %s]", c.Identifier, b.Identifier) {
+		t.Fatalf("a waiting on c (c → b → a): err = %v, want a CycleError through %s along [%s %s]", err, c.Identifier, c.Identifier, b.Identifier)
+	}
+	if got, _ := s.GetCard(ctx, a.ID); len(got.BlockedBy) != 0 {
+		t.Fatalf("the refused change was written: %v", got.BlockedBy)
+	}
+	for round := range 20 {
+		x, y := mkCard(t, s, fmt.Sprint("x", round), "ready"), mkCard(t, s, fmt.Sprint("y", round), "ready")
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i, ch := range []store.Change{waitOn(x, y), waitOn(y, x)} {
+			wg.Add(1)
+			go func() { defer wg.Done(); errs[i] = s.Apply(ctx, ch) }()
+		}
+		wg.Wait()
+		if errs[0] == nil && errs[1] == nil {
+			t.Fatalf("round %d: %s waits on %s and %s on %s: both changes were written", round, x.Identifier, y.Identifier, y.Identifier, x.Identifier)
+		}
+		for _, err := range errs {
+			if err != nil && !errors.As(err, &cycle) {
+				t.Fatalf("round %d: %v, want a CycleError", round, err)
+			}
+		}
 	}
 }
 
