@@ -101,6 +101,8 @@ type Dispatcher struct {
 	instance string
 	// nameLost is set when another process took the node name; Run stops.
 	nameLost error
+	// registered: this process took its node name (register succeeded).
+	registered bool
 }
 
 // NodeStatus is what this node wants operators to see; it is stored on the
@@ -246,6 +248,7 @@ func (d *Dispatcher) register(ctx context.Context) error {
 	d.mu.Unlock()
 	err := d.touch(ctx, false, "")
 	if !errors.Is(err, store.ErrNodeHeld) {
+		d.markRegistered(err)
 		return err
 	}
 	holder, ok, lerr := d.nodeRow(ctx)
@@ -261,6 +264,7 @@ func (d *Dispatcher) register(ctx context.Context) error {
 			if err == nil {
 				d.log.Info("took over the node name from a process that died without releasing it", "pid", holder.PID)
 			}
+			d.markRegistered(err)
 			return err
 		}
 		holder, _, _ = d.nodeRow(ctx)
@@ -268,6 +272,20 @@ func (d *Dispatcher) register(ctx context.Context) error {
 	}
 	return errors.Join(ErrNodeTaken, fmt.Errorf("node name %s is held by another drover serve (pid %d on %s, its hold lapses at %s unless it renews it); stop that process, or give this one its own name (dispatch.node in WORKFLOW.md)",
 		d.node, holder.PID, nonEmpty(st.Host, "another host"), holder.LeaseUntil.UTC().Format(time.RFC3339)))
+}
+
+func (d *Dispatcher) markRegistered(err error) {
+	if err == nil {
+		d.mu.Lock()
+		d.registered = true
+		d.mu.Unlock()
+	}
+}
+
+func (d *Dispatcher) isRegistered() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.registered
 }
 
 // nodeRow is the stored row of this node's name.

@@ -24,6 +24,20 @@ import (
 // live runs with the board, and start what is eligible. It returns the
 // earliest time something becomes due (zero when nothing is scheduled).
 func (d *Dispatcher) Tick(ctx context.Context) time.Time {
+	if !d.isRegistered() && ctx.Err() == nil {
+		// A harness driving Tick without Run takes the name here, by the
+		// same rules. Nothing is dispatched under a name not yet held (a
+		// store error is retried on the next tick).
+		if err := d.register(ctx); err != nil {
+			if errors.Is(err, ErrNodeTaken) {
+				d.mu.Lock()
+				d.nameLost = err
+				d.mu.Unlock()
+			}
+			d.log.Warn("could not take the node name yet", "err", err)
+			return time.Time{}
+		}
+	}
 	if d.lostName() != nil {
 		return time.Time{} // Run stops; nothing more is claimed under the name
 	}
