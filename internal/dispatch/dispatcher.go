@@ -100,6 +100,13 @@ type Dispatcher struct {
 	wake    chan struct{}
 	done    chan struct{}
 	started time.Time
+	// instance is this process's random id on its node row: the name is
+	// held by one instance at a time (store.Store.TouchNode).
+	instance string
+	// nameLost is set when another process took the node name; Run stops.
+	nameLost error
+	// registered: this process took its node name (register succeeded).
+	registered bool
 }
 
 // NodeStatus is what this node wants operators to see; it is stored on the
@@ -147,6 +154,7 @@ func New(o Options) (*Dispatcher, error) {
 		d.node, _ = os.Hostname()
 	}
 	d.log = o.Log.With("node", d.node)
+	d.instance = board.NewID()
 	d.started = o.Now() // Run sets it again; a harness driving Tick has it too
 	d.cfg.Store(o.Config)
 	return d, nil
@@ -198,6 +206,10 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		if d.o.OnTick != nil {
 			d.o.OnTick()
 		}
+		if err := d.lostName(); err != nil {
+			_ = d.shutdown()
+			return err
+		}
 		wait := d.cfg.Load().Dispatch.PollInterval
 		if wait <= 0 {
 			wait = 5 * time.Second
@@ -227,26 +239,71 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 }
 
-// register records the node, refusing to run beside a live process of the same name.
+// register takes the node name, refusing to run beside a live process that
+// holds it. The hold is a lease on the node row (store.Store.TouchNode), not
+// a PID: a row whose lease passed never blocks, and of two processes starting
+// at once exactly one gets the name. A holder on this host whose PID is gone
+// died without releasing it; its hold is taken over at once (by its instance
+// id, so racing successors still get one winner) instead of after a lease.
 func (d *Dispatcher) register(ctx context.Context) error {
-	nodes, err := d.o.Store.ListNodes(ctx)
-	if err != nil {
-		return err
-	}
-	lease := d.lease()
 	host, _ := os.Hostname()
-	for _, n := range nodes {
-		if n.Name != d.node || n.PID == os.Getpid() {
-			continue
-		}
-		if where, live := nodeLive(n, lease, d.o.Now(), host); live {
-			return errors.Join(ErrNodeTaken, fmt.Errorf("another drover serve (pid %d on %s) is live with node name %s; give each process its own dispatch.node", n.PID, where, d.node))
-		}
-	}
 	d.mu.Lock()
 	d.status.Host = host
 	d.mu.Unlock()
-	return d.touch(ctx)
+	err := d.touch(ctx, false, "")
+	if !errors.Is(err, store.ErrNodeHeld) {
+		d.markRegistered(err)
+		return err
+	}
+	holder, ok, lerr := d.nodeRow(ctx)
+	if lerr != nil {
+		return lerr
+	}
+	var st NodeStatus
+	_ = json.Unmarshal(holder.Status, &st)
+	// Our own PID on another instance's row is a previous process's (PID 1
+	// in a container, say): that one is gone.
+	if ok && st.Host == host && (holder.PID == os.Getpid() || !pidAlive(holder.PID)) {
+		if err = d.touch(ctx, false, holder.Instance); !errors.Is(err, store.ErrNodeHeld) {
+			if err == nil {
+				d.log.Info("took over the node name from a process that died without releasing it", "pid", holder.PID)
+			}
+			d.markRegistered(err)
+			return err
+		}
+		holder, _, _ = d.nodeRow(ctx)
+		_ = json.Unmarshal(holder.Status, &st)
+	}
+	return errors.Join(ErrNodeTaken, fmt.Errorf("node name %s is held by another drover serve (pid %d on %s, its hold lapses at %s unless it renews it); stop that process, or give this one its own name (dispatch.node in WORKFLOW.md)",
+		d.node, holder.PID, nonEmpty(st.Host, "another host"), holder.LeaseUntil.UTC().Format(time.RFC3339)))
+}
+
+func (d *Dispatcher) markRegistered(err error) {
+	if err == nil {
+		d.mu.Lock()
+		d.registered = true
+		d.mu.Unlock()
+	}
+}
+
+func (d *Dispatcher) isRegistered() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.registered
+}
+
+// nodeRow is the stored row of this node's name.
+func (d *Dispatcher) nodeRow(ctx context.Context) (store.Node, bool, error) {
+	nodes, err := d.o.Store.ListNodes(ctx)
+	if err != nil {
+		return store.Node{}, false, err
+	}
+	for _, n := range nodes {
+		if n.Name == d.node {
+			return n, true, nil
+		}
+	}
+	return store.Node{}, false, nil
 }
 
 func pidAlive(pid int) bool {
@@ -270,18 +327,33 @@ func (d *Dispatcher) lease() time.Duration {
 	return 30 * time.Second
 }
 
-// touch writes the node row with its status.
-func (d *Dispatcher) touch(ctx context.Context) error {
+// touch writes the node row with its status, renewing this process's hold
+// on the name for a lease (release: ending it now, at shutdown, so a restart
+// takes the name at once). supersede is an instance known dead whose hold
+// may be taken.
+func (d *Dispatcher) touch(ctx context.Context, release bool, supersede string) error {
 	d.mu.Lock()
 	st, _ := json.Marshal(d.status)
 	running := len(d.jobs)
 	tick := d.lastTick
 	d.mu.Unlock()
-	n := store.Node{Name: d.node, PID: os.Getpid(), StartedAt: d.started, SeenAt: d.o.Now(), Running: running, Status: st}
+	now := d.o.Now()
+	n := store.Node{Name: d.node, PID: os.Getpid(), StartedAt: d.started, SeenAt: now, Running: running, Status: st,
+		Instance: d.instance, LeaseUntil: now.Add(d.lease()), Supersedes: supersede}
+	if release {
+		n.LeaseUntil = now
+	}
 	if !tick.IsZero() {
 		n.LastTick = &tick
 	}
 	return d.o.Store.TouchNode(ctx, n)
+}
+
+// lostName says why this process no longer holds its node name (nil: it does).
+func (d *Dispatcher) lostName() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.nameLost
 }
 
 // Status returns this node's status.
@@ -314,7 +386,7 @@ func (d *Dispatcher) shutdown() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ShutdownFinalWrite)
 	defer cancel()
-	_ = d.touch(ctx)
+	_ = d.touch(ctx, true, "")
 	return nil
 }
 

@@ -19,13 +19,17 @@ type Check struct {
 // Facts is everything the eligibility rule looks at, gathered by the
 // dispatcher (or by explain) so the rule itself stays pure.
 type Facts struct {
-	Board      board.Board
-	Card       board.Card
-	Now        time.Time
-	Blockers   []board.Card // the cards in Card.BlockedBy that exist
-	Profile    string       // resolved profile name
-	ProfileOK  bool         // the profile is configured
-	Unusable   string       // why this node cannot run the profile ("" = it can)
+	Board    board.Board
+	Card     board.Card
+	Now      time.Time
+	Blockers []board.Card // the cards in Card.BlockedBy that exist
+	// Cycle, when the card waits on itself through its blockers (data
+	// written before the store refused cycles), is the loop of identifiers
+	// from the card back to it.
+	Cycle      []string
+	Profile    string // resolved profile name
+	ProfileOK  bool   // the profile is configured
+	Unusable   string // why this node cannot run the profile ("" = it can)
 	BreakerOK  bool
 	BreakerWhy string
 	SpendWhy   string // dispatch paused by the day's spend cap ("" = not)
@@ -60,7 +64,12 @@ func Eligible(f Facts) []Check {
 			waiting = append(waiting, fmt.Sprintf("%s (%s)", b.Identifier, b.State))
 		}
 	}
-	add("blockers done", len(waiting) == 0, "waits on "+strings.Join(waiting, ", "))
+	hint := "waits on " + strings.Join(waiting, ", ")
+	if len(f.Cycle) > 0 {
+		hint += fmt.Sprintf("; these cards wait on each other in a cycle (%s) and none will ever run: break it with drover card edit %s --blocked-by ID (the cards it should still wait on, or \"\" for none)",
+			strings.Join(f.Cycle, " → "), id)
+	}
+	add("blockers done", len(waiting) == 0, hint)
 	add("agent profile known", f.ProfileOK, fmt.Sprintf("profile %q is not in agents.profiles; drover card edit %s --agent NAME", f.Profile, id))
 	add("agent usable on this node", f.Unusable == "", f.Unusable)
 	add("agent profile not paused", f.BreakerOK, f.BreakerWhy)

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -62,6 +63,9 @@ func Explain(ctx context.Context, st store.Store, cfg *config.Config, ref string
 			f.Blockers = append(f.Blockers, b)
 		}
 	}
+	if f.Cycle, err = cycleOf(ctx, st, c); err != nil {
+		return e, err
+	}
 	states, err := st.ListAgentStates(ctx)
 	if err != nil {
 		return e, err
@@ -118,6 +122,27 @@ func Explain(ctx context.Context, st store.Store, cfg *config.Config, ref string
 	e.Budgets = policy.Budgets(cfg.Policy, runs)
 	e.Next = nextStep(e, c, now, len(nodes) > 0)
 	return e, nil
+}
+
+// cycleOf is the loop of identifiers by which c waits on itself (nil: none).
+func cycleOf(ctx context.Context, st store.Store, c board.Card) ([]string, error) {
+	get := func(id string) (board.Card, bool, error) {
+		b, err := st.GetCard(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return b, false, nil
+		}
+		return b, err == nil, err
+	}
+	for _, id := range c.BlockedBy {
+		path, err := board.WaitPath(id, c.ID, get)
+		if err != nil || path != nil {
+			if path != nil {
+				path = append(append([]string{c.Identifier}, path...), c.Identifier)
+			}
+			return path, err
+		}
+	}
+	return nil, nil
 }
 
 func nextStep(e Explanation, c board.Card, now time.Time, anyNode bool) string {

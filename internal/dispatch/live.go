@@ -38,12 +38,17 @@ func LiveNodes(ctx context.Context, st store.Store, lease time.Duration, now tim
 	return out, nil
 }
 
-// nodeLive reports whether n is live and names its host.
-func nodeLive(n store.Node, lease time.Duration, now time.Time, host string) (string, bool) {
+// nodeLive reports whether n is live and names its host: its process holds
+// the node name's lease (a clean stop releases it; a lapsed one is free, as
+// for serve's own start-up) and, on this host, its pid still runs.
+func nodeLive(n store.Node, _ time.Duration, now time.Time, host string) (string, bool) {
 	var st NodeStatus
 	_ = json.Unmarshal(n.Status, &st)
+	if !n.LeaseUntil.After(now) {
+		return nonEmpty(st.Host, "another host"), false
+	}
 	if st.Host == host {
 		return st.Host, pidAlive(n.PID)
 	}
-	return nonEmpty(st.Host, "another host"), now.Sub(n.SeenAt) < lease
+	return nonEmpty(st.Host, "another host"), true
 }

@@ -24,6 +24,23 @@ import (
 // live runs with the board, and start what is eligible. It returns the
 // earliest time something becomes due (zero when nothing is scheduled).
 func (d *Dispatcher) Tick(ctx context.Context) time.Time {
+	if !d.isRegistered() && ctx.Err() == nil {
+		// A harness driving Tick without Run takes the name here, by the
+		// same rules. Nothing is dispatched under a name not yet held (a
+		// store error is retried on the next tick).
+		if err := d.register(ctx); err != nil {
+			if errors.Is(err, ErrNodeTaken) {
+				d.mu.Lock()
+				d.nameLost = err
+				d.mu.Unlock()
+			}
+			d.log.Warn("could not take the node name yet", "err", err)
+			return time.Time{}
+		}
+	}
+	if d.lostName() != nil {
+		return time.Time{} // Run stops; nothing more is claimed under the name
+	}
 	start := time.Now()
 	d.reload()
 	next, err := d.tick(ctx)
@@ -54,7 +71,15 @@ func (d *Dispatcher) Tick(ctx context.Context) time.Time {
 	}
 	d.lastTick = now
 	d.mu.Unlock()
-	if err := d.touch(ctx); err != nil && ctx.Err() == nil {
+	if err := d.touch(ctx, false, ""); errors.Is(err, store.ErrNodeHeld) {
+		// Another process took the name after this one's hold lapsed (the
+		// store was out of reach for longer than a lease): two processes
+		// must never dispatch under one name, so this one stops.
+		d.log.Error("another process took this node's name; stopping", "err", err)
+		d.mu.Lock()
+		d.nameLost = errors.Join(ErrNodeTaken, fmt.Errorf("node name %s was taken by another drover serve while this one could not renew its hold; this process stopped. Give each process its own dispatch.node", d.node))
+		d.mu.Unlock()
+	} else if err != nil && ctx.Err() == nil {
 		d.log.Warn("could not record node status", "err", err)
 	}
 	if d.o.Metrics != nil {

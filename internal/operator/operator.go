@@ -127,6 +127,9 @@ func (s *Service) fill(ctx context.Context, c *board.Card, in Input) error {
 	if in.BlockedBy != nil {
 		ids := []string{}
 		for i, ref := range *in.BlockedBy {
+			if strings.TrimSpace(ref) == "" {
+				continue // --blocked-by "" clears the list
+			}
 			b, err := s.Store.GetCard(ctx, strings.TrimSpace(ref))
 			if errors.Is(err, store.ErrNotFound) {
 				return &board.InputError{Field: fmt.Sprintf("blocked_by[%d]", i), Msg: fmt.Sprintf("card %q not found", ref)}
@@ -140,50 +143,10 @@ func (s *Service) fill(ctx context.Context, c *board.Card, in Input) error {
 			if !contains(ids, b.ID) {
 				ids = append(ids, b.ID)
 			}
-			if c.ID != "" {
-				if path, err := s.waitsOn(ctx, b, c.ID); err != nil {
-					return err
-				} else if path != "" {
-					return &board.InputError{Field: fmt.Sprintf("blocked_by[%d]", i), Msg: fmt.Sprintf("%s already waits on %s (%s): the cards would wait on each other forever", b.Identifier, c.Identifier, path)}
-				}
-			}
 		}
 		c.BlockedBy = ids
 	}
 	return nil
-}
-
-// waitsOn reports the chain by which card from waits (directly or through
-// other cards) on target, or "" when it does not.
-func (s *Service) waitsOn(ctx context.Context, from board.Card, target string) (string, error) {
-	type step struct {
-		c    board.Card
-		path string
-	}
-	seen := map[string]bool{from.ID: true}
-	queue := []step{{from, from.Identifier}}
-	for len(queue) > 0 && len(seen) < 10000 {
-		cur := queue[0]
-		queue = queue[1:]
-		for _, id := range cur.c.BlockedBy {
-			if id == target {
-				return cur.path, nil
-			}
-			if seen[id] {
-				continue
-			}
-			seen[id] = true
-			next, err := s.Store.GetCard(ctx, id)
-			if errors.Is(err, store.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return "", err
-			}
-			queue = append(queue, step{next, cur.path + " → " + next.Identifier})
-		}
-	}
-	return "", nil
 }
 
 // update reads the card, lets fn change it, and applies the change with a
@@ -231,7 +194,7 @@ func (s *Service) Edit(ctx context.Context, ref string, in Input) (board.Card, e
 	if in == (Input{}) {
 		return board.Card{}, &board.InputError{Field: "fields", Msg: "nothing to change; give at least one of title, body, priority, labels, agent, spec, blocked_by"}
 	}
-	return s.update(ctx, ref, func(c *board.Card) (store.Change, error) {
+	c, err := s.update(ctx, ref, func(c *board.Card) (store.Change, error) {
 		oldSpec := string(c.Spec)
 		if err := s.fill(ctx, c, in); err != nil {
 			return store.Change{}, err
@@ -255,8 +218,24 @@ func (s *Service) Edit(ctx context.Context, ref string, in Input) (board.Card, e
 			c.NextAttemptAt = nil
 			reason += fmt.Sprintf("; spec changed, retry epoch %d opened", c.RetryEpoch)
 		}
-		return store.Change{Events: []board.Event{s.event(c, board.EvEdited, reason, map[string]any{"fields": fields})}}, nil
+		return store.Change{CheckBlockers: in.BlockedBy != nil,
+			Events: []board.Event{s.event(c, board.EvEdited, reason, map[string]any{"fields": fields})}}, nil
 	})
+	var cycle *store.CycleError
+	if errors.As(err, &cycle) {
+		return c, &board.InputError{Field: s.blockerField(ctx, *in.BlockedBy, cycle.Blocker), Msg: cycle.Error()}
+	}
+	return c, err
+}
+
+// blockerField names the entry of refs that resolves to the card id.
+func (s *Service) blockerField(ctx context.Context, refs []string, id string) string {
+	for i, ref := range refs {
+		if b, err := s.Store.GetCard(ctx, strings.TrimSpace(ref)); err == nil && b.ID == id {
+			return fmt.Sprintf("blocked_by[%d]", i)
+		}
+	}
+	return "blocked_by"
 }
 
 // Move is an operator's plain move between columns.

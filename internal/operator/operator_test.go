@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -495,6 +496,47 @@ func TestBlockedByRefusesCycles(t *testing.T) {
 	if len(got.BlockedBy) != 0 {
 		t.Fatalf("the refused edit was written: %+v", got.BlockedBy)
 	}
+	if !strings.Contains(err.Error(), "DRV-3 → DRV-2") {
+		t.Fatalf("the refusal %q does not show the chain DRV-3 → DRV-2", err)
+	}
+	// An empty entry (--blocked-by "") clears the list: how a cycle is broken.
+	if got, err := s.Edit(ctx, c.Identifier, operator.Input{BlockedBy: &[]string{""}}); err != nil || len(got.BlockedBy) != 0 {
+		t.Fatalf("clearing blocked_by: %+v, %v", got.BlockedBy, err)
+	}
+}
+
+// Two operators (two processes, each its own store connection) making two
+// cards wait on each other at the same moment: at most one edit is written
+// and the other is refused as a cycle, on every backend.
+func TestParallelBlockedByEditsNeverCycle(t *testing.T) {
+	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
+		dsn := testkit.DSN(t, b)
+		s1, s2 := openService(t, dsn), openService(t, dsn)
+		for round := range 20 {
+			x, y := add(t, s1, fmt.Sprint("x", round)), add(t, s1, fmt.Sprint("y", round))
+			var wg sync.WaitGroup
+			errs := make([]error, 2)
+			for i, e := range []struct {
+				s        *operator.Service
+				card, on string
+			}{{s1, x.Identifier, y.Identifier}, {s2, y.Identifier, x.Identifier}} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, errs[i] = e.s.Edit(ctx, e.card, operator.Input{BlockedBy: &[]string{e.on}})
+				}()
+			}
+			wg.Wait()
+			if errs[0] == nil && errs[1] == nil {
+				t.Fatalf("round %d: both edits were written: %s and %s wait on each other", round, x.Identifier, y.Identifier)
+			}
+			for _, err := range errs {
+				if err != nil {
+					wantInput(t, err, "blocked_by[0]")
+				}
+			}
+		}
+	})
 }
 
 // A spec edit of a running (claimed) card is refused with how to proceed,

@@ -8,6 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
@@ -25,6 +27,8 @@ var (
 	ErrSchemaTooNew = errors.New("database schema is newer than this drover")
 	// ErrUnavailable wraps errors talking to the database (it went away).
 	ErrUnavailable = errors.New("store unavailable")
+	// ErrNodeHeld: TouchNode refused, another live process holds the name.
+	ErrNodeHeld = errors.New("node name held by another process")
 )
 
 // Store is drover's durable state.
@@ -63,7 +67,12 @@ type Store interface {
 	// included with their latest reported cost). cardID "" means all cards.
 	Spend(ctx context.Context, since time.Time, cardID string) (float64, error)
 
-	// Nodes: each dispatcher process records itself here.
+	// Nodes: each dispatcher process records itself here. A name is held by
+	// one process (Node.Instance) at a time: TouchNode writes the row only
+	// when no row has the name, the row is n.Instance's, its LeaseUntil has
+	// passed (by the store's clock), or its instance is n.Supersedes; else
+	// it writes nothing and returns ErrNodeHeld. The check and the write are
+	// one statement, so of two processes claiming a name at once one wins.
 	TouchNode(ctx context.Context, n Node) error
 	ListNodes(ctx context.Context) ([]Node, error)
 
@@ -94,6 +103,12 @@ type Change struct {
 	// is still expired when it writes, never one its owner renewed meanwhile
 	// (heartbeats do not move the card's version).
 	LeaseEndedBy *time.Time
+	// CheckBlockers, with Card, refuses the change with a *CycleError when
+	// Card.BlockedBy would make the card wait on itself, directly or through
+	// other cards. The check runs inside the transaction under a lock every
+	// such change takes first, so two edits at once cannot each pass alone
+	// and together close a cycle.
+	CheckBlockers bool
 	// NewRun is inserted. Its (card, retry epoch, attempt) must be unique.
 	NewRun *board.Run
 	// Run replaces a stored run. When RunMustBeOpen, the stored run must have
@@ -104,6 +119,19 @@ type Change struct {
 	Comments      []board.Comment
 	Outbox        []OutboxItem
 	AgentState    *AgentState
+}
+
+// CycleError refuses a Change with CheckBlockers whose card would wait on
+// itself: through Blocker (an id in its BlockedBy), along Path (identifiers
+// from Blocker to the card that waits on it).
+type CycleError struct {
+	Card    string // the card's identifier
+	Blocker string
+	Path    []string
+}
+
+func (e *CycleError) Error() string {
+	return fmt.Sprintf("%s already waits on %s (%s): the cards would wait on each other forever", e.Path[0], e.Card, strings.Join(e.Path, " → "))
 }
 
 // CardFilter selects cards. Zero values mean "any".
@@ -233,6 +261,13 @@ type Node struct {
 	// Status is what the node wants operators to see (config errors, store
 	// outages, paused dispatch), as a JSON object.
 	Status json.RawMessage `json:"status"`
+	// Instance is the random id of the process holding the name; it holds
+	// it until LeaseUntil unless it renews it.
+	Instance   string    `json:"instance"`
+	LeaseUntil time.Time `json:"lease_until"`
+	// Supersedes, given to TouchNode only, is an instance known to be dead
+	// whose unexpired hold may be taken over. It is not stored.
+	Supersedes string `json:"-"`
 }
 
 // Bool is a helper for filters.

@@ -37,6 +37,7 @@ func runChaos(t *testing.T, dsn string, p plan) report {
 	var rep report
 	var watchV []string
 	stopWatch := c.claimWatch(context.Background(), &watchV)
+	stopFollow := c.follow()
 	began := time.Now()
 	end := began.Add(p.Duration)
 
@@ -102,6 +103,8 @@ func runChaos(t *testing.T, dsn string, p plan) report {
 	}
 	restarts.Wait()
 	wg.Wait()
+	// Every node is up again: processes under their names must be refused.
+	impostorV := c.impostors()
 	rep.Kills = c.numKills()
 	if feedErr != nil {
 		t.Fatalf("adding cards: %v", feedErr)
@@ -114,6 +117,8 @@ func runChaos(t *testing.T, dsn string, p plan) report {
 		t.Fatal(err)
 	}
 	stopWatch()
+	rep.Violations = append(rep.Violations, stopFollow()...)
+	rep.Violations = append(rep.Violations, impostorV...)
 	rep.Duration = time.Since(began)
 	rep.Lives = c.starts
 	c.check(&rep)

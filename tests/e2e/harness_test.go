@@ -33,6 +33,8 @@ type wf struct {
 	Policy        string // extra YAML lines under policy (indented 2)
 	Notify        string // the YAML under notify, not indented (optional)
 	Columns       string // replaces the board columns (optional, indented 4)
+	Node          string // dispatch.node (default: the host name)
+	Port          int    // server.port (default 0: no dashboard/API)
 }
 
 const defaultColumns = `    - {name: backlog, role: inactive}
@@ -69,15 +71,22 @@ profiles:
   script: {kind: command, command: ./agent.sh, prompt: stdin}
 `+outdent(w.Profiles)).
 		Set("policy", "backoff: {base: 100ms, max: 300ms, jitter: 0}\n"+outdent(w.Policy)).
-		Set("dispatch", fmt.Sprintf("poll_interval: %s\nlease: %s\nmax_concurrent: %d", w.Poll, w.Lease, w.MaxConcurrent)).
+		Set("dispatch", fmt.Sprintf("poll_interval: %s\nlease: %s\nmax_concurrent: %d", w.Poll, w.Lease, w.MaxConcurrent)+nodeLine(w.Node)).
 		Set("hooks", "timeout: 10s").
 		Set("workspace", "root: .drover/workspaces\ncleanup: never")
 	if w.Notify != "" {
 		b.Set("notify", w.Notify)
 	}
-	return b.Set("server", "port: 0").
+	return b.Set("server", fmt.Sprintf("port: %d", w.Port)).
 		Prompt("Work on {{ card.identifier }}: {{ card.title }} (attempt {{ attempt }})").
 		String()
+}
+
+func nodeLine(node string) string {
+	if node == "" {
+		return ""
+	}
+	return "\nnode: " + node
 }
 
 // outdent takes the two spaces of a section's indentation off every line,

@@ -23,6 +23,7 @@ type checker struct {
 	attempt   map[string]any    // run id → attempt number (from its claim event)
 	cards     []board.Card      // as read after the last step that changed something
 	valBlocks map[string]int    // card id → invalid-input blocks since the last operator resume/reopen
+	followed  int               // events read by following the log by seq
 }
 
 func (c *checker) init(w *World) {
@@ -76,6 +77,10 @@ func (c *checker) check(final bool) {
 	// The event log: who moved what, and how often each run was routed.
 	reentered := map[string]bool{}
 	for _, e := range evs {
+		if e.Seq <= c.lastSeq {
+			w.violate("event %d (%s) read after event %d: following by seq must see each event once, in order", e.Seq, e.Type, c.lastSeq)
+		}
+		c.followed++
 		c.lastSeq = e.Seq
 		if e.CardID != "" {
 			w.steplog = append(w.steplog, fmt.Sprintf("       · %s %s by %s", ident[e.CardID], e.Type, e.Actor))
@@ -109,6 +114,21 @@ func (c *checker) check(final bool) {
 			reentered[e.CardID] = true
 			if e.Type == board.EvResumed || e.Type == board.EvReopened {
 				c.valBlocks[e.CardID] = 0
+			}
+		}
+	}
+
+	// No card waits on itself through blocked_by: the store refuses the
+	// edit that would close a cycle, whatever runs at the same time.
+	cardByID := map[string]board.Card{}
+	for _, cd := range cards {
+		cardByID[cd.ID] = cd
+	}
+	get := func(id string) (board.Card, bool, error) { cd, ok := cardByID[id]; return cd, ok, nil }
+	for _, cd := range cards {
+		for _, b := range cd.BlockedBy {
+			if path, _ := board.WaitPath(b, cd.ID, get); path != nil {
+				w.violate("%s waits on itself: %s → %s", cd.Identifier, cd.Identifier, strings.Join(path, " → "))
 			}
 		}
 	}
@@ -193,6 +213,13 @@ func (c *checker) check(final bool) {
 	}
 	if !final {
 		return
+	}
+
+	// Following the log by seq saw every event of the table exactly once.
+	if all, err := w.raw.ListEvents(ctx, store.EventFilter{}); err != nil {
+		w.violate("checker: %v", err)
+	} else if len(all) != c.followed {
+		w.violate("the event log holds %d events, following it by seq saw %d", len(all), c.followed)
 	}
 
 	// After settling: every run has exactly one outcome, routed once; no

@@ -573,6 +573,11 @@ func (w *World) operatorAction() {
 		spec := json.RawMessage(specs[w.intn(len(specs))])
 		what = "edit spec " + string(spec)
 		_, err = w.ops.Edit(ctx, c.ID, operator.Input{Spec: &spec})
+	case r < 92:
+		// Often refused as a cycle; the checker holds the board acyclic.
+		b, _ := w.pickCard()
+		what = "edit blocked_by " + b.Identifier
+		_, err = w.ops.Edit(ctx, c.ID, operator.Input{BlockedBy: &[]string{b.ID}})
 	default:
 		what = "answer"
 		_, err = w.ops.Answer(ctx, c.ID, "use sqlite")

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -25,6 +26,9 @@ func (d *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 			_ = t.Rollback()
 			return d.wrap(err)
 		}
+	}
+	if d.beforeCommit != nil {
+		d.beforeCommit()
 	}
 	if err := t.Commit(); err != nil {
 		return d.wrap(err)
@@ -56,6 +60,11 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 			}
 			if n != 1 {
 				return fmt.Errorf("%w (claim %s/%d no longer held)", store.ErrConflict, ch.ClaimGuard.Owner, ch.ClaimGuard.Epoch)
+			}
+		}
+		if ch.CheckBlockers && ch.Card != nil && len(ch.Card.BlockedBy) > 0 {
+			if err := d.checkBlockers(ctx, tx, ch.Card); err != nil {
+				return err
 			}
 		}
 		if ch.Card != nil {
@@ -106,14 +115,6 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 				return fmt.Errorf("%w (run %s already has an outcome)", store.ErrConflict, r.ID)
 			}
 		}
-		for _, e := range ch.Events {
-			if e.At.IsZero() {
-				e.At = now
-			}
-			if err := d.insertEvent(ctx, tx, e); err != nil {
-				return err
-			}
-		}
 		for _, c := range ch.Comments {
 			if c.ID == "" {
 				c.ID = board.NewID()
@@ -155,8 +156,51 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 				return fmt.Errorf("%w (agent %s state changed meanwhile)", store.ErrConflict, a.Name)
 			}
 		}
-		return nil
+		// Events last: on PostgreSQL their insert takes the event-order lock,
+		// held until the commit right after (see insertEvents).
+		for i := range ch.Events {
+			if ch.Events[i].At.IsZero() {
+				ch.Events[i].At = now
+			}
+		}
+		return d.insertEvents(ctx, tx, ch.Events)
 	})
+}
+
+// checkBlockers refuses c's BlockedBy when it closes a cycle. It first
+// writes the blocker-lock row: on PostgreSQL that row lock serialises every
+// transaction checking blockers until it ends (and each statement after it
+// reads what the previous holder committed); SQLite has one writer anyway.
+func (d *DB) checkBlockers(ctx context.Context, tx *sql.Tx, c *board.Card) error {
+	if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO counters (name, value) VALUES (?, 1)
+		ON CONFLICT (name) DO UPDATE SET value = counters.value + 1`), "lock:blocked_by"); err != nil {
+		return err
+	}
+	get := func(id string) (board.Card, bool, error) {
+		var b board.Card
+		var raw string
+		err := tx.QueryRowContext(ctx, d.q(`SELECT id, identifier, blocked_by FROM cards WHERE id = ?`), id).Scan(&b.ID, &b.Identifier, &raw)
+		if errors.Is(err, sql.ErrNoRows) {
+			return b, false, nil
+		}
+		if err != nil {
+			return b, false, err
+		}
+		return b, true, decodeJSON("cards", "blocked_by", id, raw, &b.BlockedBy)
+	}
+	for _, id := range c.BlockedBy {
+		if id == c.ID {
+			return &store.CycleError{Card: c.Identifier, Blocker: id, Path: []string{c.Identifier}}
+		}
+		path, err := board.WaitPath(id, c.ID, get)
+		if err != nil {
+			return err
+		}
+		if path != nil {
+			return &store.CycleError{Card: c.Identifier, Blocker: id, Path: path}
+		}
+	}
+	return nil
 }
 
 // Heartbeat implements store.Store.

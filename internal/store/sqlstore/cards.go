@@ -117,8 +117,8 @@ func (d *DB) CreateCard(ctx context.Context, prefix string, c board.Card, actor 
 			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`), args...); err != nil {
 			return err
 		}
-		return d.insertEvent(ctx, tx, board.Event{At: now, CardID: c.ID, Type: board.EvCreated, Actor: actor,
-			Reason: "created in " + c.State, Data: mustJSON(map[string]any{"identifier": c.Identifier, "state": c.State})})
+		return d.insertEvents(ctx, tx, []board.Event{{At: now, CardID: c.ID, Type: board.EvCreated, Actor: actor,
+			Reason: "created in " + c.State, Data: mustJSON(map[string]any{"identifier": c.Identifier, "state": c.State})}})
 	})
 	if err != nil {
 		return board.Card{}, err

@@ -49,6 +49,9 @@ type DB struct {
 	closed  atomic.Bool // Close was called: every later call is unavailable
 	stop    chan struct{}
 	clock   func() time.Time
+	// beforeCommit, when set (by tests only), runs in every write
+	// transaction just before its commit.
+	beforeCommit func()
 }
 
 var _ store.Store = (*DB)(nil)

@@ -57,8 +57,28 @@ func (d *DB) ListEvents(ctx context.Context, f store.EventFilter) ([]board.Event
 	return out, d.wrap(rows.Err())
 }
 
-func (d *DB) insertEvent(ctx context.Context, tx *sql.Tx, e board.Event) error {
-	_, err := tx.ExecContext(ctx, d.q(`INSERT INTO events (at, card_id, run_id, type, actor, reason, data) VALUES (?,?,?,?,?,?,?)`),
-		ms(e.At), e.CardID, e.RunID, e.Type, e.Actor, e.Reason, nullText(e.Data))
-	return err
+// insertEvents inserts es in tx. Followers page the log by seq (since=N), so
+// an event must never become visible after one with a higher seq. SQLite
+// has one writer at a time, so seq order is commit order. On PostgreSQL
+// seq comes from an identity column and transactions may commit in any
+// order, so the insert first takes an EXCLUSIVE lock on the events table:
+// it excludes other event writers (not readers) until this transaction
+// ends, and callers insert events last, just before the commit, to keep
+// that window short. docs/design.md ("The event log") explains the choice.
+func (d *DB) insertEvents(ctx context.Context, tx *sql.Tx, es []board.Event) error {
+	if len(es) == 0 {
+		return nil
+	}
+	if d.dialect == postgres {
+		if _, err := tx.ExecContext(ctx, `LOCK TABLE events IN EXCLUSIVE MODE`); err != nil {
+			return err
+		}
+	}
+	for _, e := range es {
+		if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO events (at, card_id, run_id, type, actor, reason, data) VALUES (?,?,?,?,?,?,?)`),
+			ms(e.At), e.CardID, e.RunID, e.Type, e.Actor, e.Reason, nullText(e.Data)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

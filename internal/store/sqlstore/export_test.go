@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
@@ -95,4 +96,17 @@ func (d *DB) ExplainListCards(ctx context.Context, f store.CardFilter) (string, 
 		lines = append(lines, fmt.Sprint(vals[col]))
 	}
 	return strings.Join(lines, "\n"), d.wrap(rows.Err())
+}
+
+// HoldNextCommitForTest makes the next write transaction of d stop just
+// before its commit: entered is closed when it gets there, and it commits
+// once release is closed. Later transactions are not held.
+func (d *DB) HoldNextCommitForTest(entered chan<- struct{}, release <-chan struct{}) {
+	var once sync.Once
+	d.beforeCommit = func() {
+		once.Do(func() {
+			close(entered)
+			<-release
+		})
+	}
 }

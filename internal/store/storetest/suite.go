@@ -47,6 +47,8 @@ func Run(t *testing.T, open Opener) {
 		{"AgentStates", testAgentStates},
 		{"Spend", testSpend},
 		{"NodesAndLeader", testNodesAndLeader},
+		{"NodeNameHeldByOne", testNodeNameHeld},
+		{"BlockerCycleRefused", testBlockerCycle},
 		{"Watch", testWatch},
 	}
 	for _, tc := range tests {
@@ -564,6 +566,105 @@ func testNodesAndLeader(t *testing.T, s store.Store) {
 	ok1, _ = s.TryLead(ctx, "n1", time.Minute)
 	if !ok2 || ok1 {
 		t.Fatalf("after lapse: n2 %v n1 %v, want leadership to pass to n2", ok2, ok1)
+	}
+}
+
+// A node name is held by one instance at a time: others are refused until
+// its lease passes (a stale row never blocks) or they supersede an instance
+// known dead; of several claiming a free name at once, exactly one wins.
+func testNodeNameHeld(t *testing.T, s store.Store) {
+	now := time.Now().Truncate(time.Millisecond)
+	node := func(name, inst string, lease time.Duration) store.Node {
+		return store.Node{Name: name, PID: 1, StartedAt: now, SeenAt: now, Instance: inst, LeaseUntil: now.Add(lease)}
+	}
+	must(t, s.TouchNode(ctx, node("n", "a", time.Minute)))
+	if err := s.TouchNode(ctx, node("n", "b", time.Minute)); !errors.Is(err, store.ErrNodeHeld) {
+		t.Fatalf("b claiming a's live name: err = %v, want ErrNodeHeld", err)
+	}
+	must(t, s.TouchNode(ctx, node("n", "a", time.Minute))) // a renews
+	ns, _ := s.ListNodes(ctx)
+	if len(ns) != 1 || ns[0].Instance != "a" || !ns[0].LeaseUntil.Equal(now.Add(time.Minute)) {
+		t.Fatalf("nodes = %+v, want n held by a until %v", ns, now.Add(time.Minute))
+	}
+	b := node("n", "b", time.Minute)
+	b.Supersedes = "x"
+	if err := s.TouchNode(ctx, b); !errors.Is(err, store.ErrNodeHeld) {
+		t.Fatalf("b superseding an instance that does not hold the name: err = %v, want ErrNodeHeld", err)
+	}
+	b.Supersedes = "a"
+	must(t, s.TouchNode(ctx, b))
+	if err := s.TouchNode(ctx, node("n", "a", time.Minute)); !errors.Is(err, store.ErrNodeHeld) {
+		t.Fatalf("a renewing after b superseded it: err = %v, want ErrNodeHeld", err)
+	}
+
+	must(t, s.TouchNode(ctx, node("stale", "dead", -time.Second)))
+	must(t, s.TouchNode(ctx, node("stale", "fresh", time.Minute)))
+	must(t, s.TouchNode(ctx, store.Node{Name: "legacy", PID: 7, StartedAt: now, SeenAt: now})) // a row from before leases
+	must(t, s.TouchNode(ctx, node("legacy", "fresh", time.Minute)))
+
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.TouchNode(ctx, node("race", fmt.Sprint("i", i), time.Minute))
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, store.ErrNodeHeld):
+			t.Fatalf("racing claim: %v", err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d of 8 simultaneous claims of one name won, want exactly 1", won)
+	}
+}
+
+// CheckBlockers refuses a change closing a cycle of blocked_by, also when
+// two changes that close it together are applied at the same moment.
+func testBlockerCycle(t *testing.T, s store.Store) {
+	waitOn := func(c board.Card, on ...board.Card) store.Change {
+		c.BlockedBy = []string{}
+		for _, b := range on {
+			c.BlockedBy = append(c.BlockedBy, b.ID)
+		}
+		return store.Change{Card: &c, CheckBlockers: true}
+	}
+	a, b, c := mkCard(t, s, "a", "ready"), mkCard(t, s, "b", "ready"), mkCard(t, s, "c", "ready")
+	must(t, s.Apply(ctx, waitOn(b, a)))
+	b, _ = s.GetCard(ctx, b.ID)
+	must(t, s.Apply(ctx, waitOn(c, b)))
+	err := s.Apply(ctx, waitOn(a, c))
+	var cycle *store.CycleError
+	if !errors.As(err, &cycle) || cycle.Blocker != c.ID || fmt.Sprint(cycle.Path) != fmt.Sprintf("[%s %s]", c.Identifier, b.Identifier) {
+		t.Fatalf("a waiting on c (c → b → a): err = %v, want a CycleError through %s along [%s %s]", err, c.Identifier, c.Identifier, b.Identifier)
+	}
+	if got, _ := s.GetCard(ctx, a.ID); len(got.BlockedBy) != 0 {
+		t.Fatalf("the refused change was written: %v", got.BlockedBy)
+	}
+	for round := range 20 {
+		x, y := mkCard(t, s, fmt.Sprint("x", round), "ready"), mkCard(t, s, fmt.Sprint("y", round), "ready")
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i, ch := range []store.Change{waitOn(x, y), waitOn(y, x)} {
+			wg.Add(1)
+			go func() { defer wg.Done(); errs[i] = s.Apply(ctx, ch) }()
+		}
+		wg.Wait()
+		if errs[0] == nil && errs[1] == nil {
+			t.Fatalf("round %d: %s waits on %s and %s on %s: both changes were written", round, x.Identifier, y.Identifier, y.Identifier, x.Identifier)
+		}
+		for _, err := range errs {
+			if err != nil && !errors.As(err, &cycle) {
+				t.Fatalf("round %d: %v, want a CycleError", round, err)
+			}
+		}
 	}
 }
 
