@@ -1,6 +1,7 @@
 package version
 
 import (
+	"fmt"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ func TestFromBuildReadsVCSStamps(t *testing.T) {
 	if got != want {
 		t.Fatalf("fromBuild = %+v\nwant %+v", got, want)
 	}
-	if s := got.String(); s != "drover v0.0.0-20261201084455-6d71f6c1a2b3+dirty (commit 6d71f6c1a2b3+dirty, 2026-12-01T08:44:55Z, go1.26.8, store schema 1)" {
+	if s, w := got.String(), fmt.Sprintf("drover v0.0.0-20261201084455-6d71f6c1a2b3+dirty (commit 6d71f6c1a2b3+dirty, 2026-12-01T08:44:55Z, go1.26.8, store schema %d)", sqlstore.SchemaVersion()); s != w {
 		t.Fatalf("String() = %q", s)
 	}
 }
