@@ -48,6 +48,7 @@ func Run(t *testing.T, open Opener) {
 		{"Spend", testSpend},
 		{"NodesAndLeader", testNodesAndLeader},
 		{"Watch", testWatch},
+		{"Retention", testRetention},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
