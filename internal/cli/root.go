@@ -93,7 +93,7 @@ Start with:  drover demo --until-settled   (a self-contained tour)
 		a.initCmd(), a.cardCmd(), a.boardCmd(), a.eventsCmd(), a.runsCmd(), a.logsCmd(),
 		a.benchCmd(), a.demoCmd(),
 		a.statusCmd(), a.explainCmd(), a.policyCmd(), a.classifyCmd(), a.agentCmd(),
-		a.serveCmd(),
+		a.serveCmd(), a.gcCmd(),
 	)
 	guardGroups(root)
 	return root

@@ -50,6 +50,7 @@ func Snapshot(ctx context.Context, st store.Store, cfg *config.Config, now time.
 		func() error { return s.spend(ctx, st, limits, now) },
 		func() error { return s.nodes(ctx, st, now) },
 		func() error { return s.outbox(ctx, st) },
+		func() error { return s.retention(ctx, st, cfg) },
 	}
 	for _, f := range steps {
 		if err := f(); err != nil {

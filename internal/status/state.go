@@ -34,6 +34,8 @@ type State struct {
 	Errors  []Error   `json:"errors"`
 	Nodes   []Node    `json:"nodes"`
 	Columns []Column  `json:"columns"`
+	// Retention: what the store keeps and its latest collection.
+	Retention Retention `json:"retention"`
 }
 
 // Counts are Symphony's counts plus drover's. Blocked and Parked are totals

@@ -10,6 +10,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/status"
 	"github.com/drover-dev/drover/internal/status/statustest"
+	"github.com/drover-dev/drover/internal/store"
 )
 
 func TestSnapshot(t *testing.T) {
@@ -161,5 +162,41 @@ func TestDur(t *testing.T) {
 		if got := status.Dur(d); got != want {
 			t.Errorf("Dur(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// The latest garbage collection shows in status: when, what it pruned and
+// how many bytes of logs it removed, beside the retention periods.
+func TestRetentionShowsTheLastCollection(t *testing.T) {
+	st, cfg := statustest.Open(t)
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	ctx := context.Background()
+	s, err := status.Snapshot(ctx, st, cfg, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Retention.LastGC != nil || s.Retention.Events != "90d" || s.Retention.Runs != "180d" || s.Retention.Logs != "30d" {
+		t.Fatalf("retention before any collection = %+v", s.Retention)
+	}
+	rep := store.GCReport{At: now.Add(-2 * time.Minute), Events: 1200, Runs: 7, Outbox: 3, Logs: 7, LogBytes: 3 << 20, DurationMS: 42}
+	if err := st.(store.Pruner).RecordGC(ctx, rep); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = status.Snapshot(ctx, st, cfg, now)
+	if s.Retention.LastGC == nil || *s.Retention.LastGC != rep {
+		t.Fatalf("last gc = %+v, want %+v", s.Retention.LastGC, rep)
+	}
+	var b bytes.Buffer
+	status.Render(&b, s)
+	for _, want := range []string{"RETENTION", "keeps events 90d · runs 180d · logs 30d", "last collection 2m", "1200 events, 7 runs, 3 notifications, 7 logs (3.0 MB)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("render lacks %q:\n%s", want, b.String())
+		}
+	}
+	var m map[string]any
+	raw, _ := json.Marshal(s)
+	_ = json.Unmarshal(raw, &m)
+	if r, ok := m["retention"].(map[string]any); !ok || r["last_gc"].(map[string]any)["log_bytes"] != float64(3<<20) {
+		t.Errorf("JSON retention = %v", m["retention"])
 	}
 }
