@@ -233,8 +233,9 @@ func (s *State) spend(ctx context.Context, st store.Store, l config.Limits, now 
 	}
 	s.Spend = Spend{TodayUSD: today, DayCapUSD: l.MaxCostPerDayUSD, PerCardCapUSD: l.MaxCostPerCardUSD, DayStart: day,
 		Paused: l.MaxCostPerDayUSD > 0 && today >= l.MaxCostPerDayUSD}
-	// codex_totals: runs claimed since the day started, newest first.
-	runs, err := st.ListRuns(ctx, store.RunFilter{Newest: true, Limit: 5000})
+	// codex_totals: runs claimed since the day started, newest first (the
+	// filter keeps a long run history out of every snapshot).
+	runs, err := st.ListRuns(ctx, store.RunFilter{ClaimedSince: &day, Newest: true, Limit: 5000})
 	if err != nil {
 		return err
 	}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/status"
 	"github.com/drover-dev/drover/internal/status/statustest"
 	"github.com/drover-dev/drover/internal/store"
@@ -198,5 +200,44 @@ func TestRetentionShowsTheLastCollection(t *testing.T) {
 	_ = json.Unmarshal(raw, &m)
 	if r, ok := m["retention"].(map[string]any); !ok || r["last_gc"].(map[string]any)["log_bytes"] != float64(3<<20) {
 		t.Errorf("JSON retention = %v", m["retention"])
+	}
+}
+
+// runReads counts the runs a store hands out.
+type runReads struct {
+	store.Store
+	n int
+}
+
+func (s *runReads) ListRuns(ctx context.Context, f store.RunFilter) ([]board.Run, error) {
+	rs, err := s.Store.ListRuns(ctx, f)
+	s.n += len(rs)
+	return rs, err
+}
+
+// A snapshot reads today's runs, not the run history: on a store with a
+// year of runs, status once read up to 5000 of them every time (issue 13
+// item 14, found by drover bench history).
+func TestSnapshotDoesNotReadTheRunHistory(t *testing.T) {
+	st, cfg := statustest.Open(t)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	c, err := st.CreateCard(ctx, "DRV", board.Card{Title: "old", State: "done", Spec: json.RawMessage(`{}`)}, "op")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for a := 1; a <= 300; a++ {
+		at := now.Add(-48*time.Hour - time.Duration(a)*time.Minute)
+		r := board.Run{ID: fmt.Sprint("old-", a), CardID: c.ID, Attempt: a, RetryEpoch: 1, Outcome: board.OutcomeFailed, ClaimedAt: at, FinishedAt: &at}
+		if err := st.Apply(ctx, store.Change{NewRun: &r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spy := &runReads{Store: st}
+	if _, err := status.Snapshot(ctx, spy, cfg, now); err != nil {
+		t.Fatal(err)
+	}
+	if spy.n != 0 {
+		t.Errorf("a snapshot read %d runs of past days", spy.n)
 	}
 }

@@ -22,16 +22,19 @@ const newerRun = `EXISTS (SELECT 1 FROM runs n WHERE n.card_id = runs.card_id AN
 // OldRuns implements store.Pruner. The conditions repeat the partial
 // indexes' (runs_finished, runs_logged) so the planner uses them.
 func (d *DB) OldRuns(ctx context.Context, before time.Time, withLog bool, limit int) ([]store.OldRun, error) {
-	q := `SELECT id, log_path FROM runs WHERE outcome <> ''`
-	if withLog {
-		q += ` AND log_path <> ''`
-	}
-	q += ` AND finished_at < ? AND ` + newerRun + ` ORDER BY finished_at LIMIT ?`
-	return queryAll(ctx, d, d.db, d.q(q), []any{ms(before), limit}, func(s scanner) (store.OldRun, error) {
+	return queryAll(ctx, d, d.db, d.q(oldRunsSQL(withLog)), []any{ms(before), limit}, func(s scanner) (store.OldRun, error) {
 		var r store.OldRun
 		err := s.Scan(&r.ID, &r.LogPath)
 		return r, err
 	})
+}
+
+func oldRunsSQL(withLog bool) string {
+	q := `SELECT id, log_path FROM runs WHERE outcome <> ''`
+	if withLog {
+		q += ` AND log_path <> ''`
+	}
+	return q + ` AND finished_at < ? AND ` + newerRun + ` ORDER BY finished_at LIMIT ?`
 }
 
 // DeleteRuns implements store.Pruner.
@@ -58,15 +61,19 @@ func (d *DB) ForgetLogs(ctx context.Context, ids []string) error {
 // index on at. An event older than a newer one before it in seq order (a
 // clock set back) waits until that one expires too.
 func (d *DB) PruneEvents(ctx context.Context, before time.Time, limit int) (int, error) {
-	return d.execCount(ctx, `DELETE FROM events WHERE seq IN
- (SELECT seq FROM (SELECT seq, at FROM events ORDER BY seq LIMIT ?) w WHERE w.at < ?)`, limit, ms(before))
+	return d.execCount(ctx, pruneEventsSQL, limit, ms(before))
 }
+
+const pruneEventsSQL = `DELETE FROM events WHERE seq IN
+ (SELECT seq FROM (SELECT seq, at FROM events ORDER BY seq LIMIT ?) w WHERE w.at < ?)`
 
 // PruneOutbox implements store.Pruner (index outbox_settled).
 func (d *DB) PruneOutbox(ctx context.Context, before time.Time, limit int) (int, error) {
-	return d.execCount(ctx, `DELETE FROM outbox WHERE id IN
- (SELECT id FROM outbox WHERE (delivered_at IS NOT NULL OR dead <> 0) AND created_at < ? ORDER BY created_at LIMIT ?)`, ms(before), limit)
+	return d.execCount(ctx, pruneOutboxSQL, ms(before), limit)
 }
+
+const pruneOutboxSQL = `DELETE FROM outbox WHERE id IN
+ (SELECT id FROM outbox WHERE (delivered_at IS NOT NULL OR dead <> 0) AND created_at < ? ORDER BY created_at LIMIT ?)`
 
 // CountPrunable implements store.Pruner. Counting events scans them: it is
 // for `drover gc --dry-run`, not for the leader's passes.
