@@ -107,13 +107,9 @@ func MeasureHistory(ctx context.Context, fresh, long *sqlstore.DB, cards, runsPe
 		{"claim", "a dispatcher's claim: due unclaimed cards, the card's runs, the claiming transaction", claimOne},
 	}
 	for _, op := range ops {
-		f, err := median(ctx, fresh, op.fn)
+		f, l, err := medians(ctx, fresh, long, op.fn)
 		if err != nil {
-			return hs, fmt.Errorf("%s on the fresh store: %w", op.name, err)
-		}
-		l, err := median(ctx, long, op.fn)
-		if err != nil {
-			return hs, fmt.Errorf("%s on the long store: %w", op.name, err)
+			return hs, fmt.Errorf("%s: %w", op.name, err)
 		}
 		r := 0.0
 		if f > 0 {
@@ -180,20 +176,24 @@ func claimOne(ctx context.Context, st store.Store) error {
 		Events: []board.Event{{At: now, CardID: c.ID, RunID: run.ID, Type: board.EvClaimed, Actor: "bench"}}})
 }
 
-// median runs fn historySamples times (after one warm-up) and returns the
-// median in milliseconds.
-func median(ctx context.Context, st store.Store, fn func(context.Context, store.Store) error) (float64, error) {
-	if err := fn(ctx, st); err != nil {
-		return 0, err
-	}
-	ds := make([]float64, 0, historySamples)
-	for i := 0; i < historySamples; i++ {
-		t := time.Now()
-		if err := fn(ctx, st); err != nil {
-			return 0, err
+// medians runs fn historySamples times on each store (after a warm-up),
+// alternating between them so a change in the machine's load weighs on
+// both alike, and returns each store's median in milliseconds.
+func medians(ctx context.Context, a, b store.Store, fn func(context.Context, store.Store) error) (float64, float64, error) {
+	var ds [2][]float64
+	for i := -1; i < historySamples; i++ {
+		for j, st := range []store.Store{a, b} {
+			t := time.Now()
+			if err := fn(ctx, st); err != nil {
+				return 0, 0, fmt.Errorf("on the %s store: %w", [2]string{"fresh", "long"}[j], err)
+			}
+			if i >= 0 { // the first round warms up
+				ds[j] = append(ds[j], float64(time.Since(t).Microseconds())/1000)
+			}
 		}
-		ds = append(ds, float64(time.Since(t).Microseconds())/1000)
 	}
-	sort.Float64s(ds)
-	return ds[len(ds)/2], nil
+	for j := range ds {
+		sort.Float64s(ds[j])
+	}
+	return ds[0][len(ds[0])/2], ds[1][len(ds[1])/2], nil
 }
