@@ -25,7 +25,7 @@ import (
 )
 
 // Scenarios are the names `drover bench` accepts, in the order it lists them.
-var Scenarios = []string{"store", "wakeup", "dispatch"}
+var Scenarios = []string{"store", "wakeup", "dispatch", "history"}
 
 // simSpec scripts the sim agent: succeed at once.
 const simSpec = `{"sim": ["succeeded"], "sim_delay": "0s", "sim_cost_usd": 0}`

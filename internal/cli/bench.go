@@ -17,7 +17,7 @@ import (
 const benchWakePoll = 30 * time.Second
 
 func (a *app) benchCmd() *cobra.Command {
-	var cards, slots int
+	var cards, slots, events int
 	c := &cobra.Command{
 		Use:   "bench SCENARIO",
 		Short: "Measure the store, wake-ups and dispatch on this machine (scenarios: " + strings.Join(bench.Scenarios, ", ") + ")",
@@ -39,10 +39,17 @@ Scenarios:
   dispatch  N sim cards that succeed at once through a dispatcher with
             --slots K on a scratch SQLite store: cards/s, and wall time
             against the ideal N/K × the per-card time measured in the run.
-            Default --cards 200.`,
+            Default --cards 200.
+  history   the same board (N cards, a fifth ready) on two scratch stores of
+            the configured backend, one fresh and one with --events events
+            over the past year and ten finished runs per card: the median
+            time of status, the dashboard's reads, card show and a claim on
+            each, and their ratio (about 1: a long history costs nothing).
+            Default --cards 1000 --events 10000000.`,
 		Example: `  drover bench store --cards 10000
   drover bench wakeup --json
-  drover bench dispatch --cards 500 --slots 8`,
+  drover bench dispatch --cards 500 --slots 8
+  drover bench history --events 1000000 --json`,
 		Args: func(c *cobra.Command, args []string) error {
 			valid := strings.Join(bench.Scenarios, ", ")
 			if len(args) != 1 {
@@ -73,6 +80,14 @@ Scenarios:
 				return a.benchStore(c, n(5000))
 			case "wakeup":
 				return a.benchWakeup(c, n(20))
+			case "history":
+				if events <= 0 {
+					return usagef("--events must be positive (got %d)", events)
+				}
+				if n(1000) < 200 {
+					return usagef("history needs --cards 200 or more (a fifth are claimed while measuring)")
+				}
+				return a.benchHistory(c, n(1000), events)
 			default:
 				return a.benchDispatch(c, n(200), slots)
 			}
@@ -80,6 +95,7 @@ Scenarios:
 	}
 	c.Flags().IntVar(&cards, "cards", 0, "number of cards (default per scenario: store 5000, wakeup 20 per path, dispatch 200)")
 	c.Flags().IntVar(&slots, "slots", 4, "dispatch: agent slots (max_concurrent)")
+	c.Flags().IntVar(&events, "events", 10_000_000, "history: events in the long store")
 	return c
 }
 
@@ -165,5 +181,45 @@ func (a *app) benchDispatch(c *cobra.Command, cards, slots int) error {
 	fmt.Fprintf(w, "  per card       %10.1fms  claim → routed, mean\n", st.PerCardMS)
 	fmt.Fprintf(w, "  ideal          %10.0fms  %d/%d × per card\n", st.IdealMS, st.Cards, st.Slots)
 	fmt.Fprintf(w, "  wall / ideal   %10.2f\n", st.WallVsIdeal)
+	return nil
+}
+
+func (a *app) benchHistory(c *cobra.Command, cards, events int) error {
+	ctx := c.Context()
+	cfg, err := loadConfig(a.configPath)
+	if err != nil {
+		return err
+	}
+	a.cfg = cfg
+	var dbs []*sqlstore.DB
+	for range 2 {
+		dsn, cleanup, err := bench.Scratch(ctx, a.dsn())
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		s, err := sqlstore.Open(ctx, dsn)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		dbs = append(dbs, s)
+	}
+	hs, err := bench.MeasureHistory(ctx, dbs[0], dbs[1], cards, 10, events)
+	if err != nil {
+		return err
+	}
+	if a.asJSON {
+		return a.printJSON(struct {
+			Scenario string `json:"scenario"`
+			bench.HistoryStats
+		}{"history", hs})
+	}
+	w := a.out
+	fmt.Fprintf(w, "history: %s, %d cards; the long store has %d events and %d runs (built in %.1fs)\n", hs.Backend, hs.Cards, hs.Events, hs.Runs, hs.SeedS)
+	fmt.Fprintf(w, "  %-10s %10s %10s %7s\n", "", "fresh ms", "long ms", "ratio")
+	for _, op := range hs.Ops {
+		fmt.Fprintf(w, "  %-10s %10.2f %10.2f %6.2fx  %s\n", op.Name, op.FreshMS, op.LongMS, op.Ratio, op.What)
+	}
 	return nil
 }

@@ -119,3 +119,34 @@ func TestBenchUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestBenchHistory(t *testing.T) {
+	dir := t.TempDir()
+	got := benchJSON(t, []string{"--config", filepath.Join(dir, "WORKFLOW.md"), "--store", "sqlite:" + filepath.Join(dir, "board", "drover.db"),
+		"bench", "history", "--cards", "200", "--events", "5000"}, []string{"cards", "events", "runs", "seed_s"}, "scenario", "backend")
+	if got["scenario"] != "history" || got["events"] != 5000.0 || got["runs"] != 2000.0 {
+		t.Errorf("scenario/events/runs = %v/%v/%v", got["scenario"], got["events"], got["runs"])
+	}
+	ops, _ := got["ops"].([]any)
+	names := map[string]bool{}
+	for _, o := range ops {
+		op, _ := o.(map[string]any)
+		names[op["name"].(string)] = true
+		for _, k := range []string{"fresh_ms", "long_ms", "ratio"} {
+			if v, ok := op[k].(float64); !ok || v <= 0 {
+				t.Errorf("%v.%s = %v, want a positive number", op["name"], k, op[k])
+			}
+		}
+	}
+	for _, n := range []string{"status", "dashboard", "card", "claim"} {
+		if !names[n] {
+			t.Errorf("op %q not measured: %v", n, ops)
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*", "*")); len(m) != 0 {
+		t.Errorf("the scratch stores were left behind: %v", m)
+	}
+	if code, _, _ := runCLI(t, "bench", "history", "--events", "0"); code != cli.ExitInvalid {
+		t.Errorf("--events 0: exit %d, want %d", code, cli.ExitInvalid)
+	}
+}

@@ -100,7 +100,7 @@ Start with:  drover demo --until-settled   (a self-contained tour)
 		a.initCmd(), a.cardCmd(), a.boardCmd(), a.eventsCmd(), a.runsCmd(), a.logsCmd(),
 		a.benchCmd(), a.demoCmd(),
 		a.statusCmd(), a.explainCmd(), a.policyCmd(), a.classifyCmd(), a.agentCmd(),
-		a.serveCmd(), a.outboxCmd(), a.versionCmd(),
+		a.serveCmd(), a.outboxCmd(), a.versionCmd(), a.gcCmd(),
 		a.storeCmd(), a.backupCmd(), a.restoreCmd(),
 	)
 	// drover --version: Cobra adds the flag when Version is set.

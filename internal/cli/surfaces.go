@@ -12,6 +12,7 @@ import (
 	"github.com/drover-dev/drover/internal/dispatch"
 	"github.com/drover-dev/drover/internal/metrics"
 	"github.com/drover-dev/drover/internal/notify"
+	"github.com/drover-dev/drover/internal/retention"
 	"github.com/drover-dev/drover/internal/server"
 	"github.com/drover-dev/drover/internal/store"
 )
@@ -45,6 +46,14 @@ func (a *app) startSurfaces(ctx context.Context, d *dispatch.Dispatcher, m *metr
 	w := &notify.Worker{Store: a.st, Config: func() config.Notify { return d.Config().Notify }, Log: log, Node: d.Node(), LeaderTTL: d.LeaderTTL()}
 	done := make(chan struct{})
 	go func() { defer close(done); w.Run(wctx, 2*time.Second) }()
+	if p, ok := a.st.(store.Pruner); ok { // retention, on the leader, in small batches
+		rw := &retention.Worker{Store: p, Config: func() config.Retention { return d.Config().Retention }, Log: log,
+			Lead: func(ctx context.Context) (bool, error) { return a.st.TryLead(ctx, d.Node(), d.LeaderTTL()) }}
+		rdone, ndone := make(chan struct{}), done
+		go func() { defer close(rdone); rw.Run(wctx) }()
+		done = make(chan struct{})
+		go func() { <-ndone; <-rdone; close(done) }()
+	}
 	stop := func() { cancel(); <-done }
 
 	cfg := d.Config()

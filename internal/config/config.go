@@ -38,6 +38,7 @@ type Config struct {
 	Store     Store         `json:"store"`
 	Server    Server        `json:"server"`
 	Codex     Codex         `json:"codex"`
+	Retention Retention     `json:"retention"`
 
 	// Prompt is the Liquid template source: the file's body, or DefaultPrompt
 	// when the body is empty. PromptLine is the file line the body starts on.

@@ -103,6 +103,14 @@ dispatch:
 
 # store: sqlite:.drover/drover.db   # or postgres://user@host/db (default: beside this file)
 
+# How long history is kept (0 or forever: keep). Open runs, each card's latest
+# run and undelivered notifications are never pruned; drover gc --dry-run shows
+# what would go.
+retention:
+  events: 90d                     # events, and delivered or dead notifications
+  runs: 180d                      # finished runs, with their logs
+  logs: 30d                       # run log files (the run rows stay)
+
 # Dashboard and API; port 0 turns it off.
 server:
   host: 127.0.0.1

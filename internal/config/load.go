@@ -19,7 +19,7 @@ import (
 const MaxFileSize = 4 << 20
 
 // topLevel lists every top-level key drover reads.
-var topLevel = []string{"board", "agents", "policy", "limits", "notify", "workspace", "hooks", "dispatch", "tracker", "store", "server", "polling", "agent", "codex"}
+var topLevel = []string{"board", "agents", "policy", "limits", "notify", "workspace", "hooks", "dispatch", "tracker", "store", "server", "polling", "agent", "codex", "retention"}
 
 // decodeAll fills cfg from the top-level sections, defaults included.
 func decodeAll(d *decoder, cfg *Config, top map[string]*yaml.Node, baseDir string) {
@@ -37,6 +37,7 @@ func decodeAll(d *decoder, cfg *Config, top map[string]*yaml.Node, baseDir strin
 	cfg.Store = decodeStore(d, top["store"], baseDir)
 	cfg.Server = decodeServer(d, top["server"])
 	cfg.Codex = decodeCodex(d, top["codex"])
+	cfg.Retention = decodeRetention(d, top["retention"])
 	cfg.Agents = decodeAgents(d, top["agents"], top["codex"] != nil, cfg.Codex)
 }
 

@@ -207,8 +207,8 @@ func (d *Dispatcher) recoverCard(ctx context.Context, c board.Card, mine bool) e
 		return d.o.Store.Apply(ctx, store.Change{Card: &next, ClaimGuard: c.Claim, LeaseEndedBy: endedBy,
 			Events: []board.Event{{CardID: c.ID, Type: board.EvRecovered, Actor: d.actor(), Reason: next.StateReason}}})
 	}
-	// Pdeathsig took the dead owner's agent with it, but not the agent's own
-	// children: stop whatever still carries this run's DROVER_RUN_ID.
+	// The run's supervisor took the dead owner's agent tree with it; stop
+	// whatever still carries this run's DROVER_RUN_ID, with its descendants.
 	if n := proc.KillTagged("DROVER_RUN_ID", open.ID); n > 0 {
 		d.log.Warn("stopped processes left over from the interrupted run", "card_id", c.ID, "identifier", c.Identifier, "run_id", open.ID, "processes", n)
 	}

@@ -130,6 +130,7 @@ func Render(w io.Writer, s State) {
 		}
 		fmt.Fprintf(w, "  %s (pid %d): %d running · %s%s\n", n.Name, n.PID, n.Running, tick, stale)
 	}
+	renderRetention(w, s.Retention, now)
 }
 
 func section(w io.Writer, title string) { fmt.Fprintf(w, "\n%s\n", title) }

@@ -52,6 +52,7 @@ func Snapshot(ctx context.Context, st store.Store, cfg *config.Config, now time.
 		func() error { return s.spend(ctx, st, limits, now) },
 		func() error { return s.nodes(ctx, st, now) },
 		func() error { return s.outbox(ctx, st) },
+		func() error { return s.retention(ctx, st, cfg) },
 	}
 	for _, f := range steps {
 		if err := f(); err != nil {
@@ -234,8 +235,9 @@ func (s *State) spend(ctx context.Context, st store.Store, l config.Limits, now 
 	}
 	s.Spend = Spend{TodayUSD: today, DayCapUSD: l.MaxCostPerDayUSD, PerCardCapUSD: l.MaxCostPerCardUSD, DayStart: day,
 		Paused: l.MaxCostPerDayUSD > 0 && today >= l.MaxCostPerDayUSD}
-	// codex_totals: runs claimed since the day started, newest first.
-	runs, err := st.ListRuns(ctx, store.RunFilter{Newest: true, Limit: 5000})
+	// codex_totals: runs claimed since the day started, newest first (the
+	// filter keeps a long run history out of every snapshot).
+	runs, err := st.ListRuns(ctx, store.RunFilter{ClaimedSince: &day, Newest: true, Limit: 5000})
 	if err != nil {
 		return err
 	}

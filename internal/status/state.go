@@ -37,6 +37,8 @@ type State struct {
 	Columns []Column  `json:"columns"`
 	// Drover is the build that made the snapshot (drover version).
 	Drover version.Info `json:"drover"`
+	// Retention: what the store keeps and its latest collection.
+	Retention Retention `json:"retention"`
 }
 
 // Counts are Symphony's counts plus drover's. Blocked and Parked are totals

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/status"
 	"github.com/drover-dev/drover/internal/status/statustest"
+	"github.com/drover-dev/drover/internal/store"
 )
 
 func TestSnapshot(t *testing.T) {
@@ -161,5 +164,80 @@ func TestDur(t *testing.T) {
 		if got := status.Dur(d); got != want {
 			t.Errorf("Dur(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// The latest garbage collection shows in status: when, what it pruned and
+// how many bytes of logs it removed, beside the retention periods.
+func TestRetentionShowsTheLastCollection(t *testing.T) {
+	st, cfg := statustest.Open(t)
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	ctx := context.Background()
+	s, err := status.Snapshot(ctx, st, cfg, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Retention.LastGC != nil || s.Retention.Events != "90d" || s.Retention.Runs != "180d" || s.Retention.Logs != "30d" {
+		t.Fatalf("retention before any collection = %+v", s.Retention)
+	}
+	rep := store.GCReport{At: now.Add(-2 * time.Minute), Events: 1200, Runs: 7, Outbox: 3, Logs: 7, LogBytes: 3 << 20, DurationMS: 42}
+	if err := st.(store.Pruner).RecordGC(ctx, rep); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = status.Snapshot(ctx, st, cfg, now)
+	if s.Retention.LastGC == nil || *s.Retention.LastGC != rep {
+		t.Fatalf("last gc = %+v, want %+v", s.Retention.LastGC, rep)
+	}
+	var b bytes.Buffer
+	status.Render(&b, s)
+	for _, want := range []string{"RETENTION", "keeps events 90d · runs 180d · logs 30d", "last collection 2m", "1200 events, 7 runs, 3 notifications, 7 logs (3.0 MB)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("render lacks %q:\n%s", want, b.String())
+		}
+	}
+	var m map[string]any
+	raw, _ := json.Marshal(s)
+	_ = json.Unmarshal(raw, &m)
+	if r, ok := m["retention"].(map[string]any); !ok || r["last_gc"].(map[string]any)["log_bytes"] != float64(3<<20) {
+		t.Errorf("JSON retention = %v", m["retention"])
+	}
+}
+
+// runReads counts the runs a store hands out.
+type runReads struct {
+	store.Store
+	n int
+}
+
+func (s *runReads) ListRuns(ctx context.Context, f store.RunFilter) ([]board.Run, error) {
+	rs, err := s.Store.ListRuns(ctx, f)
+	s.n += len(rs)
+	return rs, err
+}
+
+// A snapshot reads today's runs, not the run history: on a store with a
+// year of runs, status once read up to 5000 of them every time (issue 13
+// item 14, found by drover bench history).
+func TestSnapshotDoesNotReadTheRunHistory(t *testing.T) {
+	st, cfg := statustest.Open(t)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	c, err := st.CreateCard(ctx, "DRV", board.Card{Title: "old", State: "done", Spec: json.RawMessage(`{}`)}, "op")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for a := 1; a <= 300; a++ {
+		at := now.Add(-48*time.Hour - time.Duration(a)*time.Minute)
+		r := board.Run{ID: fmt.Sprint("old-", a), CardID: c.ID, Attempt: a, RetryEpoch: 1, Outcome: board.OutcomeFailed, ClaimedAt: at, FinishedAt: &at}
+		if err := st.Apply(ctx, store.Change{NewRun: &r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spy := &runReads{Store: st}
+	if _, err := status.Snapshot(ctx, spy, cfg, now); err != nil {
+		t.Fatal(err)
+	}
+	if spy.n != 0 {
+		t.Errorf("a snapshot read %d runs of past days", spy.n)
 	}
 }

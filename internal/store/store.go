@@ -175,8 +175,10 @@ type RunFilter struct {
 	RetryEpoch *int
 	Open       *bool
 	Node       string
-	Limit      int // 0 = no limit; newest first when set with Newest
-	Newest     bool
+	// ClaimedSince keeps runs claimed at or after it (index runs_claimed).
+	ClaimedSince *time.Time
+	Limit        int // 0 = no limit; newest first when set with Newest
+	Newest       bool
 }
 
 // EventFilter selects events with Seq > SinceSeq, oldest first.

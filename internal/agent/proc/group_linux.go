@@ -16,9 +16,9 @@ import (
 // child exits, not the process. Go may retire OS threads, so Run forks from a
 // goroutine that holds runtime.LockOSThread until the child has been reaped;
 // that thread therefore lives exactly as long as the child. Pdeathsig reaches
-// only the direct child: grandchildren in its group survive a drover crash
-// (a SIGKILL of drover itself). Callers that need that covered can persist the
-// process group id (Spec.OnStart) and kill the group on restart.
+// only the direct child: that is why, under UseSupervisor, the child is the
+// run's supervisor instead (without this signal: it watches its lifeline and
+// kills the whole tree itself when drover dies).
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }

@@ -12,12 +12,15 @@ import (
 // KillTagged SIGKILLs every live process whose environment holds key=value,
 // together with its process group, and returns how many processes matched.
 //
-// It is the restart half of the Pdeathsig caveat (see sysProcAttr): a crashed
-// drover's agent dies with it, but the agent's own children survive in its
-// group. Every agent is started with DROVER_RUN_ID in its environment and
-// children inherit it, so on recovery the dispatcher finds what is left of a
-// run by that tag, not by a pid that may have been reused. Processes of
-// other users (unreadable environ) and this process's own group are skipped.
+// It is the restart half of containment. A run's supervisor (see Supervise)
+// kills the run's tree when drover dies, so normally nothing is left; this
+// sweep covers what outlived it (a supervisor killed together with drover,
+// or agents started without one). Every run is started with DROVER_RUN_ID
+// in its environment, so on recovery the dispatcher finds what is left of a
+// run by that tag, not by a pid that may have been reused, and kills each
+// tagged process with its whole descendant tree (untagged children
+// included) and its process group. Processes of other users (unreadable
+// environ) and this process's own group are skipped.
 func KillTagged(key, value string) int {
 	if key == "" || value == "" {
 		return 0
@@ -44,6 +47,12 @@ func KillTagged(key, value string) int {
 			continue
 		}
 		n++
+		// Descendants first, while the parent links still lead to them: a
+		// child that dropped the tag (env -i) or left the group (setsid) is
+		// still below the tagged process, the run's supervisor above all.
+		for _, d := range liveDescendants(pid) {
+			_ = syscall.Kill(d.pid, syscall.SIGKILL)
+		}
 		if pgid > 1 && pgid != selfGroup {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		}

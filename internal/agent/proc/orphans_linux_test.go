@@ -43,3 +43,31 @@ func TestKillTaggedKillsTheTaggedGroupOnly(t *testing.T) {
 		t.Errorf("an untagged group was killed")
 	}
 }
+
+// The restart sweep follows the tree: a child of a tagged process that
+// dropped its environment and left the group is found through its parent.
+func TestKillTaggedKillsTheTaggedTree(t *testing.T) {
+	tag := "test-" + strconv.FormatInt(time.Now().UnixNano(), 10)
+	dir := t.TempDir()
+	c := exec.Command("sh", "-c", "setsid env -i sleep 60 & echo $! > "+dir+"/pid; wait")
+	c.Env = []string{"PATH=/usr/bin:/bin", "DROVER_RUN_ID=" + tag}
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL); _, _ = c.Process.Wait() })
+	child := readPid(t, dir+"/pid")
+	t.Cleanup(func() { _ = killPid(child) })
+	time.Sleep(100 * time.Millisecond) // let env exec sleep
+	if !processAlive(child) {
+		t.Fatalf("child %d should be alive", child)
+	}
+	KillTagged("DROVER_RUN_ID", tag)
+	_, _ = c.Process.Wait()
+	for deadline := time.Now().Add(3 * time.Second); processAlive(child) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if processAlive(child) {
+		t.Errorf("the untagged child %d of a tagged process survived the sweep", child)
+	}
+}

@@ -1,7 +1,8 @@
 // Package proc runs one agent subprocess: in its own process group, with an
 // explicit environment, a capped log, kept output tails, a wall-clock timeout
 // and a stall timeout, and a TERM-then-KILL stop of the whole process tree.
-// It is Unix only (Linux for the parent-death signal).
+// On Linux each process runs under a supervisor that contains its whole tree
+// (see Supervise). It is Unix only.
 package proc
 
 import (
@@ -130,6 +131,10 @@ func Run(ctx context.Context, s Spec) (Exit, error) {
 	if p.inR != nil {
 		cmd.Stdin = p.inR
 	}
+	sv, err := supervise(cmd, grace)
+	if err != nil {
+		return Exit{Code: -1}, fmt.Errorf("supervisor pipes: %w", err)
+	}
 
 	// Fork from a thread that stays locked until the child is reaped, so the
 	// parent-death signal fires only when drover itself dies (see sysProcAttr).
@@ -146,6 +151,9 @@ func Run(ctx context.Context, s Spec) (Exit, error) {
 	}()
 	if err := <-started; err != nil {
 		p.closeChild()
+		if sv != nil {
+			sv.failed()
+		}
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOEXEC) {
 			return Exit{Code: -1}, &NotFoundError{Path: s.Path, Err: err}
 		}
@@ -153,6 +161,13 @@ func Run(ctx context.Context, s Spec) (Exit, error) {
 	}
 	p.closeChild()
 	pgid := cmd.Process.Pid
+	if sv != nil {
+		defer sv.lifeW.Close()
+		if err := sv.started(s.Path); err != nil {
+			<-waited
+			return Exit{Code: -1}, err
+		}
+	}
 
 	if s.OnStart != nil { // before the readers start: callbacks never overlap
 		s.OnStart(pgid)
@@ -183,6 +198,9 @@ func Run(ctx context.Context, s Spec) (Exit, error) {
 	}
 
 	st := &stopper{pgid: pgid, grace: grace, sink: sink}
+	if sv != nil {
+		st.lifeline = sv.lifeW
+	}
 	var timeoutC, stallC <-chan time.Time
 	if s.Timeout > 0 {
 		t := time.NewTimer(s.Timeout)
@@ -233,12 +251,31 @@ loop:
 	}
 
 	ex := Exit{Code: -1, KilledFor: st.reason, StdoutTail: out.tail.String(), StderrTail: errs.tail.String(), Duration: time.Since(start)}
+	known, code, sig := false, -1, syscall.Signal(0)
 	if ps := cmd.ProcessState; ps != nil {
-		ex.Code = ps.ExitCode()
+		known, code = true, ps.ExitCode()
 		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			sig = ws.Signal()
+		}
+	}
+	if sv != nil { // the supervisor's status is its own; the agent's is reported
+		r := <-sv.report
+		for _, n := range r.notes {
+			sink.note(n)
+		}
+		if r.exited {
+			known, code, sig = true, r.code, 0
+			if r.signaled {
+				sig = r.signal
+			}
+		}
+	}
+	if known {
+		ex.Code = code
+		if sig != 0 {
 			ex.Signaled = true
 			ex.Code = -1
-			sink.note(fmt.Sprintf("killed by signal %v after %s", ws.Signal(), ex.Duration.Round(time.Millisecond)))
+			sink.note(fmt.Sprintf("killed by signal %v after %s", sig, ex.Duration.Round(time.Millisecond)))
 		} else {
 			sink.note(fmt.Sprintf("exit code %d after %s", ex.Code, ex.Duration.Round(time.Millisecond)))
 		}

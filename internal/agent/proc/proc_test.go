@@ -209,6 +209,7 @@ func TestLeftoverProcessesAreSwept(t *testing.T) {
 }
 
 func TestPipeHeldOutsideGroupDoesNotHang(t *testing.T) {
+	withoutSupervisor(t) // a supervisor stops such a process (next test)
 	pidfile := filepath.Join(t.TempDir(), "pid")
 	// setsid leaves the process group but keeps our stdout pipe open.
 	s := shSpec(t, fmt.Sprintf("setsid sh -c 'echo $$ > %s; exec sleep 100' & sleep 0.2; echo bye", pidfile))
@@ -325,5 +326,26 @@ func TestOnStartAndOnOutput(t *testing.T) {
 	}
 	if pid <= 0 || outputs == 0 {
 		t.Errorf("pid %d, outputs %d", pid, outputs)
+	}
+}
+
+// Under a supervisor, a process that left the agent's group and dropped its
+// environment is still part of the run: it is stopped when the agent exits.
+func TestSupervisorStopsWhatLeftTheGroup(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	s := shSpec(t, fmt.Sprintf("setsid env -i sh -c 'echo $$ > %s; exec sleep 100' & sleep 0.2; echo bye", pidfile))
+	s.Grace = 200 * time.Millisecond
+	ex, err := Run(context.Background(), s)
+	pid := readPid(t, pidfile)
+	t.Cleanup(func() { _ = killPid(pid) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Code != 0 || ex.Duration > 2*time.Second {
+		t.Fatalf("exit = %+v", ex)
+	}
+	assertGone(t, pid)
+	if log := readLog(t, s); !strings.Contains(log, "left 1 processes running") {
+		t.Errorf("log lacks the supervisor's note:\n%s", log)
 	}
 }

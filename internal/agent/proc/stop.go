@@ -16,6 +16,12 @@ type stopper struct {
 	termAt time.Time   // when SIGTERM was sent; zero if not yet
 	timer  *time.Timer // fires at termAt+grace
 	killed bool
+	// lifeline, when the run has a supervisor, is drover's end of it:
+	// closing it makes the supervisor SIGKILL the run's whole tree, also
+	// what left the process group. fallback SIGKILLs the group should the
+	// supervisor not manage.
+	lifeline *os.File
+	fallback *time.Timer
 }
 
 // stop records reason (the first one wins) and starts terminating the group.
@@ -50,6 +56,13 @@ func (st *stopper) kill(why string) {
 		return
 	}
 	st.killed = true
+	if st.lifeline != nil {
+		st.sink.note(why + "; the supervisor is sending SIGKILL to the run's whole process tree")
+		st.lifeline.Close()
+		pgid := st.pgid
+		st.fallback = time.AfterFunc(3*time.Second, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+		return
+	}
 	st.sink.note(why + "; sending SIGKILL to the process group")
 	syscall.Kill(-st.pgid, syscall.SIGKILL)
 }
@@ -58,6 +71,10 @@ func (st *stopper) kill(why string) {
 // group is terminated (TERM, grace, KILL) and waited for, so nothing started
 // by the agent in its group outlives the run.
 func (st *stopper) sweep() {
+	if st.fallback != nil {
+		st.fallback.Stop()
+	}
+	st.lifeline = nil // the supervisor is gone: what is left gets the group's signals
 	defer func() {
 		if st.timer != nil {
 			st.timer.Stop()

@@ -88,6 +88,10 @@ func (d *DB) ListRuns(ctx context.Context, f store.RunFilter) ([]board.Run, erro
 		where = append(where, "node = ?")
 		args = append(args, f.Node)
 	}
+	if f.ClaimedSince != nil {
+		where = append(where, "claimed_at >= ?")
+		args = append(args, ms(*f.ClaimedSince))
+	}
 	q := `SELECT ` + runCols + ` FROM runs`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")

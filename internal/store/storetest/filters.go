@@ -70,6 +70,7 @@ func testRunFilters(t *testing.T, s store.Store) {
 		must(t, s.Apply(ctx, store.Change{NewRun: &r}))
 	}
 	one, two := 1, 2
+	since := t0.Add(2 * time.Minute)
 	for _, tc := range []struct {
 		name string
 		f    store.RunFilter
@@ -85,6 +86,7 @@ func testRunFilters(t *testing.T, s store.Store) {
 		{"limit", store.RunFilter{Limit: 2}, "[run-1 run-2]"},
 		{"newest", store.RunFilter{Newest: true}, "[run-4 run-3 run-2 run-1]"},
 		{"newest, limit", store.RunFilter{Newest: true, Limit: 2}, "[run-4 run-3]"},
+		{"claimed since", store.RunFilter{ClaimedSince: &since}, "[run-3 run-4]"},
 	} {
 		runs, err := s.ListRuns(ctx, tc.f)
 		must(t, err)

@@ -50,6 +50,7 @@ func Run(t *testing.T, open Opener) {
 		{"NodeNameHeldByOne", testNodeNameHeld},
 		{"BlockerCycleRefused", testBlockerCycle},
 		{"Watch", testWatch},
+		{"Retention", testRetention},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
