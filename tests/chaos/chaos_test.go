@@ -27,8 +27,9 @@ type plan struct {
 
 // runChaos starts the cluster, feeds cards in bursts while a driver kills a
 // random process with SIGKILL and restarts it, then stops the faults, waits
-// for settling and checks every invariant.
-func runChaos(t *testing.T, dsn string, p plan) report {
+// for settling and checks every invariant. It returns the cluster, its
+// nodes still up, for a test that goes on with the board.
+func runChaos(t *testing.T, dsn string, p plan) (*cluster, report) {
 	c := newCluster(t, clusterOpts{DSN: dsn, Nodes: p.Nodes, Slots: p.Slots, MaxSleepMS: p.MaxSleepMS, FailPercent: p.FailPercent})
 	for _, nd := range c.nodes {
 		c.start(nd)
@@ -134,7 +135,7 @@ func runChaos(t *testing.T, dsn string, p plan) report {
 	if rep.Cards < p.Cards {
 		t.Errorf("only %d cards, want %d", rep.Cards, p.Cards)
 	}
-	return rep
+	return c, rep
 }
 
 // TestChaosPostgres: three drover serve processes on one PostgreSQL, one of

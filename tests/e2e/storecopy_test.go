@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -17,38 +16,6 @@ import (
 	"github.com/drover-dev/drover/internal/store/storetest/pgtest"
 	"github.com/drover-dev/drover/internal/testkit"
 )
-
-var boardTables = []string{"counters", "cards", "runs", "events", "comments", "outbox", "agent_states"}
-
-// dumpStore is every row of every board table of the store at dsn, in
-// primary-key order.
-func dumpStore(t *testing.T, dsn string) map[string][]string {
-	t.Helper()
-	st, err := sqlstore.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	out := map[string][]string{}
-	for _, tb := range boardTables {
-		if out[tb], err = st.DumpTable(context.Background(), tb); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
-}
-
-func sameDump(t *testing.T, what string, want, got map[string][]string) {
-	t.Helper()
-	for _, tb := range boardTables {
-		if len(want[tb]) == 0 {
-			t.Errorf("%s: table %s is empty on the source; the comparison proves nothing for it", what, tb)
-		}
-		if !slices.Equal(want[tb], got[tb]) {
-			t.Errorf("%s: table %s differs: %d rows on the source, %d on the copy", what, tb, len(want[tb]), len(got[tb]))
-		}
-	}
-}
 
 type copyReport struct {
 	Tables []struct {
@@ -104,7 +71,7 @@ func TestStoreCopyRoundTripsABoardThatServes(t *testing.T) {
 	e.kill(syscall.SIGTERM)
 
 	src := "sqlite:" + filepath.Join(e.dir, ".drover", "drover.db")
-	want := dumpStore(t, src)
+	want := testkit.DumpBoard(t, src)
 	hops := []string{}
 	if os.Getenv(pgtest.Env) != "" {
 		hops = append(hops, testkit.DSN(t, testkit.Postgres))
@@ -122,7 +89,7 @@ func TestStoreCopyRoundTripsABoardThatServes(t *testing.T) {
 			t.Errorf("store copy printed no progress on stderr: %q", errOut)
 		}
 		var rep copyReport
-		if err := json.Unmarshal([]byte(out), &rep); err != nil || !rep.Verified || len(rep.Tables) != len(boardTables) {
+		if err := json.Unmarshal([]byte(out), &rep); err != nil || !rep.Verified || len(rep.Tables) != len(sqlstore.BoardTables()) {
 			t.Fatalf("store copy --json = %s (%v)", out, err)
 		}
 		if i == 0 {
@@ -130,7 +97,7 @@ func TestStoreCopyRoundTripsABoardThatServes(t *testing.T) {
 		} else if fmt.Sprint(rep.Tables) != fmt.Sprint(first.Tables) {
 			t.Errorf("checksums changed between hops:\n%v\n%v", first.Tables, rep.Tables)
 		}
-		sameDump(t, from+" → "+to, want, dumpStore(t, to))
+		testkit.SameBoard(t, from+" → "+to, want, testkit.DumpBoard(t, to))
 		from = to
 	}
 	// A second copy into the now non-empty target is refused.

@@ -26,6 +26,15 @@ var boardTables = []boardTable{
 	{"comments", "id"}, {"outbox", "id"}, {"agent_states", "name"},
 }
 
+// BoardTables names the tables a copy moves, in copy order (parents first).
+func BoardTables() []string {
+	out := make([]string, len(boardTables))
+	for i, t := range boardTables {
+		out[i] = t.name
+	}
+	return out
+}
+
 // TableSum is one table's row count and checksum: the SHA-256 of its rows
 // in primary-key order, each column (sorted by name) encoded by type, so
 // the same rows give the same sum on SQLite and PostgreSQL.
