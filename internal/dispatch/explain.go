@@ -91,9 +91,6 @@ func Explain(ctx context.Context, st store.Store, cfg *config.Config, ref string
 			capacity += max(cfg.Dispatch.MaxConcurrent, 1)
 			var ns NodeStatus
 			_ = json.Unmarshal(n.Status, &ns)
-			if ns.DispatchPaused != "" {
-				f.SpendWhy = ns.DispatchPaused
-			}
 			if why := ns.Unusable[profile]; why != "" {
 				f.Unusable = why
 			}
@@ -101,6 +98,13 @@ func Explain(ctx context.Context, st store.Store, cfg *config.Config, ref string
 	}
 	if capacity > 0 {
 		f.SlotsFree = capacity - running
+	}
+	if cfg.Limits.MaxCostPerDayUSD > 0 && c.Claim == nil {
+		b, err := ReadDayBudget(ctx, st, cfg.Limits, now)
+		if err != nil {
+			return e, err
+		}
+		f.SpendWhy = b.Paused(cfg.Limits.NextDayStart(now))
 	}
 	e.Checks = Eligible(f)
 	epoch := c.RetryEpoch

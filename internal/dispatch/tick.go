@@ -196,7 +196,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, now time.Time) (time.Time, er
 			eligible = append(eligible, c.Name)
 		}
 	}
-	spendWhy, err := d.spendPaused(ctx, cfg, now)
+	spendWhy, budget, err := d.spendPaused(ctx, cfg, now)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -232,7 +232,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, now time.Time) (time.Time, er
 		if err != nil {
 			return next, err
 		}
-		taken, err := d.offer(ctx, cfg, cards, now, spendWhy, breakers, probing)
+		taken, err := d.offer(ctx, cfg, cards, now, &spendWhy, budget, breakers, probing)
 		if err != nil {
 			return next, err
 		}
@@ -245,8 +245,10 @@ func (d *Dispatcher) dispatch(ctx context.Context, now time.Time) (time.Time, er
 }
 
 // offer checks each card of a page and claims the eligible ones while slots
-// are free. It returns how many cards left the due set (claimed or blocked).
-func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []board.Card, now time.Time, spendWhy string, breakers map[string]breaker, probing map[string]bool) (int, error) {
+// are free. Each run it starts is reserved on the day's budget (nil = no day
+// cap), which may pause dispatch for the cards after it. It returns how many
+// cards left the due set (claimed or blocked).
+func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []board.Card, now time.Time, spendWhy *string, budget *policy.DayBudget, breakers map[string]breaker, probing map[string]bool) (int, error) {
 	taken := 0
 	for _, c := range cards {
 		profile := d.profileName(c)
@@ -255,7 +257,7 @@ func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []boar
 			bok, bwhy = false, "a probe run for "+profile+" is already on its way"
 		}
 		f := Facts{Board: cfg.Board, Card: c, Now: now, Profile: profile, BreakerOK: bok, BreakerWhy: bwhy,
-			SpendWhy: spendWhy, SlotsFree: d.slotsFree(cfg), StateFree: d.stateFree(cfg, c.State)}
+			SpendWhy: *spendWhy, SlotsFree: d.slotsFree(cfg), StateFree: d.stateFree(cfg, c.State)}
 		_, f.ProfileOK = cfg.Agents.Profile(profile)
 		if f.ProfileOK {
 			f.Unusable = d.unusable(cfg, profile)
@@ -289,6 +291,12 @@ func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []boar
 		taken++
 		if probe {
 			probing[profile] = true
+		}
+		if budget != nil {
+			budget.Reserve()
+			if *spendWhy = budget.Paused(cfg.Limits.NextDayStart(now)); *spendWhy != "" {
+				d.setSpendPaused(*spendWhy)
+			}
 		}
 	}
 	return taken, nil
@@ -384,25 +392,48 @@ func (d *Dispatcher) blockers(ctx context.Context, c board.Card) []board.Card {
 	return out
 }
 
-// spendPaused says why the day's spend cap pauses dispatch ("" when it does not).
-func (d *Dispatcher) spendPaused(ctx context.Context, cfg *config.Config, now time.Time) (string, error) {
-	capUSD := cfg.Limits.MaxCostPerDayUSD
+// spendPaused reads the day's budget and says why it pauses dispatch ("" when
+// it does not); offer reserves each run it starts on the budget it returns.
+func (d *Dispatcher) spendPaused(ctx context.Context, cfg *config.Config, now time.Time) (string, *policy.DayBudget, error) {
 	why := ""
-	if capUSD > 0 {
-		spent, err := d.o.Store.Spend(ctx, cfg.Limits.DayStart(now), "")
+	var b *policy.DayBudget
+	if cfg.Limits.MaxCostPerDayUSD > 0 {
+		got, err := ReadDayBudget(ctx, d.o.Store, cfg.Limits, now)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
-		if pause, _, reason := policy.SpendDecision(policy.SpendLimits{PerDay: capUSD}, spent, 0, 0); pause {
-			why = reason + "; new dispatch resumes at the next day boundary (limits.day_boundary) or when limits.max_cost_per_day_usd is raised"
-			day := cfg.Limits.DayStart(now)
-			d.noticeOnce(ctx, cfg, "spend_paused", "spend/"+dayKey(day)+"/paused", why)
+		b = &got
+		if why = b.Paused(cfg.Limits.NextDayStart(now)); b.Capped() {
+			d.noticeOnce(ctx, cfg, "spend_paused", "spend/"+dayKey(b.DayStart)+"/paused", why)
 		}
 	}
+	d.setSpendPaused(why)
+	return why, b, nil
+}
+
+func (d *Dispatcher) setSpendPaused(why string) {
 	d.mu.Lock()
 	d.status.DispatchPaused = why
 	d.mu.Unlock()
-	return why, nil
+}
+
+// ReadDayBudget is the day's spend budget as the store has it: the day's
+// spend, the open runs and the newest runs for the estimate.
+func ReadDayBudget(ctx context.Context, st store.Store, l config.Limits, now time.Time) (policy.DayBudget, error) {
+	day := l.DayStart(now).UTC()
+	spent, err := st.Spend(ctx, day, "")
+	if err != nil {
+		return policy.DayBudget{}, err
+	}
+	open, err := st.ListRuns(ctx, store.RunFilter{Open: store.Bool(true)})
+	if err != nil {
+		return policy.DayBudget{}, err
+	}
+	newest, err := st.ListRuns(ctx, store.RunFilter{Newest: true, Limit: policy.RecentRuns + len(open)})
+	if err != nil {
+		return policy.DayBudget{}, err
+	}
+	return policy.NewDayBudget(l.MaxCostPerDayUSD, l.EstimatedCostPerRunUSD, spent, day, open, newest), nil
 }
 
 // breaker is a profile's breaker as stored, with the version that guards
