@@ -10,6 +10,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/dispatch"
 	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/version"
@@ -228,12 +229,14 @@ func (s *State) agents(ctx context.Context, st store.Store, cfg *config.Config) 
 
 func (s *State) spend(ctx context.Context, st store.Store, l config.Limits, now time.Time) error {
 	day := l.DayStart(now).UTC()
-	today, err := st.Spend(ctx, day, "")
+	b, err := dispatch.ReadDayBudget(ctx, st, l, now)
 	if err != nil {
 		return err
 	}
-	s.Spend = Spend{TodayUSD: today, DayCapUSD: l.MaxCostPerDayUSD, PerCardCapUSD: l.MaxCostPerCardUSD, DayStart: day,
-		Paused: l.MaxCostPerDayUSD > 0 && today >= l.MaxCostPerDayUSD}
+	next := l.NextDayStart(now).UTC()
+	s.Spend = Spend{TodayUSD: b.SpentUSD, DayCapUSD: l.MaxCostPerDayUSD, PerCardCapUSD: l.MaxCostPerCardUSD, DayStart: day,
+		ReservedUSD: b.ReservedUSD, EstimateUSD: b.EstimateUSD, EstimateSource: b.EstimateOf, RunningToday: b.Running,
+		Paused: b.Capped(), Reason: b.Paused(next), NextDayStart: next}
 	// codex_totals: runs claimed since the day started, newest first.
 	runs, err := st.ListRuns(ctx, store.RunFilter{Newest: true, Limit: 5000})
 	if err != nil {

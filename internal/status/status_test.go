@@ -163,3 +163,40 @@ func TestDur(t *testing.T) {
 		}
 	}
 }
+
+// Status shows the day's spend, what the runs in flight reserve and the cap,
+// and why new runs wait (issue 13, item 13): here the open $0.42 run
+// reserves $0.58 more at a $1.00 estimate, and one more $1.00 run would pass
+// the $1.50 cap.
+func TestSpendShowsReserved(t *testing.T) {
+	st, cfg := statustest.Open(t)
+	now := time.Now().UTC()
+	statustest.Seed(t, st, cfg, now)
+	cfg.Limits.MaxCostPerDayUSD, cfg.Limits.EstimatedCostPerRunUSD = 1.5, 1
+	s, err := status.Snapshot(context.Background(), st, cfg, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := s.Spend
+	if sp.RunningToday != 1 || sp.ReservedUSD < 0.58-1e-9 || sp.ReservedUSD > 0.58+1e-9 || sp.EstimateUSD != 1 || sp.EstimateSource != "config" ||
+		!sp.Paused || !strings.Contains(sp.Reason, "would pass the cap") || !sp.NextDayStart.After(now) {
+		t.Fatalf("spend = %+v", sp)
+	}
+	var b bytes.Buffer
+	status.Render(&b, s)
+	for _, want := range []string{"of $1.50 per day", "reserved $0.58 for 1 run(s) in flight", "estimate per run $1.00 (config)", "DISPATCH PAUSED until"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("render lacks %q:\n%s", want, b.String())
+		}
+	}
+	raw, _ := json.Marshal(s)
+	var m struct {
+		Spend map[string]any `json:"spend"`
+	}
+	_ = json.Unmarshal(raw, &m)
+	for _, k := range []string{"today_usd", "reserved_usd", "day_cap_usd", "estimate_usd", "reason", "next_day_start"} {
+		if _, ok := m.Spend[k]; !ok {
+			t.Errorf("status --json spend lacks %s: %s", k, raw)
+		}
+	}
+}
