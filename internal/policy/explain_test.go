@@ -99,6 +99,7 @@ func TestDayBudget(t *testing.T) {
 		{"first run of a fresh store", 0.25, 0, 0, nil, nil, 0, 0, "", false},
 		{"unknown estimate: one at a time", 0.25, 0, 0, []board.Run{open(0, today)}, nil, 0, 0, "one at a time", false},
 		{"recent average reserves", 0.25, 0, 0.1, []board.Run{open(0, today)}, []board.Run{done(0.1)}, 0.1, 0.1, "would pass the cap", true},
+		{"runs that report no cost reserve nothing", 0.25, 0, 0, []board.Run{open(0, today), open(0, today)}, []board.Run{done(0)}, 0, 0, "", false},
 		{"it fits", 0.25, 0, 0.05, []board.Run{open(0, today)}, []board.Run{done(0.1)}, 0.1, 0.1, "", false},
 		{"live cost counts once", 0.25, 0, 0.05, []board.Run{open(0.04, today)}, []board.Run{done(0.1)}, 0.06, 0.1, "", false},
 		{"config wins", 0.25, 0.2, 0.1, nil, []board.Run{done(0.01)}, 0, 0.2, "estimated $0.20, config", true},

@@ -14,7 +14,7 @@ type SpendLimits struct {
 	PerCard float64 `json:"max_cost_per_card_usd"`
 }
 
-// RecentRuns is how many of the newest runs DayBudget averages for its
+// RecentRuns is how many of the newest finished runs DayBudget averages for its
 // estimate of what a run costs.
 const RecentRuns = 20
 
@@ -30,8 +30,9 @@ type DayBudget struct {
 	ReservedUSD float64 `json:"reserved_usd"`
 	// EstimateUSD is what one run is expected to cost:
 	// limits.estimated_cost_per_run_usd, else the average of the newest
-	// finished runs that reported a cost; 0 = unknown (then one run at a
-	// time until a run has reported a cost).
+	// finished runs that reported a cost (0 when the newest finished runs
+	// reported none); unknown before any run finished, and then runs start
+	// one at a time.
 	EstimateUSD float64   `json:"estimate_usd"`
 	EstimateOf  string    `json:"estimate_source"` // "config", "recent_runs" or "unknown"
 	Running     int       `json:"running_today"`   // the day's open runs
@@ -43,9 +44,13 @@ type DayBudget struct {
 // first). configured is limits.estimated_cost_per_run_usd.
 func NewDayBudget(capUSD, configured, spent float64, dayStart time.Time, open, newest []board.Run) DayBudget {
 	b := DayBudget{CapUSD: capUSD, SpentUSD: spent, DayStart: dayStart, EstimateOf: "unknown"}
-	sum, n := 0.0, 0
+	sum, n, finished := 0.0, 0, 0
 	for _, r := range newest {
-		if !r.Open() && r.CostUSD > 0 && n < RecentRuns {
+		if r.Open() || finished == RecentRuns {
+			continue
+		}
+		finished++
+		if r.CostUSD > 0 {
 			sum += r.CostUSD
 			n++
 		}
@@ -55,6 +60,10 @@ func NewDayBudget(capUSD, configured, spent float64, dayStart time.Time, open, n
 		b.EstimateUSD, b.EstimateOf = configured, "config"
 	case n > 0:
 		b.EstimateUSD, b.EstimateOf = sum/float64(n), "recent_runs"
+	case finished > 0:
+		// runs finish without reporting a cost (a command agent): they
+		// reserve nothing, as they spend nothing the cap could see
+		b.EstimateOf = "recent_runs"
 	}
 	for _, r := range open {
 		if !r.Open() || r.ClaimedAt.Before(dayStart) {
@@ -102,7 +111,7 @@ func (b DayBudget) paused(next time.Time) (why string, capped bool) {
 	switch {
 	case b.SpentUSD+b.ReservedUSD >= b.CapUSD-spendSlack:
 		return head + "; " + at, true
-	case b.EstimateUSD <= 0 && b.Running > 0:
+	case b.EstimateOf == "unknown" && b.Running > 0:
 		return head + "; what a run costs is not known yet (no finished run reported a cost; set limits.estimated_cost_per_run_usd), so runs start one at a time: the next waits for this one to finish", false
 	case b.SpentUSD+b.ReservedUSD+b.EstimateUSD > b.CapUSD+spendSlack && (b.Running > 0 || b.SpentUSD > spendSlack):
 		// (the day's first run always may: a cap below one run's cost

@@ -105,7 +105,7 @@ func Render(w io.Writer, s State) {
 	}
 	if s.Spend.DayCapUSD > 0 {
 		est := "unknown"
-		if s.Spend.EstimateUSD > 0 {
+		if s.Spend.EstimateSource != "unknown" {
 			est = fmt.Sprintf("$%.2f (%s)", s.Spend.EstimateUSD, s.Spend.EstimateSource)
 		}
 		fmt.Fprintf(w, "\n  reserved $%.2f for %d run(s) in flight · estimate per run %s", s.Spend.ReservedUSD, s.Spend.RunningToday, est)

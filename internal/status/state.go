@@ -161,7 +161,7 @@ type Spend struct {
 	// ReservedUSD is what the day's runs in flight are expected to cost on
 	// top of their live figures (EstimateUSD each, see policy.DayBudget).
 	ReservedUSD    float64   `json:"reserved_usd"`
-	EstimateUSD    float64   `json:"estimate_usd"`    // one run's expected cost; 0 = unknown
+	EstimateUSD    float64   `json:"estimate_usd"`    // one run's expected cost (see EstimateSource)
 	EstimateSource string    `json:"estimate_source"` // config, recent_runs or unknown
 	RunningToday   int       `json:"running_today"`   // the day's runs in flight
 	Reason         string    `json:"reason"`          // why new runs wait ("" = they do not)
