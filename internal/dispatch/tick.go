@@ -294,7 +294,7 @@ func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []boar
 		}
 		if budget != nil {
 			budget.Reserve()
-			if *spendWhy = budget.Paused(cfg.Limits.NextDayStart(now)); *spendWhy != "" {
+			if *spendWhy = budget.Paused(cfg.Limits.NextDayStart(now)); budget.Capped() {
 				d.setSpendPaused(*spendWhy)
 			}
 		}
@@ -403,11 +403,16 @@ func (d *Dispatcher) spendPaused(ctx context.Context, cfg *config.Config, now ti
 			return "", nil, err
 		}
 		b = &got
-		if why = b.Paused(cfg.Limits.NextDayStart(now)); b.Capped() {
-			d.noticeOnce(ctx, cfg, "spend_paused", "spend/"+dayKey(b.DayStart)+"/paused", why)
-		}
+		why = b.Paused(cfg.Limits.NextDayStart(now))
 	}
-	d.setSpendPaused(why)
+	// Only a capped day is an error an operator sees (dispatch_paused); one
+	// run at a time for want of an estimate is not.
+	paused := ""
+	if b != nil && b.Capped() {
+		paused = why
+		d.noticeOnce(ctx, cfg, "spend_paused", "spend/"+dayKey(b.DayStart)+"/paused", why)
+	}
+	d.setSpendPaused(paused)
 	return why, b, nil
 }
 
