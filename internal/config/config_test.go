@@ -203,7 +203,22 @@ hi
 }
 
 func TestDayBoundary(t *testing.T) {
-	cfg := mustParse(t, "---\nlimits: {day_boundary: \"06:30 UTC\", max_cost_per_day_usd: 20}\n---\n")
+	cfg := mustParse(t, "---\nlimits: {day_boundary: \"06:30 UTC\", max_cost_per_day_usd: 20, estimated_cost_per_run_usd: 0.5}\n---\n")
+	if cfg.Limits.EstimatedCostPerRunUSD != 0.5 {
+		t.Errorf("estimated_cost_per_run_usd = %v", cfg.Limits.EstimatedCostPerRunUSD)
+	}
+	berlin := mustParse(t, "---\nlimits: {day_boundary: \"00:00 Europe/Berlin\"}\n---\n")
+	loc, _ := time.LoadLocation("Europe/Berlin")
+	// 2025-03-30 has 23 hours in Berlin, 2025-10-26 has 25.
+	for _, day := range []int{30, 31} {
+		at := time.Date(2025, 3, day-1, 12, 0, 0, 0, loc)
+		if got := berlin.Limits.NextDayStart(at); !got.Equal(time.Date(2025, 3, day, 0, 0, 0, 0, loc)) {
+			t.Errorf("NextDayStart(%v) = %v", at, got)
+		}
+	}
+	if at := time.Date(2025, 10, 26, 1, 0, 0, 0, loc); !berlin.Limits.NextDayStart(at).Equal(time.Date(2025, 10, 27, 0, 0, 0, 0, loc)) {
+		t.Errorf("NextDayStart(%v) = %v", at, berlin.Limits.NextDayStart(at))
+	}
 	at := time.Date(2025, 3, 10, 5, 0, 0, 0, time.UTC)
 	if got := cfg.Limits.DayStart(at); !got.Equal(time.Date(2025, 3, 9, 6, 30, 0, 0, time.UTC)) {
 		t.Errorf("DayStart = %v", got)

@@ -68,11 +68,13 @@ policy:
     provider_unavailable: {cap: 10}
     rate_limited: {cap: 5}
 
-# Spend caps in USD; 0 = off. Over the day cap dispatch pauses; over a
-# card's cap that card is blocked.
+# Spend caps in USD; 0 = off. A run starts only if its estimate fits under
+# the day cap (runs in flight reserve theirs); over a card's cap that card
+# is blocked.
 limits:
   max_cost_per_day_usd: 0
   max_cost_per_card_usd: 0
+  estimated_cost_per_run_usd: 0   # 0 = the average of recent runs
   day_boundary: "00:00 UTC"       # HH:MM and a zone, e.g. "06:00 Europe/Berlin"
 
 # Notifications (off until a URL is set).

@@ -13,6 +13,9 @@ import (
 type Limits struct {
 	MaxCostPerDayUSD  float64 `json:"max_cost_per_day_usd"`
 	MaxCostPerCardUSD float64 `json:"max_cost_per_card_usd"`
+	// EstimatedCostPerRunUSD is what the day cap reserves for each run in
+	// flight; 0 = the average of recent runs (see policy.NewDayBudget).
+	EstimatedCostPerRunUSD float64 `json:"estimated_cost_per_run_usd"`
 	// DayBoundary is when a spend day starts: "HH:MM" optionally followed by
 	// an IANA zone name or UTC (default "00:00 UTC").
 	DayBoundary string `json:"day_boundary"`
@@ -35,6 +38,12 @@ func (l Limits) DayStart(t time.Time) time.Time {
 	return start
 }
 
+// NextDayStart returns the start of the spend day after the one that
+// contains t (36 hours on lands inside it whatever a zone's clock change).
+func (l Limits) NextDayStart(t time.Time) time.Time {
+	return l.DayStart(l.DayStart(t).Add(36 * time.Hour))
+}
+
 // DefaultDayBoundary is when a spend day starts unless limits.day_boundary says.
 const (
 	DefaultDayBoundary = "00:00 UTC"
@@ -44,15 +53,19 @@ var dayBoundaryRe = regexp.MustCompile(`^([01]?\d|2[0-3]):([0-5]\d)(?:\s+(\S+))?
 
 func decodeLimits(d *decoder, n *yaml.Node) Limits {
 	l := Limits{DayBoundary: DefaultDayBoundary, dayLoc: time.UTC}
-	f := d.fields(n, "limits", []string{"max_cost_per_day_usd", "max_cost_per_card_usd", "day_boundary"}, strict)
+	f := d.fields(n, "limits", []string{"max_cost_per_day_usd", "max_cost_per_card_usd", "estimated_cost_per_run_usd", "day_boundary"}, strict)
 	for _, k := range []struct {
 		key string
 		dst *float64
-	}{{"max_cost_per_day_usd", &l.MaxCostPerDayUSD}, {"max_cost_per_card_usd", &l.MaxCostPerCardUSD}} {
+	}{{"max_cost_per_day_usd", &l.MaxCostPerDayUSD}, {"max_cost_per_card_usd", &l.MaxCostPerCardUSD}, {"estimated_cost_per_run_usd", &l.EstimatedCostPerRunUSD}} {
 		if v, ok := f[k.key]; ok {
 			if x, ok := d.number(v, "limits."+k.key); ok {
 				if x < 0 {
-					d.errf(deref(v), "limits."+k.key, "%v is negative; use 0 for no limit or a positive amount in USD", x)
+					zero := "no limit"
+					if k.key == "estimated_cost_per_run_usd" {
+						zero = "the average of recent runs"
+					}
+					d.errf(deref(v), "limits."+k.key, "%v is negative; use 0 for %s or a positive amount in USD", x, zero)
 				}
 				*k.dst = x
 			}

@@ -62,6 +62,7 @@ func TestValidationErrors(t *testing.T) {
 		{"notify url", "notify: {slack: {url: 'not a url'}}", []string{"notify.slack.url", "http(s) URL"}},
 		{"notify event", "notify: {slack: {url: 'https://x.test/h', events: [blocked, exploded]}}", []string{"notify.slack.events[1]", `"exploded"`}},
 		{"negative spend", "limits: {max_cost_per_day_usd: -5}", []string{"limits.max_cost_per_day_usd", "negative"}},
+		{"negative estimate", "limits: {estimated_cost_per_run_usd: -1}", []string{"limits.estimated_cost_per_run_usd", "average of recent runs"}},
 		{"day boundary", "limits: {day_boundary: '25:00'}", []string{"limits.day_boundary"}},
 		{"day boundary zone", "limits: {day_boundary: '06:00 Mars/Olympus'}", []string{"limits.day_boundary", "Mars/Olympus"}},
 		{"hooks both timeouts", "hooks: {timeout: 10s, timeout_ms: 1000}", []string{"hooks.timeout_ms", "keep one"}},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/budget"
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/store"
@@ -95,9 +96,6 @@ func Explain(ctx context.Context, st store.Store, cfg *config.Config, ref string
 			capacity += max(cfg.Dispatch.MaxConcurrent, 1)
 			var ns NodeStatus
 			_ = json.Unmarshal(n.Status, &ns)
-			if ns.DispatchPaused != "" {
-				f.SpendWhy = ns.DispatchPaused
-			}
 			if why := ns.Unusable[profile]; why != "" {
 				f.Unusable = why
 			}
@@ -105,6 +103,13 @@ func Explain(ctx context.Context, st store.Store, cfg *config.Config, ref string
 	}
 	if capacity > 0 {
 		f.SlotsFree = capacity - running
+	}
+	if cfg.Limits.MaxCostPerDayUSD > 0 && c.Claim == nil {
+		b, err := budget.ReadDay(ctx, st, cfg.Limits, now)
+		if err != nil {
+			return e, err
+		}
+		f.SpendWhy = b.Paused(cfg.Limits.NextDayStart(now))
 	}
 	e.Checks = Eligible(f)
 	epoch := c.RetryEpoch

@@ -2,8 +2,10 @@ package dispatch
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
@@ -73,5 +75,70 @@ func TestSpendCapStopEndsTheRunAndStatesTheRealSpend(t *testing.T) {
 	}
 	if got.BlockReason == nil || !strings.Contains(got.BlockReason.What, "$0.20") {
 		t.Fatalf("block reason must state the $0.20 the two runs cost: %+v", got.BlockReason)
+	}
+}
+
+// The issue's scenario (issue 13, item 13): a day cap of $0.25, cards that
+// cost $0.10 each and four slots. Runs in flight reserve an estimate, so new
+// claims stop before the day would pass the cap: the day spends $0.20 (two
+// runs; a third would reach $0.30), and the other cards wait in their
+// eligible column, neither blocked nor counted, with a reason naming the
+// next spend day.
+func TestDayCapReservesRunsInFlight(t *testing.T) {
+	w := newWorldFrom(t, worldWorkflow(5).Set("limits", "{max_cost_per_day_usd: 0.25}"))
+	var cards []board.Card
+	for i := range 8 {
+		cards = append(cards, w.add(fmt.Sprintf("card %d", i), "", `{"sim":["succeeded"],"sim_cost_usd":0.1,"sim_delay":"300ms"}`))
+	}
+	stop := w.run(w.dispatcher("n1"))
+	ctx := context.Background()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		open, _ := w.st.ListRuns(ctx, store.RunFilter{Open: store.Bool(true)})
+		ob, _ := w.st.ListOutbox(ctx, store.OutboxFilter{})
+		paused := false
+		for _, o := range ob {
+			paused = paused || o.Event == "spend_paused"
+		}
+		if paused && len(open) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting for the day cap to pause dispatch with no run in flight")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // a few more ticks: nothing new may start
+	stop()
+	spent, err := w.st.Spend(ctx, time.Time{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spent > 0.25+1e-9 {
+		t.Fatalf("the day spent $%.2f against a $0.25 cap; runs in flight must reserve their estimate", spent)
+	}
+	if spent < 0.2-1e-9 {
+		t.Fatalf("the day spent $%.2f; two $0.10 runs fit under $0.25", spent)
+	}
+	waiting := 0
+	for _, c := range cards {
+		got, _ := w.st.GetCard(ctx, c.ID)
+		switch {
+		case got.State == "ready" && len(w.runs(c.ID)) == 0:
+			waiting++
+			ex, err := Explain(ctx, w.st, w.cfg, got.Identifier, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(fmt.Sprint(ex), "next spend day") {
+				t.Fatalf("explain of a deferred card must say it waits for the next spend day: %+v", ex)
+			}
+		case got.State == "review":
+		default:
+			t.Fatalf("%s is %s with runs %s; want review or untouched in ready", got.Identifier, got.State, attempts(w.runs(c.ID)))
+		}
+	}
+	if waiting != 6 {
+		t.Fatalf("%d cards wait for the next day; want 6", waiting)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/agent/registry"
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/budget"
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/store"
@@ -226,7 +227,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, now time.Time) (time.Time, er
 			eligible = append(eligible, c.Name)
 		}
 	}
-	spendWhy, err := d.spendPaused(ctx, cfg, now)
+	spendWhy, budget, err := d.spendPaused(ctx, cfg, now)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -262,7 +263,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, now time.Time) (time.Time, er
 		if err != nil {
 			return next, err
 		}
-		taken, err := d.offer(ctx, cfg, cards, now, spendWhy, breakers, probing)
+		taken, err := d.offer(ctx, cfg, cards, now, &spendWhy, budget, breakers, probing)
 		if err != nil {
 			return next, err
 		}
@@ -275,8 +276,10 @@ func (d *Dispatcher) dispatch(ctx context.Context, now time.Time) (time.Time, er
 }
 
 // offer checks each card of a page and claims the eligible ones while slots
-// are free. It returns how many cards left the due set (claimed or blocked).
-func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []board.Card, now time.Time, spendWhy string, breakers map[string]breaker, probing map[string]bool) (int, error) {
+// are free. Each run it starts is reserved on the day's budget (nil = no day
+// cap), which may pause dispatch for the cards after it. It returns how many
+// cards left the due set (claimed or blocked).
+func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []board.Card, now time.Time, spendWhy *string, budget *policy.DayBudget, breakers map[string]breaker, probing map[string]bool) (int, error) {
 	taken := 0
 	for _, c := range cards {
 		profile := d.profileName(c)
@@ -285,7 +288,7 @@ func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []boar
 			bok, bwhy = false, "a probe run for "+profile+" is already on its way"
 		}
 		f := Facts{Board: cfg.Board, Card: c, Now: now, Profile: profile, BreakerOK: bok, BreakerWhy: bwhy,
-			SpendWhy: spendWhy, SlotsFree: d.slotsFree(cfg), StateFree: d.stateFree(cfg, c.State)}
+			SpendWhy: *spendWhy, SlotsFree: d.slotsFree(cfg), StateFree: d.stateFree(cfg, c.State)}
 		_, f.ProfileOK = cfg.Agents.Profile(profile)
 		if f.ProfileOK {
 			f.Unusable = d.unusable(cfg, profile)
@@ -319,6 +322,12 @@ func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []boar
 		taken++
 		if probe {
 			probing[profile] = true
+		}
+		if budget != nil {
+			budget.Reserve()
+			if *spendWhy = budget.Paused(cfg.Limits.NextDayStart(now)); budget.Capped() {
+				d.setSpendPaused(*spendWhy)
+			}
 		}
 	}
 	return taken, nil
@@ -414,25 +423,34 @@ func (d *Dispatcher) blockers(ctx context.Context, c board.Card) []board.Card {
 	return out
 }
 
-// spendPaused says why the day's spend cap pauses dispatch ("" when it does not).
-func (d *Dispatcher) spendPaused(ctx context.Context, cfg *config.Config, now time.Time) (string, error) {
-	capUSD := cfg.Limits.MaxCostPerDayUSD
+// spendPaused reads the day's budget and says why it pauses dispatch ("" when
+// it does not); offer reserves each run it starts on the budget it returns.
+func (d *Dispatcher) spendPaused(ctx context.Context, cfg *config.Config, now time.Time) (string, *policy.DayBudget, error) {
 	why := ""
-	if capUSD > 0 {
-		spent, err := d.o.Store.Spend(ctx, cfg.Limits.DayStart(now), "")
+	var b *policy.DayBudget
+	if cfg.Limits.MaxCostPerDayUSD > 0 {
+		got, err := budget.ReadDay(ctx, d.o.Store, cfg.Limits, now)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
-		if pause, _, reason := policy.SpendDecision(policy.SpendLimits{PerDay: capUSD}, spent, 0, 0); pause {
-			why = reason + "; new dispatch resumes at the next day boundary (limits.day_boundary) or when limits.max_cost_per_day_usd is raised"
-			day := cfg.Limits.DayStart(now)
-			d.noticeOnce(ctx, cfg, "spend_paused", "spend/"+dayKey(day)+"/paused", why)
-		}
+		b = &got
+		why = b.Paused(cfg.Limits.NextDayStart(now))
 	}
+	// Only a capped day is an error an operator sees (dispatch_paused); one
+	// run at a time for want of an estimate is not.
+	paused := ""
+	if b != nil && b.Capped() {
+		paused = why
+		d.noticeOnce(ctx, cfg, "spend_paused", "spend/"+dayKey(b.DayStart)+"/paused", why)
+	}
+	d.setSpendPaused(paused)
+	return why, b, nil
+}
+
+func (d *Dispatcher) setSpendPaused(why string) {
 	d.mu.Lock()
 	d.status.DispatchPaused = why
 	d.mu.Unlock()
-	return why, nil
 }
 
 // breaker is a profile's breaker as stored, with the version that guards

@@ -1,8 +1,10 @@
 package policy
 
 import (
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drover-dev/drover/internal/board"
 )
@@ -77,24 +79,55 @@ func TestShowPolicy(t *testing.T) {
 	}
 }
 
-func TestSpendDecision(t *testing.T) {
-	cases := []struct {
-		lim                 SpendLimits
-		today, flight, card float64
-		pause, block        bool
-		reasonHas           string
-	}{
-		{SpendLimits{}, 1e6, 1e6, 1e6, false, false, ""},
-		{SpendLimits{PerDay: 10}, 8, 1.99, 0, false, false, ""},
-		{SpendLimits{PerDay: 10}, 8, 2, 0, true, false, "limits.max_cost_per_day_usd: $10.00 spent today ($8.00 finished + $2.00 in flight) of $10.00"},
-		{SpendLimits{PerCard: 5}, 0, 0, 5.2, false, true, "limits.max_cost_per_card_usd: the card has spent $5.20 of $5.00"},
-		{SpendLimits{PerDay: 1, PerCard: 1}, 2, 0, 2, true, true, "; limits.max_cost_per_card_usd"},
+func TestDayBudget(t *testing.T) {
+	day := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+	next := day.Add(24 * time.Hour)
+	done := func(cost float64) board.Run {
+		return board.Run{Outcome: board.OutcomeSucceeded, CostUSD: cost, ClaimedAt: day.Add(time.Minute)}
 	}
-	for i, c := range cases {
-		p, b, r := SpendDecision(c.lim, c.today, c.flight, c.card)
-		if p != c.pause || b != c.block || (c.reasonHas == "") != (r == "") || !strings.Contains(r, c.reasonHas) {
-			t.Errorf("case %d: %v %v %q", i, p, b, r)
+	open := func(live float64, at time.Time) board.Run { return board.Run{CostUSD: live, ClaimedAt: at} }
+	today := day.Add(time.Hour)
+	cases := []struct {
+		name               string
+		capUSD, cfg, sp    float64
+		open, newest       []board.Run
+		reserved, estimate float64
+		reasonHas          string
+		capped             bool
+	}{
+		{"no cap", 0, 0, 1e6, []board.Run{open(0, today)}, nil, 0, 0, "", false},
+		{"first run of a fresh store", 0.25, 0, 0, nil, nil, 0, 0, "", false},
+		{"unknown estimate: one at a time", 0.25, 0, 0, []board.Run{open(0, today)}, nil, 0, 0, "one at a time", false},
+		{"recent average reserves", 0.25, 0, 0.1, []board.Run{open(0, today)}, []board.Run{done(0.1)}, 0.1, 0.1, "would pass the cap", true},
+		{"runs that report no cost reserve nothing", 0.25, 0, 0, []board.Run{open(0, today), open(0, today)}, []board.Run{done(0)}, 0, 0, "", false},
+		{"it fits", 0.25, 0, 0.05, []board.Run{open(0, today)}, []board.Run{done(0.1)}, 0.1, 0.1, "", false},
+		{"live cost counts once", 0.25, 0, 0.05, []board.Run{open(0.04, today)}, []board.Run{done(0.1)}, 0.06, 0.1, "", false},
+		{"config wins", 0.25, 0.2, 0.1, nil, []board.Run{done(0.01)}, 0, 0.2, "estimated $0.20, config", true},
+		{"the day's first run may start whatever its estimate", 0.25, 0.3, 0, nil, nil, 0, 0.3, "", false},
+		{"an expensive run after some spend", 0.25, 0.3, 0.01, nil, nil, 0, 0.3, "would pass", true},
+		{"yesterday's run reserves nothing", 0.25, 0.1, 0, []board.Run{open(0, day.Add(-time.Hour))}, nil, 0, 0.1, "", false},
+		{"reached", 0.25, 0.1, 0.25, nil, nil, 0, 0.1, "$0.25 spent today + $0.00 reserved", true},
+	}
+	for _, c := range cases {
+		b := NewDayBudget(c.capUSD, c.cfg, c.sp, day, c.open, c.newest)
+		why := b.Paused(next)
+		if math.Abs(b.ReservedUSD-c.reserved) > 1e-9 || math.Abs(b.EstimateUSD-c.estimate) > 1e-9 ||
+			(c.reasonHas == "") != (why == "") || !strings.Contains(why, c.reasonHas) || b.Capped() != c.capped {
+			t.Errorf("%s: reserved %v estimate %v capped %v why %q", c.name, b.ReservedUSD, b.EstimateUSD, b.Capped(), why)
 		}
+		if c.capped && !strings.Contains(why, "next spend day at 2026-01-03 00:00 UTC") {
+			t.Errorf("%s: the reason must name the next spend day: %q", c.name, why)
+		}
+	}
+	b := NewDayBudget(0.25, 0.1, 0, day, nil, nil)
+	for range 2 {
+		if why := b.Paused(next); why != "" {
+			t.Fatalf("$%.2f reserved of $0.25 must leave room for one more $0.10 run: %s", b.ReservedUSD, why)
+		}
+		b.Reserve()
+	}
+	if !b.Capped() {
+		t.Fatalf("two $0.10 runs reserved of $0.25: a third would pass the cap, %+v", b)
 	}
 	d := SpendBlock(board.Card{Identifier: "DRV-9"}, SpendLimits{PerCard: 5}, 5.5, "r3", "blocked")
 	if d.Verb != VerbBlock || d.NextState != "blocked" || !strings.Contains(d.BlockReason.How, "drover card resume DRV-9") || !strings.Contains(d.BlockReason.Where, "r3") {

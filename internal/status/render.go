@@ -103,8 +103,17 @@ func Render(w io.Writer, s State) {
 	if s.Spend.PerCardCapUSD > 0 {
 		fmt.Fprintf(w, " · per card cap $%.2f", s.Spend.PerCardCapUSD)
 	}
+	if s.Spend.DayCapUSD > 0 {
+		est := "unknown"
+		if s.Spend.EstimateSource != "unknown" {
+			est = fmt.Sprintf("$%.2f (%s)", s.Spend.EstimateUSD, s.Spend.EstimateSource)
+		}
+		fmt.Fprintf(w, "\n  reserved $%.2f for %d run(s) in flight · estimate per run %s", s.Spend.ReservedUSD, s.Spend.RunningToday, est)
+	}
 	if s.Spend.Paused {
-		fmt.Fprint(w, " · DISPATCH PAUSED (day cap reached)")
+		fmt.Fprintf(w, "\n  DISPATCH PAUSED until %s: %s", s.Spend.NextDayStart.Format("2006-01-02 15:04 UTC"), s.Spend.Reason)
+	} else if s.Spend.Reason != "" {
+		fmt.Fprintf(w, "\n  %s", s.Spend.Reason)
 	}
 	fmt.Fprintf(w, "\n  tokens today %d in / %d out over %d runs\n", s.CodexTotals.InputTokens, s.CodexTotals.OutputTokens, s.CodexTotals.Runs)
 

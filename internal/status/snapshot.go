@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/budget"
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/store"
@@ -229,12 +230,14 @@ func (s *State) agents(ctx context.Context, st store.Store, cfg *config.Config) 
 
 func (s *State) spend(ctx context.Context, st store.Store, l config.Limits, now time.Time) error {
 	day := l.DayStart(now).UTC()
-	today, err := st.Spend(ctx, day, "")
+	b, err := budget.ReadDay(ctx, st, l, now)
 	if err != nil {
 		return err
 	}
-	s.Spend = Spend{TodayUSD: today, DayCapUSD: l.MaxCostPerDayUSD, PerCardCapUSD: l.MaxCostPerCardUSD, DayStart: day,
-		Paused: l.MaxCostPerDayUSD > 0 && today >= l.MaxCostPerDayUSD}
+	next := l.NextDayStart(now).UTC()
+	s.Spend = Spend{TodayUSD: b.SpentUSD, DayCapUSD: l.MaxCostPerDayUSD, PerCardCapUSD: l.MaxCostPerCardUSD, DayStart: day,
+		ReservedUSD: b.ReservedUSD, EstimateUSD: b.EstimateUSD, EstimateSource: b.EstimateOf, RunningToday: b.Running,
+		Paused: b.Capped(), Reason: b.Paused(next), NextDayStart: next}
 	// codex_totals: runs claimed since the day started, newest first (the
 	// filter keeps a long run history out of every snapshot).
 	runs, err := st.ListRuns(ctx, store.RunFilter{ClaimedSince: &day, Newest: true, Limit: 5000})

@@ -158,8 +158,16 @@ type Spend struct {
 	TodayUSD      float64   `json:"today_usd"`
 	DayCapUSD     float64   `json:"day_cap_usd"`
 	PerCardCapUSD float64   `json:"per_card_cap_usd"`
-	Paused        bool      `json:"paused"` // the day cap is reached: no new dispatch
+	Paused        bool      `json:"paused"` // the day cap is reached: no new dispatch until NextDayStart
 	DayStart      time.Time `json:"day_start"`
+	// ReservedUSD is what the day's runs in flight are expected to cost on
+	// top of their live figures (EstimateUSD each, see policy.DayBudget).
+	ReservedUSD    float64   `json:"reserved_usd"`
+	EstimateUSD    float64   `json:"estimate_usd"`    // one run's expected cost (see EstimateSource)
+	EstimateSource string    `json:"estimate_source"` // config, recent_runs or unknown
+	RunningToday   int       `json:"running_today"`   // the day's runs in flight
+	Reason         string    `json:"reason"`          // why new runs wait ("" = they do not)
+	NextDayStart   time.Time `json:"next_day_start"`
 }
 
 // Error is something an operator must fix, read from the nodes' status

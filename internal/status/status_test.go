@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/status"
 	"github.com/drover-dev/drover/internal/status/statustest"
 	"github.com/drover-dev/drover/internal/store"
@@ -215,7 +216,8 @@ func (s *runReads) ListRuns(ctx context.Context, f store.RunFilter) ([]board.Run
 	return rs, err
 }
 
-// A snapshot reads today's runs, not the run history: on a store with a
+// A snapshot reads today's runs (and a bounded few for the spend
+// estimate), not the run history: on a store with a
 // year of runs, status once read up to 5000 of them every time (issue 13
 // item 14, found by drover bench history).
 func TestSnapshotDoesNotReadTheRunHistory(t *testing.T) {
@@ -237,7 +239,46 @@ func TestSnapshotDoesNotReadTheRunHistory(t *testing.T) {
 	if _, err := status.Snapshot(ctx, spy, cfg, now); err != nil {
 		t.Fatal(err)
 	}
-	if spy.n != 0 {
-		t.Errorf("a snapshot read %d runs of past days", spy.n)
+	// Under a day cap the spend estimate reads the last policy.RecentRuns
+	// finished runs, a bound that does not grow with the history.
+	if spy.n > policy.RecentRuns {
+		t.Errorf("a snapshot read %d runs of past days, want at most %d", spy.n, policy.RecentRuns)
+	}
+}
+
+// Status shows the day's spend, what the runs in flight reserve and the cap,
+// and why new runs wait (issue 13, item 13): here the open $0.42 run
+// reserves $0.58 more at a $1.00 estimate, and one more $1.00 run would pass
+// the $1.50 cap.
+func TestSpendShowsReserved(t *testing.T) {
+	st, cfg := statustest.Open(t)
+	now := time.Now().UTC()
+	statustest.Seed(t, st, cfg, now)
+	cfg.Limits.MaxCostPerDayUSD, cfg.Limits.EstimatedCostPerRunUSD = 1.5, 1
+	s, err := status.Snapshot(context.Background(), st, cfg, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := s.Spend
+	if sp.RunningToday != 1 || sp.ReservedUSD < 0.58-1e-9 || sp.ReservedUSD > 0.58+1e-9 || sp.EstimateUSD != 1 || sp.EstimateSource != "config" ||
+		!sp.Paused || !strings.Contains(sp.Reason, "would pass the cap") || !sp.NextDayStart.After(now) {
+		t.Fatalf("spend = %+v", sp)
+	}
+	var b bytes.Buffer
+	status.Render(&b, s)
+	for _, want := range []string{"of $1.50 per day", "reserved $0.58 for 1 run(s) in flight", "estimate per run $1.00 (config)", "DISPATCH PAUSED until"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("render lacks %q:\n%s", want, b.String())
+		}
+	}
+	raw, _ := json.Marshal(s)
+	var m struct {
+		Spend map[string]any `json:"spend"`
+	}
+	_ = json.Unmarshal(raw, &m)
+	for _, k := range []string{"today_usd", "reserved_usd", "day_cap_usd", "estimate_usd", "reason", "next_day_start"} {
+		if _, ok := m.Spend[k]; !ok {
+			t.Errorf("status --json spend lacks %s: %s", k, raw)
+		}
 	}
 }

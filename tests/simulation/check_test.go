@@ -46,6 +46,8 @@ func (c *checker) check(final bool) {
 		w.violate("checker: %v", err)
 		return
 	}
+	// Live costs change without an event: the day's spend is read every step.
+	c.checkDaySpend(false, nil)
 	// Every write that changes a card or closes a run appends an event, so a
 	// step without new events changed nothing the checks below look at.
 	if len(evs) == 0 && !final && c.cards != nil {
@@ -183,6 +185,9 @@ func (c *checker) check(final bool) {
 			w.violate("%s has %d open runs", ident[card], len(rs))
 		}
 	}
+	if final {
+		c.checkDaySpend(true, runs)
+	}
 	// A finished run has an outcome (issue 13, item 1: a spend stop left
 	// finished_at set and outcome "").
 	for _, r := range runs {
@@ -293,7 +298,7 @@ func (c *checker) check(final bool) {
 			if profile == "" {
 				profile = "sim"
 			}
-			if !waiting && allowed[profile] {
+			if !waiting && allowed[profile] && c.spendWaits() == "" {
 				w.violate("%s is eligible and due (%s) but was not dispatched: %s", cd.Identifier, fmtNext(cd), cd.StateReason)
 			}
 		}

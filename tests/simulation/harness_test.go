@@ -115,8 +115,9 @@ func workflow(maxAttempts, slots int, root string) string {
 		Set("dispatch", fmt.Sprintf("{node: n1, lease: 30s, poll_interval: 5s, max_concurrent: %d}", slots)).
 		Set("workspace", fmt.Sprintf("{root: %q}", root)).
 		// Sessions cost $0.10 now and then: a card's cap stops the run that
-		// crosses it (issue 13, item 1).
-		Set("limits", "{max_cost_per_card_usd: 0.25}").
+		// crosses it (issue 13, item 1), and the day's cap holds with runs
+		// in flight reserving their estimate (item 13).
+		Set("limits", fmt.Sprintf("{max_cost_per_card_usd: 0.25, max_cost_per_day_usd: %v, estimated_cost_per_run_usd: %v}", dayCapUSD, estimateUSD)).
 		String()
 }
 
