@@ -4,11 +4,18 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/policy"
 )
+
+// ErrConfig marks an agent profile that cannot run as configured (bad prompt
+// mode, a placeholder the mode does not fill, a prompt too long for an
+// argument). Like proc.ErrNotFound it is a config_error: fixing the profile
+// is what makes it runnable. Kinds wrap it; the dispatcher tests for it.
+var ErrConfig = errors.New("agent profile misconfigured")
 
 // Agent runs one attempt. Run returns when the process has exited and been
 // reaped (with its whole process group); err is for failures to start at all.

@@ -16,7 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/drover-dev/drover/internal/agent/sim"
+	"github.com/drover-dev/drover/internal/agent/registry"
+
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/dispatch"
@@ -36,7 +37,7 @@ const workflow = `---
 agents:
   default: sim
   profiles:
-    sim: {kind: ` + sim.Kind + `}
+    sim: {kind: ` + registry.DemoKind + `}
 workspace: {root: %q, cleanup: never}
 dispatch:
   node: bench

@@ -12,9 +12,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/drover-dev/drover/internal/agent/registry"
+
 	"github.com/spf13/cobra"
 
-	"github.com/drover-dev/drover/internal/agent/sim"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/operator"
@@ -27,9 +28,9 @@ const demoWorkflow = `---
 agents:
   default: sim
   profiles:
-    sim: {kind: ` + sim.Kind + `}
+    sim: {kind: ` + registry.DemoKind + `}
     planner:
-      kind: ` + sim.Kind + `
+      kind: ` + registry.DemoKind + `
       spec_schema:
         type: object
         required: [plan]

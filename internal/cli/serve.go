@@ -18,6 +18,7 @@ import (
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/dispatch"
 	"github.com/drover-dev/drover/internal/metrics"
+	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/server"
 	"github.com/drover-dev/drover/internal/tracing"
 )
@@ -138,6 +139,14 @@ func (a *app) runServer(ctx context.Context, cfg *config.Config, log *slog.Logge
 	var watcher *config.Watcher
 	if cfg.Path != "" {
 		watcher = config.NewWatcher(cfg.Path, cfg)
+		// An edit is held to what serve checks at start, not only to what
+		// parses.
+		watcher.Validate = func(c *config.Config) error {
+			if err := validateForServe(c); err != nil {
+				return err
+			}
+			return notify.CheckConfig(c.Notify)
+		}
 	}
 	absConfig, _ := filepath.Abs(a.configPath)
 	var d *dispatch.Dispatcher

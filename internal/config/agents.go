@@ -11,9 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/drover-dev/drover/internal/agent"
-	"github.com/drover-dev/drover/internal/agent/codex"
 	"github.com/drover-dev/drover/internal/agent/registry"
-	"github.com/drover-dev/drover/internal/agent/sim"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/suggest"
@@ -62,9 +60,9 @@ func decodeAgents(d *decoder, n *yaml.Node, haveCodex bool, cx Codex) Agents {
 	}
 	if len(a.Profiles) == 0 {
 		if haveCodex && cx.Command != "" {
-			a.Profiles[codex.Kind] = codexProfile(d, cx)
+			a.Profiles[registry.SymphonyCodexKind] = codexProfile(d, cx)
 		} else {
-			a.Profiles[sim.Kind] = agent.Profile{Name: sim.Kind, Kind: sim.Kind, Prompt: "stdin", Timeout: DefaultProfileTimeout, StallTimeout: DefaultStallTimeout}
+			a.Profiles[registry.DemoKind] = agent.Profile{Name: registry.DemoKind, Kind: registry.DemoKind, Prompt: "stdin", Timeout: DefaultProfileTimeout, StallTimeout: DefaultStallTimeout}
 		}
 	} else if haveCodex && cx.Command != "" {
 		d.ignored = append(d.ignored, "codex.command")

@@ -4,10 +4,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drover-dev/drover/internal/agent/registry"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/drover-dev/drover/internal/agent"
-	"github.com/drover-dev/drover/internal/agent/codex"
 )
 
 // codex: is Symphony's agent section; drover reads it as a profile.
@@ -61,7 +62,7 @@ func decodeCodex(d *decoder, n *yaml.Node) Codex {
 
 // codexProfile turns Symphony's codex: section into a profile named codex.
 func codexProfile(d *decoder, cx Codex) agent.Profile {
-	p := agent.Profile{Name: codex.Kind, Kind: codex.Kind, Prompt: "stdin", Timeout: DefaultProfileTimeout, StallTimeout: DefaultStallTimeout}
+	p := agent.Profile{Name: registry.SymphonyCodexKind, Kind: registry.SymphonyCodexKind, Prompt: "stdin", Timeout: DefaultProfileTimeout, StallTimeout: DefaultStallTimeout}
 	fields := strings.Fields(cx.Command)
 	if len(fields) > 0 {
 		p.Command = fields[0]

@@ -14,6 +14,11 @@ import (
 // It is safe for concurrent use.
 type Watcher struct {
 	path string
+	// Validate, when set, runs the checks serve makes at start on every
+	// parsed edit (those that need more than the file, such as a webhook to
+	// this machine's own address); an edit it refuses is kept out like a
+	// parse error. Set it before the first Check.
+	Validate func(*Config) error
 
 	mu      sync.Mutex
 	cur     *Config
@@ -69,6 +74,12 @@ func (w *Watcher) Check() (cfg *Config, changed bool, err error) {
 	}
 	next.Path, next.ModTime, next.Size = w.path, info.ModTime(), info.Size()
 	w.modTime, w.size = next.ModTime, next.Size
+	if w.Validate != nil {
+		if verr := w.Validate(next); verr != nil {
+			w.lastErr = fmt.Errorf("config reload refused, keeping the last good config: %w", verr)
+			return w.cur, false, w.lastErr
+		}
+	}
 	if w.cur != nil && w.cur.Hash == next.Hash {
 		// Back to the content already in use (e.g. a bad edit reverted).
 		w.lastErr = nil

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/agent"
-	"github.com/drover-dev/drover/internal/agent/command"
 	"github.com/drover-dev/drover/internal/agent/proc"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
@@ -200,7 +199,7 @@ func classifyResult(ctx context.Context, res *agent.Result, runErr error, p agen
 	switch {
 	case res.Forced != nil:
 		return *res.Forced
-	case runErr != nil && (errors.Is(runErr, proc.ErrNotFound) || errors.Is(runErr, command.ErrConfig)):
+	case runErr != nil && (errors.Is(runErr, proc.ErrNotFound) || errors.Is(runErr, agent.ErrConfig)):
 		return policy.Classification{Kind: policy.KindConfigError, Message: runErr.Error(), Source: "start"}
 	case runErr != nil && errors.As(runErr, new(*agent.InputError)):
 		return policy.Classification{Kind: policy.KindInvalidInput, Message: runErr.Error(), Source: p.Kind}

@@ -133,7 +133,7 @@ func privateKind(ip netip.Addr) string {
 	case ownAddr(ip):
 		// A public address of this machine reaches its own services, just
 		// as loopback does.
-		return "this machine's own"
+		return "local (this machine's own)"
 	}
 	return ""
 }

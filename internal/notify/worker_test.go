@@ -3,8 +3,11 @@ package notify_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -271,5 +274,46 @@ func TestRunDeliversUntilCancelled(t *testing.T) {
 	<-done
 	if n := len(hook.Requests("")); n != 1 {
 		t.Fatalf("receiver got %d requests, want 1", n)
+	}
+}
+
+// A receiver that answers later than the delivery timeout gets the same
+// notification again with the same delivery key: delivery is at-least-once,
+// and the key is how a receiver drops the copy (docs/multi-process.md).
+func TestSlowReceiverGetsTheSameKeyAgain(t *testing.T) {
+	st := testkit.Store(t, testkit.SQLite)
+	var mu sync.Mutex
+	var keys []string
+	slow := make(chan struct{})
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		keys = append(keys, r.Header.Get(notify.HeaderDelivery))
+		first := len(keys) == 1
+		mu.Unlock()
+		if first {
+			<-slow // answers only after the worker gave up waiting
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer hook.Close()
+	defer close(slow)
+	cfg := notifyConfig("", hook.URL)
+	start := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	clk := testkit.NewClock(start)
+	w := newWorker(st, cfg, clk)
+	w.Client = &http.Client{Timeout: 200 * time.Millisecond}
+	enqueue(t, st, cfg, gaveUp(start))
+
+	if d, f := tick(t, w); d != 0 || f != 1 {
+		t.Fatalf("first try against a slow receiver: delivered %d, failed %d; want a failed try", d, f)
+	}
+	clk.Set(outboxRow(t, st).NextAt)
+	if d, _ := tick(t, w); d != 1 {
+		t.Fatalf("the retry was not delivered")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(keys) != 2 || keys[0] == "" || keys[0] != keys[1] {
+		t.Fatalf("delivery keys %q, want the same non-empty key twice", keys)
 	}
 }

@@ -114,3 +114,27 @@ func TestProductionDoesNotImportTestkit(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlyTheAgentPackagesNameKinds keeps agent kinds behind the registry:
+// no production package outside internal/agent imports a kind package, so
+// adding a kind is one package and one registry line (docs/design.md,
+// Package layout).
+func TestOnlyTheAgentPackagesNameKinds(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "github.com/drover-dev/drover/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	const agentPkg = "github.com/drover-dev/drover/internal/agent"
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || strings.HasPrefix(fields[0], agentPkg+"/") {
+			continue
+		}
+		for _, imp := range fields[1:] {
+			kind, ok := strings.CutPrefix(imp, agentPkg+"/")
+			if ok && kind != "registry" && kind != "proc" {
+				t.Errorf("%s imports the agent kind package %s; ask internal/agent/registry instead", fields[0], imp)
+			}
+		}
+	}
+}

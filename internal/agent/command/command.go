@@ -6,7 +6,6 @@ package command
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -56,11 +55,8 @@ const maxArgPrompt = 128<<10 - 1
 // maxLastLine bounds, in runes, the last line shown for a run.
 const maxLastLine = 500
 
-// ErrConfig marks an agent profile that cannot run as configured (bad prompt
-// mode, a placeholder the mode does not fill, a prompt too long for an
-// argument). Like proc.ErrNotFound it is a config_error: fixing the profile
-// is what makes it runnable.
-var ErrConfig = errors.New("agent profile misconfigured")
+// ErrConfig is agent.ErrConfig, which the command kind's start errors wrap.
+var ErrConfig = agent.ErrConfig
 
 // commandAgent runs a profile's program.
 type commandAgent struct {

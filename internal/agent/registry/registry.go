@@ -30,6 +30,15 @@ var kinds = []agent.Registration{
 	sim.Registration(),
 }
 
+// DemoKind is the kind of the built-in simulated agent: the profile a
+// WORKFLOW.md without agents gets, and what `drover demo` and `drover bench`
+// run.
+const DemoKind = sim.Kind
+
+// SymphonyCodexKind is the kind Symphony's codex: section becomes (a profile
+// named after it).
+const SymphonyCodexKind = codex.Kind
+
 // Names returns the kind names, in the registry's order.
 func Names() []string {
 	out := make([]string, len(kinds))
