@@ -28,9 +28,18 @@ func (a *app) outboxCmd() *cobra.Command {
 				return a.printJSON(items)
 			}
 			t := newTable(a.out, "ID", "CHANNEL", "EVENT", "CARD", "CREATED", "TRIES", "NEXT", "LAST ERROR")
+			idents := map[string]string{} // card id -> DRV-7, looked up once each
 			for _, it := range items {
 				created, next := it.CreatedAt, it.NextAt
-				t.row(it.ID, it.Channel, it.Event, it.CardID, ts(&created), fmt.Sprint(it.Attempts), ts(&next), excerpt.Line(it.LastError, 80))
+				card, ok := idents[it.CardID]
+				if !ok && it.CardID != "" {
+					card = it.CardID
+					if cd, err := a.st.GetCard(c.Context(), it.CardID); err == nil {
+						card = cd.Identifier
+					}
+					idents[it.CardID] = card
+				}
+				t.row(it.ID, it.Channel, it.Event, card, ts(&created), fmt.Sprint(it.Attempts), ts(&next), excerpt.Line(it.LastError, 80))
 			}
 			return t.flush()
 		}),

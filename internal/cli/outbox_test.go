@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/store"
@@ -18,7 +19,11 @@ func TestOutboxWaitingListAndDrop(t *testing.T) {
 	e := newEnv(t, "")
 	st := testkit.Open(t, e.dsn)
 	ctx := context.Background()
-	rows := []store.OutboxItem{{Key: "c1/r1/blocked/webhook", Channel: notify.ChannelWebhook, Event: "blocked", CardID: "c1", RunID: "r1", Payload: json.RawMessage(`{"event":"blocked"}`)}}
+	card, err := st.CreateCard(ctx, "DRV", board.Card{Title: "waits for a channel", State: "backlog", Spec: json.RawMessage(`{}`)}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := []store.OutboxItem{{Key: card.ID + "/r1/blocked/webhook", Channel: notify.ChannelWebhook, Event: "blocked", CardID: card.ID, RunID: "r1", Payload: json.RawMessage(`{"event":"blocked"}`)}}
 	if err := st.Apply(ctx, store.Change{Outbox: rows}); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +49,7 @@ func TestOutboxWaitingListAndDrop(t *testing.T) {
 	if len(items) != 1 || items[0].Dead || !strings.HasPrefix(items[0].LastError, notify.WaitingPrefix) {
 		t.Fatalf("outbox ls = %+v", items)
 	}
-	if out := e.ok("outbox", "ls"); !strings.Contains(out, items[0].ID) || !strings.Contains(out, "waiting for a channel") {
+	if out := e.ok("outbox", "ls"); !strings.Contains(out, items[0].ID) || !strings.Contains(out, "waiting for a channel") || !strings.Contains(out, card.Identifier) {
 		t.Fatalf("outbox ls text:\n%s", out)
 	}
 	e.fails(2, "outbox", "drop", "nope")

@@ -112,11 +112,14 @@ type Dispatcher struct {
 // NodeStatus is what this node wants operators to see; it is stored on the
 // node row so `drover status` in another process shows it too.
 type NodeStatus struct {
-	ConfigError    string            `json:"config_error,omitempty"`
-	StoreError     string            `json:"store_error,omitempty"`
-	DispatchPaused string            `json:"dispatch_paused,omitempty"`
-	Unusable       map[string]string `json:"unusable_agents,omitempty"`
-	Host           string            `json:"host,omitempty"`
+	ConfigError string `json:"config_error,omitempty"`
+	// ConfigErrorSince is when the file was first refused (kept while the
+	// same edit stays refused).
+	ConfigErrorSince *time.Time        `json:"config_error_since,omitempty"`
+	StoreError       string            `json:"store_error,omitempty"`
+	DispatchPaused   string            `json:"dispatch_paused,omitempty"`
+	Unusable         map[string]string `json:"unusable_agents,omitempty"`
+	Host             string            `json:"host,omitempty"`
 }
 
 // New checks the options and returns a dispatcher.

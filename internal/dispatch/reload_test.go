@@ -26,6 +26,7 @@ func TestRefusedReloadStaysVisibleUntilFixed(t *testing.T) {
 	d := w.dispatcher("n1")
 	d.o.Watcher = config.NewWatcher(path, cfg)
 	ctx := context.Background()
+	var since []time.Time // of each config error seen, in order
 	configErrors := func() []string {
 		t.Helper()
 		s, err := status.Snapshot(ctx, w.st, cfg, time.Now())
@@ -36,6 +37,9 @@ func TestRefusedReloadStaysVisibleUntilFixed(t *testing.T) {
 		for _, e := range s.Errors {
 			if e.Code == "config_error" {
 				out = append(out, e.Message)
+				if e.Since != nil {
+					since = append(since, *e.Since)
+				}
 			}
 		}
 		return out
@@ -54,6 +58,11 @@ func TestRefusedReloadStaysVisibleUntilFixed(t *testing.T) {
 		if len(got) != 1 || !strings.Contains(got[0], "max_attempts") {
 			t.Fatalf("tick %d after the refused edit: config errors %q, want the refusal naming policy.max_attempts", i+1, got)
 		}
+	}
+	// It says since when the file has been refused: the first refusal, not
+	// the latest tick.
+	if len(since) != 3 || !since[0].Equal(since[1]) || !since[1].Equal(since[2]) {
+		t.Errorf("config error since %v on three ticks; want the first refusal's time each time", since)
 	}
 	wf.Write(t, w.dir)
 	d.Tick(ctx)

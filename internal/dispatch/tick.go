@@ -109,10 +109,14 @@ func (d *Dispatcher) reload() {
 			go d.noticeOnce(context.Background(), cur, "config_error", "config/"+hex.EncodeToString(sum[:8]),
 				"WORKFLOW.md edit refused, the last good config stays in force: "+err.Error())
 		}
+		if d.status.ConfigError != err.Error() || d.status.ConfigErrorSince == nil {
+			since := d.o.Now().UTC()
+			d.status.ConfigErrorSince = &since
+		}
 		d.status.ConfigError = err.Error()
 		return
 	}
-	d.status.ConfigError = ""
+	d.status.ConfigError, d.status.ConfigErrorSince = "", nil
 	if changed && cfg != nil {
 		if msg := config.RestartNeeded(d.cfg.Load(), cfg); len(msg) > 0 {
 			d.log.Warn("config changed keys that apply only after a restart", "keys", msg)

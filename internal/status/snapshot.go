@@ -289,6 +289,11 @@ func (s *State) nodes(ctx context.Context, st store.Store, now time.Time) error 
 				continue
 			}
 			seen := n.SeenAt.UTC()
+			if at, ok := m[k+"_since"].(string); ok { // when the node first saw it
+				if t, err := time.Parse(time.RFC3339Nano, at); err == nil {
+					seen = t.UTC()
+				}
+			}
 			s.Errors = append(s.Errors, Error{Code: k, Source: "node:" + n.Name, Message: msg, Since: &seen})
 			if k == "dispatch_paused" && strings.Contains(msg, "max_cost_per_day") {
 				s.Spend.Paused = true

@@ -32,8 +32,9 @@ func TestChaosBoardCopiesAndServes(t *testing.T) {
 		return
 	}
 	// A chaos run trips no breaker: resume the profile so agent_states holds
-	// a row too, and add a comment whose text is not ASCII.
-	for _, args := range [][]string{{"card", "comment", "DRV-1", "copied with ünïcode and 'quotes'"}, {"agent", "resume", "sh"}} {
+	// a row too, add a comment whose text is not ASCII, and collect (with
+	// the default retention nothing goes) so gc_reports has its row.
+	for _, args := range [][]string{{"card", "comment", "DRV-1", "copied with ünïcode and 'quotes'"}, {"agent", "resume", "sh"}, {"gc"}} {
 		if _, err := c.drover(args...); err != nil {
 			t.Fatal(err)
 		}

@@ -15,15 +15,20 @@ import (
 )
 
 // boardTable is a table that holds part of a board, with its primary key.
-type boardTable struct{ name, key string }
+type boardTable struct {
+	name, key string
+	intKey    bool // the key is an integer (ordered as a number, no collation)
+}
 
 // boardTables are the tables a copy moves, parents before the rows that
 // refer to them. nodes and leader are left out on purpose: they describe
 // the processes that served the source, not the board, and the first serve
-// on the target writes its own.
+// on the target writes its own. gc_reports (the latest retention report)
+// goes along so drover status on the target still says when history was
+// last pruned.
 var boardTables = []boardTable{
-	{"counters", "name"}, {"cards", "id"}, {"runs", "id"}, {"events", "seq"},
-	{"comments", "id"}, {"outbox", "id"}, {"agent_states", "name"},
+	{"counters", "name", false}, {"cards", "id", false}, {"runs", "id", false}, {"events", "seq", true},
+	{"comments", "id", false}, {"outbox", "id", false}, {"agent_states", "name", false}, {"gc_reports", "id", true},
 }
 
 // BoardTables names the tables a copy moves, in copy order (parents first).
@@ -200,7 +205,7 @@ func (d *DB) eachRow(ctx context.Context, q querier, t boardTable, fn func(cols 
 		return err
 	}
 	order := t.key
-	if d.dialect == postgres && t.key != "seq" {
+	if d.dialect == postgres && !t.intKey {
 		order += ` COLLATE "C"`
 	}
 	rows, err := q.QueryContext(ctx, `SELECT `+strings.Join(cols, ", ")+` FROM `+t.name+` ORDER BY `+order)
