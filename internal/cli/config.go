@@ -36,12 +36,17 @@ func loadConfig(path string) (*loadedConfig, error) {
 		}
 		return nil, fmt.Errorf("%w: %s: %v", errConfig, path, err)
 	}
+	return loadedFrom(c), nil
+}
+
+// loadedFrom is the loaded form of a parsed WORKFLOW.md.
+func loadedFrom(c *config.Config) *loadedConfig {
 	lc := &loadedConfig{Board: c.Board, StoreDSN: c.Store.DSN, Full: c}
 	for name := range c.Agents.Profiles {
 		lc.AgentNames = append(lc.AgentNames, name)
 	}
 	sort.Strings(lc.AgentNames)
-	return lc, nil
+	return lc
 }
 
 // fullConfig is the loaded WORKFLOW.md, or the defaults when there is none.

@@ -26,17 +26,32 @@ func (a *app) statusCmd() *cobra.Command {
 		Use:   "status",
 		Short: "Running runs, the retry queue, counts, blocked and parked cards, agents, spend and errors",
 		Args:  cobra.NoArgs,
-		RunE: a.reading(func(c *cobra.Command, _ []string) error {
+		RunE: func(c *cobra.Command, _ []string) error {
+			// A refused WORKFLOW.md does not hide the board: serve keeps its
+			// last good config, and status shows the board with the invalid
+			// keys at their defaults and the refusal among its errors.
+			refused, err := a.loadBestEffort()
+			if err != nil {
+				return err
+			}
+			if err := a.open(c.Context(), readsStore); err != nil {
+				return err
+			}
 			s, err := status.Snapshot(c.Context(), a.st, a.fullConfig(), time.Now())
 			if err != nil {
 				return err
+			}
+			if refused != nil {
+				at := a.cfg.Full.ModTime.UTC()
+				s.Errors = append([]status.Error{{Code: "config_error", Source: "file:" + a.configPath,
+					Message: refused.Error() + "; a running serve keeps its last good config, and this status shows invalid keys at their defaults", Since: &at}}, s.Errors...)
 			}
 			if a.asJSON {
 				return a.printJSON(s)
 			}
 			status.Render(a.out, s)
 			return nil
-		}),
+		},
 	}
 }
 

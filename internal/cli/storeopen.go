@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drover-dev/drover/internal/config"
+
 	"github.com/spf13/cobra"
 
 	"github.com/drover-dev/drover/internal/store/sqlstore"
@@ -49,6 +51,9 @@ func (a *app) open(ctx context.Context, use storeUse) error {
 // without a WORKFLOW.md and without a store named by --store or
 // DROVER_STORE there is nothing to read or change.
 func (a *app) loadBoard() error {
+	if a.cfg != nil {
+		return nil // loaded already (by loadBestEffort, say)
+	}
 	cfg, err := loadConfig(a.configPath)
 	if err != nil {
 		return err
@@ -58,6 +63,22 @@ func (a *app) loadBoard() error {
 		return usagef("no board here: %s does not exist; run drover in the board's directory, pass --config PATH/TO/WORKFLOW.md (or --store DSN), or create a board with drover init", a.configPath)
 	}
 	return nil
+}
+
+// loadBestEffort loads WORKFLOW.md like loadBoard, except that a file whose
+// keys are refused still gives a config (those keys at their defaults); the
+// refusal is returned for the caller to show. A file that is not YAML, or
+// is missing outside a board, is an error as in loadBoard.
+func (a *app) loadBestEffort() (refused error, err error) {
+	if err := a.loadBoard(); err == nil || !errors.Is(err, errConfig) {
+		return nil, err
+	}
+	cfg, perr := config.LoadBestEffort(a.configPath)
+	if cfg == nil {
+		return nil, fmt.Errorf("%w: %v", errConfig, perr)
+	}
+	a.cfg = loadedFrom(cfg)
+	return perr, nil
 }
 
 // storeMayOpen refuses to open a SQLite store that does not exist when use

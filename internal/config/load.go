@@ -109,6 +109,40 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 // Parse parses and validates a WORKFLOW.md held in memory. baseDir resolves
 // relative paths; it should be absolute (the config file's directory).
 func Parse(data []byte, baseDir string) (*Config, error) {
+	cfg, err := parseAll(data, baseDir)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// LoadBestEffort is Load for a reader that must show the board even while
+// the file is refused (drover status while serve keeps its last good
+// config): when the front matter is YAML but some keys are invalid, it
+// returns the config with those keys at their defaults together with the
+// error. A file that is not YAML at all gives no config.
+func LoadBestEffort(path string) (*Config, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	data, info, err := readFile(abs)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := parseAll(data, filepath.Dir(abs))
+	if e, ok := err.(*Error); ok {
+		e.File = path
+	}
+	if cfg != nil {
+		cfg.Path, cfg.ModTime, cfg.Size = abs, info.ModTime(), info.Size()
+	}
+	return cfg, err
+}
+
+// parseAll is Parse that also returns what it could decode when keys are
+// invalid (nil when the file is not YAML front matter at all).
+func parseAll(data []byte, baseDir string) (*Config, error) {
 	sum := sha256.Sum256(data)
 	front, body, bodyLine, err := splitFrontMatter(data)
 	if err != nil {
@@ -142,7 +176,8 @@ func Parse(data []byte, baseDir string) (*Config, error) {
 			li, lj := d.probs[i].Line, d.probs[j].Line
 			return li != 0 && (lj == 0 || li < lj)
 		})
-		return nil, &Error{Problems: d.probs}
+		cfg.Ignored, cfg.Warnings = d.ignored, d.warns
+		return cfg, &Error{Problems: d.probs}
 	}
 	cfg.Ignored, cfg.Warnings = d.ignored, d.warns
 	return cfg, nil
