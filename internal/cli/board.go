@@ -2,11 +2,13 @@ package cli
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -163,6 +165,13 @@ func (a *app) runsCmd() *cobra.Command {
 	return c
 }
 
+// logLine is one line of a run's log in drover logs --json.
+type logLine struct {
+	RunID string `json:"run_id"`
+	N     int    `json:"n"`
+	Line  string `json:"line"`
+}
+
 func (a *app) logsCmd() *cobra.Command {
 	var follow bool
 	c := &cobra.Command{
@@ -170,7 +179,8 @@ func (a *app) logsCmd() *cobra.Command {
 		Short: "Print a run's captured output (-f follows it while the run is live)",
 		Long: `Print a run's captured output (-f follows it while the run is live). Escape
 sequences and control characters the agent wrote are removed on the way to the
-terminal; the log file itself (log_path in drover runs --json) is verbatim.`,
+terminal; the log file itself (log_path in drover runs --json) is verbatim.
+With --json each line is one JSON object, {"run_id", "n", "line"} (JSON lines).`,
 		Args: exactArgs(1, "RUN"),
 		RunE: a.reading(func(c *cobra.Command, args []string) error {
 			r, err := a.st.GetRun(c.Context(), args[0])
@@ -188,32 +198,55 @@ terminal; the log file itself (log_path in drover runs --json) is verbatim.`,
 				return fmt.Errorf("run %s: log %s: %v", r.ID, r.LogPath, err)
 			}
 			defer f.Close()
-			if _, err := io.Copy(a.out, f); err != nil {
-				return err
-			}
-			if !follow {
-				return nil
-			}
-			rd := bufio.NewReader(f)
-			for {
-				line, err := rd.ReadString('\n')
-				if line != "" {
-					fmt.Fprint(a.out, line)
-				}
-				if err == io.EOF {
-					cur, gerr := a.st.GetRun(c.Context(), r.ID)
-					if gerr == nil && !cur.Open() {
-						io.Copy(a.out, rd)
-						return nil
-					}
-					select {
-					case <-c.Context().Done():
-						return nil
-					case <-time.After(300 * time.Millisecond):
-					}
-				} else if err != nil {
+			// With --json each line is one JSON object (JSON lines), so a
+			// follower can parse the output as it comes.
+			n := 0
+			emit := func(line string) error {
+				if !a.asJSON {
+					_, err := io.WriteString(a.out, line)
 					return err
 				}
+				n++
+				b, err := json.Marshal(logLine{RunID: r.ID, N: n, Line: strings.TrimSuffix(line, "\n")})
+				if err != nil {
+					return err
+				}
+				_, err = io.WriteString(a.jsonOut, escapeC1(string(b))+"\n")
+				return err
+			}
+			rd := bufio.NewReader(f)
+			partial := ""
+			for {
+				line, err := rd.ReadString('\n')
+				switch {
+				case err == nil:
+					if err := emit(partial + line); err != nil {
+						return err
+					}
+					partial = ""
+					continue
+				case err != io.EOF:
+					return err
+				}
+				partial += line
+				if follow {
+					// Follow until the run has an outcome, then read what is left.
+					cur, gerr := a.st.GetRun(c.Context(), r.ID)
+					if gerr == nil && cur.Open() {
+						select {
+						case <-c.Context().Done():
+							return nil
+						case <-time.After(300 * time.Millisecond):
+						}
+						continue
+					}
+					follow = false
+					continue
+				}
+				if partial != "" {
+					return emit(partial)
+				}
+				return nil
 			}
 		}),
 	}

@@ -273,6 +273,11 @@ func cardScenario(t *testing.T, e *env) {
 	if out := e.ok("logs", run.ID); out != "agent output line 1\nline 2\n" {
 		t.Fatalf("logs = %q", out)
 	}
+	// --json: one object per line (JSON lines).
+	want := `{"run_id":"` + run.ID + `","n":1,"line":"agent output line 1"}` + "\n" + `{"run_id":"` + run.ID + `","n":2,"line":"line 2"}` + "\n"
+	if out := e.ok("--json", "logs", run.ID); out != want {
+		t.Fatalf("logs --json = %q, want %q", out, want)
+	}
 	e.okJSON(&show, "card", "show", "DRV-3")
 	json.Unmarshal(show["runs"], &rs)
 	if len(rs) != 1 {
