@@ -131,6 +131,9 @@ type CycleError struct {
 }
 
 func (e *CycleError) Error() string {
+	if len(e.Path) < 2 { // the two wait on each other directly
+		return fmt.Sprintf("%s already waits on %s: the cards would wait on each other forever", e.Path[0], e.Card)
+	}
 	return fmt.Sprintf("%s already waits on %s (%s): the cards would wait on each other forever", e.Path[0], e.Card, strings.Join(e.Path, " → "))
 }
 

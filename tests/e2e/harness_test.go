@@ -177,45 +177,20 @@ func (e *env) cmdEnv() []string {
 	return out
 }
 
+// cli is the binary run in the env's directory with its environment.
+func (e *env) cli() testkit.CLI { return testkit.CLI{T: e.t, Dir: e.dir, Env: e.cmdEnv()} }
+
 // drover runs one CLI command in the env's directory.
 func (e *env) drover(stdin io.Reader, args ...string) (stdout, stderr string, code int) {
 	e.t.Helper()
-	cmd := exec.Command(testkit.Binary(e.t), args...)
-	cmd.Dir = e.dir
-	cmd.Env = e.cmdEnv()
-	cmd.Stdin = stdin
-	var o, er bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &er
-	err := cmd.Run()
-	code = 0
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			e.t.Fatalf("drover %v: %v", args, err)
-		}
-		code = ee.ExitCode()
-	}
-	return o.String(), er.String(), code
+	return e.cli().Run(stdin, args...)
 }
 
 // ok runs a command that must succeed and returns its stdout.
-func (e *env) ok(args ...string) string {
-	e.t.Helper()
-	out, errOut, code := e.drover(nil, args...)
-	if code != 0 {
-		e.t.Fatalf("drover %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, out, errOut)
-	}
-	return out
-}
+func (e *env) ok(args ...string) string { e.t.Helper(); return e.cli().OK(args...) }
 
 // jsonOf runs a command with --json and decodes its stdout into v.
-func (e *env) jsonOf(v any, args ...string) {
-	e.t.Helper()
-	out := e.ok(append(args, "--json")...)
-	if err := json.Unmarshal([]byte(out), v); err != nil {
-		e.t.Fatalf("drover %s --json: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
+func (e *env) jsonOf(v any, args ...string) { e.t.Helper(); e.cli().JSON(v, args...) }
 
 // Shapes read from the CLI's JSON (only the fields the tests look at).
 type card struct {

@@ -1,14 +1,11 @@
 package upgrade
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -77,39 +74,22 @@ func newBoard(t *testing.T, dsn, hook, node string) *board {
 	return b
 }
 
+// cli is the binary run on the board's store in its directory.
+func (b *board) cli() testkit.CLI {
+	return testkit.CLI{T: b.t, Dir: b.dir, Prefix: []string{"--store", b.dsn}}
+}
+
 // drover runs the binary on the board.
 func (b *board) drover(args ...string) (stdout, stderr string, code int) {
 	b.t.Helper()
-	cmd := exec.Command(testkit.Binary(b.t), append([]string{"--store", b.dsn}, args...)...)
-	cmd.Dir = b.dir
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	code = cmd.ProcessState.ExitCode()
-	if err != nil && code < 0 {
-		b.t.Fatalf("drover %v: %v", args, err)
-	}
-	return o.String(), e.String(), code
+	return b.cli().Run(nil, args...)
 }
 
 // ok runs a command that must succeed.
-func (b *board) ok(args ...string) string {
-	b.t.Helper()
-	out, errs, code := b.drover(args...)
-	if code != 0 {
-		b.t.Fatalf("drover %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errs)
-	}
-	return out
-}
+func (b *board) ok(args ...string) string { b.t.Helper(); return b.cli().OK(args...) }
 
 // json runs a --json read command into v.
-func (b *board) json(v any, args ...string) {
-	b.t.Helper()
-	out := b.ok(append(args, "--json")...)
-	if err := json.Unmarshal([]byte(out), v); err != nil {
-		b.t.Fatalf("drover %s --json: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
+func (b *board) json(v any, args ...string) { b.t.Helper(); b.cli().JSON(v, args...) }
 
 func (b *board) start() {
 	b.t.Helper()

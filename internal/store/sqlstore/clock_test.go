@@ -3,7 +3,6 @@ package sqlstore_test
 import (
 	"context"
 	"encoding/json"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,20 +10,8 @@ import (
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/store/sqlstore"
 	"github.com/drover-dev/drover/internal/store/storetest/pgtest"
+	"github.com/drover-dev/drover/internal/testkit"
 )
-
-// fakeClock is a settable clock for WithClock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // TestWithClock: every timestamp the store writes itself comes from the
 // clock it was opened with, not from the wall clock.
@@ -37,7 +24,7 @@ func TestWithClock(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			start := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
-			clk := &fakeClock{t: start}
+			clk := testkit.NewClock(start)
 			s, err := sqlstore.Open(ctx, dsn(t), sqlstore.WithClock(clk.Now))
 			if err != nil {
 				t.Fatal(err)
@@ -50,7 +37,7 @@ func TestWithClock(t *testing.T) {
 			if !c.CreatedAt.Equal(start) || !c.UpdatedAt.Equal(start) {
 				t.Errorf("created %v updated %v, want both %v", c.CreatedAt, c.UpdatedAt, start)
 			}
-			clk.add(time.Minute)
+			clk.Advance(time.Minute)
 			later := start.Add(time.Minute)
 			c.Title = "edited"
 			c.UpdatedAt = time.Time{}
@@ -88,7 +75,7 @@ func TestWithClock(t *testing.T) {
 			if ok, _ := s.TryLead(ctx, "n2", time.Hour); ok {
 				t.Fatal("n2 took a lease that has not lapsed")
 			}
-			clk.add(2 * time.Hour)
+			clk.Advance(2 * time.Hour)
 			if ok, _ := s.TryLead(ctx, "n2", time.Hour); !ok {
 				t.Fatal("n2 could not take a lease that lapsed on the store's clock")
 			}
