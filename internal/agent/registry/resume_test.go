@@ -38,6 +38,7 @@ func TestResumeArgv(t *testing.T) {
 		{"claude resume auto", agent.Profile{Kind: "claude", Resume: agent.ResumeAuto}, "-p --output-format stream-json --verbose --resume sess-1"},
 		{"claude resume never", agent.Profile{Kind: "claude", Resume: agent.ResumeNever}, ""},
 		{"claude profile picks its session", agent.Profile{Kind: "claude", Args: []string{"-p", "--continue"}}, ""},
+		{"claude keeps no sessions", agent.Profile{Kind: "claude", Args: []string{"-p", "--no-session-persistence"}}, ""},
 		{"codex defaults", agent.Profile{Kind: "codex", Prompt: "stdin"}, "exec resume --json --skip-git-repo-check sess-1 -"},
 		{"codex with a model", agent.Profile{Kind: "codex", Args: []string{"exec", "--json", "-m", "o3", "--config=x=1", "-"}}, "exec resume --json -m o3 --config=x=1 sess-1 -"},
 		{"codex option resume lacks", agent.Profile{Kind: "codex", Args: []string{"exec", "--json", "--sandbox", "workspace-write", "-"}}, ""},
