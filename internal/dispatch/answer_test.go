@@ -93,11 +93,17 @@ func TestAnswerResumesTheSession(t *testing.T) {
 			t.Errorf("the resumed message has %q (an old comment, or the whole task prompt again):\n%s", not, in.Prompt)
 		}
 	}
-	started := ""
+	started, question := "", ""
 	for _, ev := range w.events(second.CardID) {
 		if ev.Type == board.EvStarted && ev.RunID == second.ID {
 			started = ev.Reason
 		}
+		if ev.Type == board.EvParked {
+			question = eventField(ev.Data, "question")
+		}
+	}
+	if question != "Which environment should I deploy to?" {
+		t.Errorf("the parked event's data.question = %q, want the whole question", question)
 	}
 	if !strings.Contains(started, "resuming session "+first.SessionID) {
 		t.Errorf("started event %q does not say it resumed %s", started, first.SessionID)
