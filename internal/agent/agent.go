@@ -34,6 +34,10 @@ type Invocation struct {
 	Timeout      time.Duration     // total wall-clock cap (0 = none)
 	StallTimeout time.Duration     // no output for this long stops the run (0 = none)
 	Progress     func(Progress)    // optional; called as output arrives
+	// ResumeSession is the agent's own session id this run continues (the
+	// kind's ResumeArgs are already in the profile's args, and Prompt is the
+	// next user message); "" for a new session.
+	ResumeSession string
 }
 
 // Progress is what a running agent has shown so far.
@@ -43,6 +47,12 @@ type Progress struct {
 	TokensOut int64
 	CostUSD   float64
 }
+
+// Resume modes (agent profile key "resume").
+const (
+	ResumeAuto  = "auto"
+	ResumeNever = "never"
+)
 
 // Result is what the dispatcher needs to classify and record a finished run.
 type Result struct {
@@ -70,6 +80,10 @@ type Profile struct {
 	PriceInPerMTok  float64 `json:"price_in_per_mtok"`
 	PriceOutPerMTok float64 `json:"price_out_per_mtok"`
 	MaxLogBytes     int64   `json:"max_log_bytes"`
+	// Resume says whether the attempt after a human's answer continues the
+	// agent's earlier session (ResumeAuto, the default, where the kind can)
+	// or starts a new one (ResumeNever).
+	Resume string `json:"resume"`
 	// MaxTurns is the dispatcher's turn cap for a run (dispatch.max_turns),
 	// set by the dispatcher, not read from the profile; kinds whose program
 	// can bound its turns pass it on (0 = none).

@@ -27,6 +27,12 @@ type Registration struct {
 	// profile gives none (nil = none). It may read the dispatch settings on
 	// the profile (Profile.MaxTurns).
 	DefaultArgs func(p Profile) []string
+	// ResumeArgs returns the arguments of a run that continues the agent's
+	// session sessionID, with the prompt as its next user message, given
+	// the profile with its arguments filled in (p.Args); nil when the kind,
+	// or this profile's arguments, cannot resume (the run starts a new
+	// session). nil func = the kind never resumes.
+	ResumeArgs func(p Profile, sessionID string) []string
 	// NewParser makes a fresh reader of the kind's structured output; nil
 	// for kinds whose output is plain text.
 	NewParser func() Parser

@@ -96,6 +96,10 @@ type Run struct {
 	LogPath    string     `json:"log_path"`
 	Workspace  string     `json:"workspace"`
 	LastOutput string     `json:"last_output"`
+	// SessionID is the agent's own conversation id (Claude Code's
+	// session_id, Codex's thread_id), "" when the agent reported none; the
+	// attempt after a human's answer resumes it.
+	SessionID string `json:"session_id,omitempty"`
 }
 
 // Open reports whether the run has no outcome yet.

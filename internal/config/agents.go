@@ -35,13 +35,17 @@ func (a Agents) Profile(name string) (agent.Profile, bool) {
 // PromptModes say how a command agent receives its prompt.
 var PromptModes = []string{"stdin", "file", "arg"}
 
+// ResumeModes say whether the attempt after a human's answer continues the
+// agent's session.
+var ResumeModes = []string{agent.ResumeAuto, agent.ResumeNever}
+
 // Profile defaults applied when a profile leaves them out.
 const (
 	DefaultProfileTimeout = time.Hour
 	DefaultStallTimeout   = 5 * time.Minute
 )
 
-var profileKeys = []string{"kind", "command", "args", "env", "prompt", "timeout", "stall_timeout", "provider", "spec_schema", "match", "price_in_per_mtok", "price_out_per_mtok", "max_log_bytes"}
+var profileKeys = []string{"kind", "command", "args", "env", "prompt", "timeout", "stall_timeout", "provider", "spec_schema", "match", "price_in_per_mtok", "price_out_per_mtok", "max_log_bytes", "resume"}
 
 func decodeAgents(d *decoder, n *yaml.Node, haveCodex bool, cx Codex) Agents {
 	f := d.fields(n, "agents", []string{"default", "profiles"}, strict)
@@ -77,7 +81,7 @@ func decodeAgents(d *decoder, n *yaml.Node, haveCodex bool, cx Codex) Agents {
 }
 
 func decodeProfile(d *decoder, name string, n *yaml.Node, path string) agent.Profile {
-	p := agent.Profile{Name: name, Prompt: "stdin", Timeout: DefaultProfileTimeout, StallTimeout: DefaultStallTimeout}
+	p := agent.Profile{Name: name, Prompt: "stdin", Timeout: DefaultProfileTimeout, StallTimeout: DefaultStallTimeout, Resume: agent.ResumeAuto}
 	f := d.fields(n, path, profileKeys, strict)
 	if f == nil {
 		return p
@@ -112,6 +116,12 @@ func decodeProfile(d *decoder, name string, n *yaml.Node, path string) agent.Pro
 		p.Prompt = d.str(v, path+".prompt", expandPlain)
 		if !contains(PromptModes, p.Prompt) {
 			d.errf(deref(v), path+".prompt", "%q is not a prompt mode; use stdin, file or arg", p.Prompt)
+		}
+	}
+	if v, ok := f["resume"]; ok {
+		p.Resume = d.str(v, path+".resume", expandPlain)
+		if !contains(ResumeModes, p.Resume) {
+			d.errf(deref(v), path+".resume", "%q is not a resume mode; use auto (continue the agent's session after an answer, where its kind can) or never (always a new session)", p.Resume)
 		}
 	}
 	if v, ok := f["timeout"]; ok {

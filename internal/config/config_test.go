@@ -280,3 +280,14 @@ func TestRedactedMasksTheStorePassword(t *testing.T) {
 		t.Errorf("Redacted changed the original: %q", cfg.Store.DSN)
 	}
 }
+
+// TestProfileResume: resume defaults to auto and takes never.
+func TestProfileResume(t *testing.T) {
+	cfg := mustParse(t, "---\nagents:\n  default: a\n  profiles:\n    a: {kind: claude}\n    b: {kind: codex, resume: never}\n---\n")
+	if got := cfg.Agents.Profiles["a"].Resume; got != "auto" {
+		t.Errorf("a.resume = %q, want auto", got)
+	}
+	if got := cfg.Agents.Profiles["b"].Resume; got != "never" {
+		t.Errorf("b.resume = %q, want never", got)
+	}
+}

@@ -40,6 +40,7 @@ agents:
     #   args: []
     #   timeout: 1h                 # total time per run
     #   stall_timeout: 5m           # no output for this long stops the run
+    #   resume: auto                # after an answer, go on in the same session (never: a new one)
     # Any program; the prompt arrives on stdin (or prompt: file | arg):
     # script:
     #   kind: command

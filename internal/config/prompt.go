@@ -25,6 +25,12 @@ func compilePrompt(d *decoder, cfg *Config) {
 // template reads card.spec.plan and this card's spec has no plan) is a
 // *prompt.RenderError naming the variable.
 func (c *Config) RenderPrompt(card board.Card, attempt int, runID, workspace string) (string, error) {
+	return c.RenderRunPrompt(card, attempt, runID, workspace, prompt.Conversation{})
+}
+
+// RenderRunPrompt is RenderPrompt with what a human said since the last
+// attempt (the template's question, answer and comments).
+func (c *Config) RenderRunPrompt(card board.Card, attempt int, runID, workspace string, conv prompt.Conversation) (string, error) {
 	url := ""
 	if c.Server.Port != 0 && card.Identifier != "" {
 		url = fmt.Sprintf("http://%s:%d/api/v1/%s", c.Server.Host, c.Server.Port, card.Identifier)
@@ -33,5 +39,5 @@ func (c *Config) RenderPrompt(card board.Card, attempt int, runID, workspace str
 	if agentName == "" {
 		agentName = c.Agents.Default
 	}
-	return c.tmpl.Render(prompt.Vars{Card: card, Attempt: attempt, RunID: runID, Workspace: workspace, URL: url, Agent: agentName})
+	return c.tmpl.Render(prompt.Vars{Card: card, Attempt: attempt, RunID: runID, Workspace: workspace, URL: url, Agent: agentName, Conversation: conv})
 }

@@ -45,6 +45,7 @@ func TestValidationErrors(t *testing.T) {
 		{"profile kind missing", "agents: {profiles: {x: {command: ./a}}}", []string{"agents.profiles.x.kind: missing"}},
 		{"command required", "agents: {profiles: {x: {kind: command}}}", []string{"agents.profiles.x.command: missing"}},
 		{"prompt mode", "agents: {profiles: {x: {kind: command, command: ./a, prompt: pipe}}}", []string{"agents.profiles.x.prompt", "stdin, file or arg"}},
+		{"resume mode", "agents: {profiles: {x: {kind: claude, resume: always}}}", []string{"agents.profiles.x.resume", `"always" is not a resume mode`, "auto", "never"}},
 		{"profile name", "agents: {profiles: {My_Agent: {kind: sim}}}", []string{"agents.profiles.My_Agent", "not a profile name"}},
 		{"unknown profile key", "agents: {profiles: {x: {kind: sim, comand: a}}}", []string{"agents.profiles.x.comand: unknown key", `"command"`}},
 		{"spec_schema invalid", "agents: {profiles: {x: {kind: sim, spec_schema: {type: 12}}}}", []string{"agents.profiles.x.spec_schema", "not a valid JSON Schema"}},

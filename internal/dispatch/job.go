@@ -14,10 +14,12 @@ import (
 
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/agent/proc"
+	"github.com/drover-dev/drover/internal/agent/registry"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/prompt"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/tracing"
 	"github.com/drover-dev/drover/internal/workspace"
@@ -154,7 +156,11 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	if err != nil {
 		return setup(err)
 	}
-	prompt, err := cfg.RenderPrompt(j.card, j.run.Attempt, j.run.ID, ws)
+	conv, session, err := d.conversation(j.ctx, j.card, j.run)
+	if err != nil {
+		log.Warn("could not read the card's question and answer; the prompt goes without them", "err", err)
+	}
+	text, err := cfg.RenderRunPrompt(j.card, j.run.Attempt, j.run.ID, ws, conv)
 	if err != nil {
 		return agent.Result{}, policy.Classification{Kind: policy.KindInvalidInput, Message: "prompt: " + err.Error(), Source: "template"}, err
 	}
@@ -162,6 +168,13 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	p = resolveCommand(cfg, p)
 	// Symphony's agent.max_turns bounds the turns of kinds that can cap them.
 	p.MaxTurns = cfg.Dispatch.MaxTurns
+	// After a human's answer the agent's own session goes on, where its kind
+	// can resume it: the answer is the session's next user message.
+	resumed := ""
+	if rp, ok := registry.Resume(p, session); ok {
+		p, resumed, text = rp, session, prompt.ResumeMessage(j.card.Identifier, conv)
+		log.Info("resuming the agent's session with the human's answer", "session_id", session)
+	}
 	ag, err := d.o.NewAgent(p)
 	if err != nil {
 		return agent.Result{}, policy.Classification{Kind: policy.KindConfigError, Message: err.Error(), Source: "profile"}, err
@@ -170,10 +183,10 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	bg := context.Background()
 	_ = d.o.Store.UpdateRunProgress(bg, j.run.ID, store.RunProgress{StartedAt: &now, LogPath: logPath, Workspace: ws})
 	_ = d.o.Store.Apply(bg, store.Change{Events: []board.Event{{At: now, CardID: j.card.ID, RunID: j.run.ID, Type: board.EvStarted,
-		Actor: d.actor(), Reason: fmt.Sprintf("attempt %d started: agent %s in %s", j.run.Attempt, j.profile, ws)}}})
+		Actor: d.actor(), Reason: fmt.Sprintf("attempt %d started: agent %s in %s%s", j.run.Attempt, j.profile, ws, resumeNote(resumed))}}})
 	log.Info("agent started", "agent", j.profile, "workspace", ws)
-	inv := agent.Invocation{Card: j.card, Run: j.run, Prompt: prompt, Workspace: ws, LogPath: logPath, Env: env,
-		Timeout: p.Timeout, StallTimeout: p.StallTimeout, Progress: d.progress(j)}
+	inv := agent.Invocation{Card: j.card, Run: j.run, Prompt: text, Workspace: ws, LogPath: logPath, Env: env,
+		Timeout: p.Timeout, StallTimeout: p.StallTimeout, Progress: d.progress(j), ResumeSession: resumed}
 	actx, asp := tracing.Start(j.ctx, tracing.SpanAgent, tracing.Agent(j.profile, p.Kind)...)
 	res, runErr := ag.Run(actx, inv)
 	res.Signals.Now = d.o.Now()
@@ -190,6 +203,14 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	// after_run cannot change the verdict: it runs once the run is classified.
 	_ = runHook(context.WithoutCancel(j.ctx), hooks, workspace.HookAfterRun, ws, envList, hw)
 	return res, cls, runErr
+}
+
+// resumeNote is what the started event adds for a resumed session.
+func resumeNote(session string) string {
+	if session == "" {
+		return ""
+	}
+	return "; resuming session " + session + " with the answer"
 }
 
 // classifyResult is the verdict on a finished agent run: a forced one, a

@@ -159,22 +159,22 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 	if evType == "" {
 		evType = board.EvFinished
 	}
+	data := map[string]any{"attempt": fin.Attempt, "kind": fin.Kind, "verb": dec.Verb, "counted": fin.Counted,
+		"next_attempt_at": dec.NextAttemptAt, "source": cls.Source, "to": next.State}
+	q := ""
+	if dec.Verb == policy.VerbPark {
+		q = question(cls, res)
+		// The parked event keeps the whole question for the next attempt's
+		// prompt (see conversation).
+		data["question"] = q
+	}
 	ch := store.Change{Card: &next, ClaimGuard: &claim, LeaseEndedBy: leaseEndedBy, Run: &fin, RunMustBeOpen: true,
 		Events: []board.Event{{At: now, CardID: cardID, RunID: run.ID, Type: evType, Actor: d.actor(), Reason: dec.Explain,
-			Data: jsonOf(map[string]any{"attempt": fin.Attempt, "kind": fin.Kind, "verb": dec.Verb, "counted": fin.Counted,
-				"next_attempt_at": dec.NextAttemptAt, "source": cls.Source, "to": next.State})}}}
+			Data: jsonOf(data)}}}
 	if r := dec.BlockReason; r != nil {
 		ch.Comments = append(ch.Comments, board.Comment{CardID: cardID, Author: d.actor(), Body: reasonText(r), At: now})
 	}
 	if dec.Verb == policy.VerbPark {
-		q := cls.Message
-		if res != nil {
-			if st := res.Signals.Structured; st.Question != "" {
-				q = st.Question
-			} else if st.ResultText != "" {
-				q = st.ResultText
-			}
-		}
 		ch.Comments = append(ch.Comments, board.Comment{CardID: cardID, Author: "agent:" + profile, Body: "Question: " + q, At: now})
 	}
 	for _, ev := range dec.Notify {
@@ -194,6 +194,19 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 		"outcome", fin.Outcome, "kind", fin.Kind, "counted", fin.Counted, "verb", dec.Verb, "state", next.State, "why", dec.Explain)
 	d.cleanup(cfg, next, fin)
 	return nil
+}
+
+// question is what a parked run asked: the agent's structured question, else
+// its final text, else the classification's message.
+func question(cls policy.Classification, res *agent.Result) string {
+	if res != nil {
+		if st := res.Signals.Structured; st.Question != "" {
+			return st.Question
+		} else if st.ResultText != "" {
+			return st.ResultText
+		}
+	}
+	return cls.Message
 }
 
 // currentLast orders the epoch's runs by attempt with the finishing run last.
@@ -232,6 +245,9 @@ func fillRun(r *board.Run, res *agent.Result, p agent.Profile) {
 	}
 	if res.LastLine != "" {
 		r.LastOutput = excerpt.Clip(res.LastLine, 500)
+	}
+	if st.SessionID != "" {
+		r.SessionID = st.SessionID
 	}
 }
 

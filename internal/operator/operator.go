@@ -359,9 +359,12 @@ func (s *Service) Answer(ctx context.Context, ref, text string) (board.Card, err
 		c.State = col.Name
 		c.StateReason = "answered by operator"
 		c.NextAttemptAt = nil
+		// The event carries the whole answer (and names its comment), so the
+		// next attempt's prompt reads it from the event, not from comments.
+		cm := board.Comment{ID: board.NewID(), CardID: c.ID, Author: s.actor(), Body: text, At: s.now()}
 		return store.Change{
-			Comments: []board.Comment{{CardID: c.ID, Author: s.actor(), Body: text, At: s.now()}},
-			Events:   []board.Event{s.event(c, board.EvAnswered, firstLine(text), nil)},
+			Comments: []board.Comment{cm},
+			Events:   []board.Event{s.event(c, board.EvAnswered, firstLine(text), map[string]string{"answer": text, "comment_id": cm.ID})},
 		}, nil
 	})
 }

@@ -392,8 +392,21 @@ func TestAnswerOnlyParked(t *testing.T) {
 	if len(cms) != 1 || cms[0].Body != "use postgres\nand pgx" {
 		t.Fatalf("comments %+v", cms)
 	}
-	if ev := lastEvent(t, s, c.ID); ev.Type != board.EvAnswered || ev.Reason != "use postgres …" {
+	ev := lastEvent(t, s, c.ID)
+	if ev.Type != board.EvAnswered || ev.Reason != "use postgres …" {
 		t.Fatalf("answer event %+v", ev)
+	}
+	// The event carries the whole answer and names its comment: the next
+	// attempt's prompt reads the answer from it.
+	var data struct {
+		Answer    string `json:"answer"`
+		CommentID string `json:"comment_id"`
+	}
+	if err := json.Unmarshal(ev.Data, &data); err != nil {
+		t.Fatalf("answer event data %s: %v", ev.Data, err)
+	}
+	if data.Answer != "use postgres\nand pgx" || data.CommentID == "" || data.CommentID != cms[0].ID {
+		t.Fatalf("answer event data %s (comment %q)", ev.Data, cms[0].ID)
 	}
 }
 

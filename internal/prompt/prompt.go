@@ -37,6 +37,10 @@ type Vars struct {
 	Workspace string
 	URL       string // the card's API address ("" when the server is off)
 	Agent     string // the profile the card runs on (its own or the default)
+	// Conversation is the parked question, the human's answer and the
+	// operators' comments since the last attempt (question, answer,
+	// comments in the template).
+	Conversation Conversation
 }
 
 // DefaultPrompt is the template used when WORKFLOW.md has no body.
@@ -49,7 +53,15 @@ workspace for what they left before starting again.
 {{ card.body }}
 {% else %}
 The card has no description; work from its title.
-{% endif %}
+{% endif %}{% if answer != "" %}
+An earlier attempt stopped to ask a question, and a human answered it.
+{% if question != "" %}Question: {{ question }}
+{% endif %}Answer: {{ answer }}
+Continue with this answer; do not ask the same question again.
+{% endif %}{% if comments.size > 0 %}
+Comments from the operators since the last attempt:
+{% for c in comments %}- {{ c.author }} ({{ c.at }}): {{ c.text }}
+{% endfor %}{% endif %}
 Work only inside {{ workspace }}. When the work is done, say what you changed
 and how you checked it. If you cannot continue without a human decision, ask
 one clear question and stop.
@@ -58,7 +70,7 @@ one clear question and stop.
 // Template variables and their fields. card.spec is free-form (the card's
 // spec object); every other field is fixed.
 var (
-	promptRoots = []string{"card", "issue", "attempt", "run", "workspace"}
+	promptRoots = []string{"card", "issue", "attempt", "run", "workspace", "question", "answer", "comments"}
 	cardFields  = []string{"id", "identifier", "title", "body", "state", "priority", "labels", "agent", "spec", "url", "blocked_by"}
 	issueFields = []string{"id", "identifier", "title", "description", "state", "priority", "labels", "url", "blocked_by"}
 	runFields   = []string{"id", "attempt"}
@@ -217,7 +229,7 @@ func bindings(v Vars) (map[string]any, error) {
 		blockedBy[i] = b
 	}
 	url, agentName := v.URL, v.Agent
-	return map[string]any{
+	vars := map[string]any{
 		"card": map[string]any{
 			"id": card.ID, "identifier": card.Identifier, "title": card.Title, "body": card.Body,
 			"state": card.State, "priority": card.Priority, "labels": labels, "agent": agentName,
@@ -230,7 +242,11 @@ func bindings(v Vars) (map[string]any, error) {
 		"attempt":   v.Attempt,
 		"run":       map[string]any{"id": v.RunID, "attempt": v.Attempt},
 		"workspace": v.Workspace,
-	}, nil
+	}
+	for k, val := range v.Conversation.bindings() {
+		vars[k] = val
+	}
+	return vars, nil
 }
 
 func oneLine(s string) string {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drover-dev/drover/internal/board"
 )
@@ -86,5 +87,65 @@ func TestTemplateBounds(t *testing.T) {
 	_, err := tmpl.Render(Vars{Card: card, Attempt: 1, RunID: "r", Workspace: "/w"})
 	if err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("oversized prompt: %v", err)
+	}
+}
+
+// TestDefaultPromptCarriesTheAnswer: after a human answers a parked
+// question, the default prompt quotes the question, the answer and the
+// comments since the last attempt; without them it says nothing of them.
+func TestDefaultPromptCarriesTheAnswer(t *testing.T) {
+	tmpl, probs := Compile(DefaultPrompt, 0)
+	if len(probs) > 0 {
+		t.Fatalf("default prompt: %v", probs)
+	}
+	at := time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
+	out, err := tmpl.Render(Vars{Card: sampleCard(), Attempt: 2, Workspace: "/w", Conversation: Conversation{
+		Question: "Which environment should I deploy to?", Answer: "staging, never production",
+		Comments: []Comment{{Author: "operator", At: at, Text: "the staging host is stg-2"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Question: Which environment should I deploy to?", "Answer: staging, never production",
+		"- operator (2026-12-01T09:30:00Z): the staging host is stg-2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, out)
+		}
+	}
+	plain, err := tmpl.Render(Vars{Card: sampleCard(), Attempt: 1, Workspace: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain, "Answer:") || strings.Contains(plain, "Comments from") {
+		t.Errorf("a card nobody answered gets an answer block:\n%s", plain)
+	}
+}
+
+// TestConversationVariables: question, answer and comments are known to the
+// static checker and render in a template of the operator's own.
+func TestConversationVariables(t *testing.T) {
+	tmpl, err := problems("{{ question }}|{{ answer }}|{% for c in comments %}{{ c.author }}@{{ c.at }}:{{ c.text }};{% endfor %}{{ comments.size }}\n")
+	if err != "" {
+		t.Fatalf("refused: %s", err)
+	}
+	at := time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
+	out, rerr := tmpl.Render(Vars{Card: sampleCard(), Conversation: Conversation{Question: "q?", Answer: "a.",
+		Comments: []Comment{{Author: "ops", At: at, Text: "x"}, {Author: "api", At: at, Text: "y"}}}})
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if want := "q?|a.|ops@2026-12-01T09:30:00Z:x;api@2026-12-01T09:30:00Z:y;2\n"; out != want {
+		t.Errorf("rendered %q, want %q", out, want)
+	}
+	if _, err := problems("{{ answr }}\n"); !strings.Contains(err, `did you mean "answer"`) {
+		t.Errorf("a misspelt answer: %q", err)
+	}
+}
+
+func TestResumeMessage(t *testing.T) {
+	at := time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
+	got := ResumeMessage("DRV-6", Conversation{Question: "Which?", Answer: "This one.", Comments: []Comment{{Author: "operator", At: at, Text: "hurry"}}})
+	want := "You asked: Which?\n\nThe answer:\nThis one.\n\nComments since your last attempt:\n- operator (2026-12-01T09:30:00Z): hurry\n\nContinue the work on DRV-6 from where you stopped.\n"
+	if got != want {
+		t.Errorf("ResumeMessage =\n%q\nwant\n%q", got, want)
 	}
 }

@@ -26,7 +26,8 @@ func Registration() agent.Registration {
 			}
 			return args
 		},
-		NewParser: newParser,
+		NewParser:  newParser,
+		ResumeArgs: ResumeArgs,
 		New: func(p agent.Profile) (agent.Agent, error) {
 			return command.New(p, newParser), nil
 		},

@@ -17,6 +17,7 @@ func Registration() agent.Registration {
 		DefaultCommand: "codex",
 		DefaultArgs:    func(agent.Profile) []string { return DefaultArgs() },
 		NewParser:      newParser,
+		ResumeArgs:     ResumeArgs,
 		New: func(p agent.Profile) (agent.Agent, error) {
 			return command.New(p, newParser), nil
 		},

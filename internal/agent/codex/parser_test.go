@@ -95,3 +95,19 @@ func TestDefaultArgs(t *testing.T) {
 		t.Errorf("DefaultArgs = %q", got)
 	}
 }
+
+// TestSessionFromThreadStarted: the thread id of a real capture is the
+// session the attempt after an answer resumes (codex exec resume <id>).
+func TestSessionFromThreadStarted(t *testing.T) {
+	out, err := os.ReadFile("testdata/success/stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewParser()
+	for _, l := range bytes.Split(out, []byte("\n")) {
+		p.Feed(l)
+	}
+	if got := p.Structured().SessionID; got != "01a228bc-ab61-7360-b66c-ee18ac039df9" {
+		t.Errorf("session %q, want the thread.started thread_id", got)
+	}
+}

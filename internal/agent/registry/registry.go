@@ -89,6 +89,25 @@ func WithDefaults(p agent.Profile) agent.Profile {
 	return p
 }
 
+// Resume returns p set up to continue the agent's session sessionID: its
+// kind's ResumeArgs in place of its arguments. ok is false, and p is
+// returned as given, when there is no session, the profile says resume:
+// never, or the kind cannot resume with these arguments; the run then
+// starts a new session.
+func Resume(p agent.Profile, sessionID string) (agent.Profile, bool) {
+	reg, known := Lookup(p.Kind)
+	if !known || reg.ResumeArgs == nil || sessionID == "" || p.Resume == agent.ResumeNever {
+		return p, false
+	}
+	filled := WithDefaults(p)
+	args := reg.ResumeArgs(filled, sessionID)
+	if args == nil {
+		return p, false
+	}
+	filled.Args = args
+	return filled, true
+}
+
 // ValidateSpec checks a card's spec against what the kind reads from it; nil
 // for kinds that read nothing (and for unknown kinds, which fail elsewhere).
 func ValidateSpec(kind string, spec []byte) error {

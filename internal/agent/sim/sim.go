@@ -43,6 +43,9 @@ func Registration() agent.Registration {
 		InProcess: true,
 		New:       func(agent.Profile) (agent.Agent, error) { return New(), nil },
 		NewParser: func() agent.Parser { return claude.NewParser() },
+		// Like Claude Code, the sim resumes a session: the resumed run
+		// keeps the session id (the arguments are not read).
+		ResumeArgs: func(_ agent.Profile, id string) []string { return []string{"--resume", id} },
 		ValidateSpec: func(spec []byte) error {
 			_, err := ParseSpec(spec)
 			return err
@@ -143,7 +146,13 @@ func (Agent) run(ctx context.Context, inv agent.Invocation) (agent.Result, error
 			inv.Progress(agent.Progress{LastLine: line, TokensIn: in, TokensOut: out, CostUSD: c})
 		}
 	}
+	if err := recordInput(inv); err != nil {
+		return agent.Result{}, err
+	}
 	session := fmt.Sprintf("sim-%s", inv.Run.ID)
+	if inv.ResumeSession != "" {
+		session = inv.ResumeSession
+	}
 	emit(map[string]any{"type": "system", "subtype": "init", "session_id": session, "model": "sim", "cwd": inv.Workspace})
 	emit(map[string]any{"type": "assistant", "session_id": session, "message": map[string]any{"role": "assistant",
 		"content": []any{map[string]any{"type": "text", "text": fmt.Sprintf("Working on %s (attempt %d): %s", inv.Card.Identifier, inv.Run.Attempt, inv.Card.Title)}}}})
@@ -187,6 +196,26 @@ func (Agent) run(ctx context.Context, inv agent.Invocation) (agent.Result, error
 	}
 	return agent.Result{Signals: policy.Signals{AgentKind: claude.Kind, ExitCode: exit, Structured: st, Stdout: stdout, Now: time.Now()},
 		LastLine: fmt.Sprint(res["result"])}, nil
+}
+
+// Input is what the sim was given for one run, written as JSON to
+// InputPath(log path) so a test can see what an agent would receive.
+type Input struct {
+	Prompt        string `json:"prompt"`
+	ResumeSession string `json:"resume_session"`
+}
+
+// InputPath is where the sim records the Input of the run logged at logPath.
+func InputPath(logPath string) string {
+	return strings.TrimSuffix(logPath, ".log") + ".sim-input.json"
+}
+
+func recordInput(inv agent.Invocation) error {
+	if inv.LogPath == "" {
+		return nil
+	}
+	b, _ := json.Marshal(Input{Prompt: inv.Prompt, ResumeSession: inv.ResumeSession})
+	return os.WriteFile(InputPath(inv.LogPath), b, 0o644)
 }
 
 // outcome is the result object Claude Code prints for kind, and the exit code.

@@ -90,7 +90,7 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 			}
 			if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO runs (id, card_id, attempt, retry_epoch, claim_epoch, node, agent,
 				outcome, kind, counted, decision, exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out,
-				cost_usd, log_path, workspace, last_output) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
+				cost_usd, log_path, workspace, last_output, session_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
 				runArgs(r, now)...); err != nil {
 				if isUnique(err) {
 					return fmt.Errorf("%w (attempt %d of epoch %d exists)", store.ErrConflict, r.Attempt, r.RetryEpoch)
@@ -107,7 +107,7 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 			args := append(a[1:], r.ID)
 			res, err := tx.ExecContext(ctx, d.q(`UPDATE runs SET card_id=?, attempt=?, retry_epoch=?, claim_epoch=?, node=?, agent=?,
 				outcome=?, kind=?, counted=?, decision=?, exit_code=?, error=?, claimed_at=?, started_at=?, finished_at=?,
-				tokens_in=?, tokens_out=?, cost_usd=?, log_path=?, workspace=?, last_output=? WHERE id=?`+cond), args...)
+				tokens_in=?, tokens_out=?, cost_usd=?, log_path=?, workspace=?, last_output=?, session_id=? WHERE id=?`+cond), args...)
 			if err != nil {
 				return err
 			}

@@ -38,6 +38,7 @@ func Run(t *testing.T, open Opener) {
 		{"ClaimGuardFencing", testClaimGuard},
 		{"RecoveryRefusesARenewedLease", testLeaseEndedBy},
 		{"RunRoutedOnce", testRunRoutedOnce},
+		{"RunSessionID", testRunSessionID},
 		{"HalfWrittenTransaction", testHalfWritten},
 		{"Heartbeat", testHeartbeat},
 		{"Progress", testProgress},
@@ -361,6 +362,29 @@ func testRunRoutedOnce(t *testing.T, s store.Store) {
 	ev, _ := s.ListEvents(ctx, store.EventFilter{CardID: c.ID})
 	if len(ob) != 1 || len(ev) != 3 {
 		t.Fatalf("after double routing: %d outbox rows (want 1), %d events (want 3)", len(ob), len(ev))
+	}
+}
+
+// testRunSessionID: the agent's session id written with a run's outcome is
+// read back, so the attempt after an answer can resume that session.
+func testRunSessionID(t *testing.T, s store.Store) {
+	c := mkCard(t, s, "s", "ready")
+	must(t, claim(s, c, "a"))
+	runs, _ := s.ListRuns(ctx, store.RunFilter{CardID: c.ID})
+	if len(runs) != 1 || runs[0].SessionID != "" {
+		t.Fatalf("a new run has session %+v, want none", runs)
+	}
+	r := runs[0]
+	r.Outcome, r.Kind, r.SessionID = board.OutcomeParked, "input_required", "5f0c1d2e-session"
+	must(t, s.Apply(ctx, store.Change{Run: &r, RunMustBeOpen: true}))
+	got, err := s.GetRun(ctx, r.ID)
+	must(t, err)
+	if got.SessionID != "5f0c1d2e-session" {
+		t.Fatalf("GetRun session = %q, want 5f0c1d2e-session", got.SessionID)
+	}
+	listed, _ := s.ListRuns(ctx, store.RunFilter{CardID: c.ID})
+	if len(listed) != 1 || listed[0].SessionID != "5f0c1d2e-session" {
+		t.Fatalf("ListRuns session = %+v", listed)
 	}
 }
 

@@ -1,0 +1,71 @@
+package registry
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/drover-dev/drover/internal/agent"
+	"github.com/drover-dev/drover/internal/agent/command"
+)
+
+// argv is the argument list drover would run for p resuming session id
+// (nil when it would start a new session).
+func argv(t *testing.T, p agent.Profile, id string) []string {
+	t.Helper()
+	r, ok := Resume(p, id)
+	if !ok {
+		return nil
+	}
+	spec, err := command.BuildSpec(r, agent.Invocation{Prompt: "the answer", Workspace: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec.Args
+}
+
+// TestResumeArgv: the run after a human's answer continues the agent's own
+// session, with the kind's flags for it, where the kind and the profile
+// allow it; otherwise it starts a new session.
+func TestResumeArgv(t *testing.T) {
+	cases := []struct {
+		name string
+		p    agent.Profile
+		want string // "" = a new session
+	}{
+		{"claude defaults", agent.Profile{Kind: "claude", Prompt: "stdin"}, "-p --output-format stream-json --verbose --resume sess-1"},
+		{"claude with max turns", agent.Profile{Kind: "claude", Prompt: "stdin", MaxTurns: 7}, "-p --output-format stream-json --verbose --max-turns 7 --resume sess-1"},
+		{"claude resume auto", agent.Profile{Kind: "claude", Resume: agent.ResumeAuto}, "-p --output-format stream-json --verbose --resume sess-1"},
+		{"claude resume never", agent.Profile{Kind: "claude", Resume: agent.ResumeNever}, ""},
+		{"claude profile picks its session", agent.Profile{Kind: "claude", Args: []string{"-p", "--continue"}}, ""},
+		{"claude keeps no sessions", agent.Profile{Kind: "claude", Args: []string{"-p", "--no-session-persistence"}}, ""},
+		{"codex defaults", agent.Profile{Kind: "codex", Prompt: "stdin"}, "exec resume --json --skip-git-repo-check sess-1 -"},
+		{"codex with a model", agent.Profile{Kind: "codex", Args: []string{"exec", "--json", "-m", "o3", "--config=x=1", "-"}}, "exec resume --json -m o3 --config=x=1 sess-1 -"},
+		{"codex option resume lacks", agent.Profile{Kind: "codex", Args: []string{"exec", "--json", "--sandbox", "workspace-write", "-"}}, ""},
+		{"codex ephemeral", agent.Profile{Kind: "codex", Args: []string{"exec", "--json", "--ephemeral", "-"}}, ""},
+		{"codex prompt as argument", agent.Profile{Kind: "codex", Prompt: "arg", Args: []string{"exec", "--json"}}, ""},
+		{"command kind", agent.Profile{Kind: "command", Command: "./agent.sh"}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := strings.Join(argv(t, tc.p, "sess-1"), " ")
+			if got != tc.want {
+				t.Errorf("argv %q, want %q", got, tc.want)
+			}
+		})
+	}
+	if _, ok := Resume(agent.Profile{Kind: "claude"}, ""); ok {
+		t.Error("resumed without a session id")
+	}
+}
+
+// TestResumeLeavesTheProfile: resuming does not change the profile's own
+// arguments (a later fresh run gets them unchanged).
+func TestResumeLeavesTheProfile(t *testing.T) {
+	args := []string{"exec", "--json", "-"}
+	p := agent.Profile{Kind: "codex", Args: args}
+	Resume(p, "s")
+	if !slices.Equal(p.Args, []string{"exec", "--json", "-"}) || !slices.Equal(args, []string{"exec", "--json", "-"}) {
+		t.Errorf("profile args changed: %v", p.Args)
+	}
+}

@@ -1,0 +1,108 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/prompt"
+	"github.com/drover-dev/drover/internal/store"
+)
+
+// maxConversationEvents bounds how far back in a card's history the
+// question and its answer are looked for.
+const maxConversationEvents = 1000
+
+// conversation is what a human said to the agent before run cur: the
+// question of the card's latest park (from its parked event), the answer
+// given after it (from the answered event), and the operators' comments
+// since the previous attempt started. resume is the agent session to
+// continue: the one of the run that parked, when that run is the card's
+// latest and the question has been answered since.
+func (d *Dispatcher) conversation(ctx context.Context, c board.Card, cur board.Run) (conv prompt.Conversation, resume string, err error) {
+	events, err := d.o.Store.ListEvents(ctx, store.EventFilter{CardID: c.ID, Newest: true, Limit: maxConversationEvents})
+	if err != nil {
+		return conv, "", err
+	}
+	var parked *board.Event
+	answerComment := ""
+	for i := range events {
+		ev := &events[i]
+		switch ev.Type {
+		case board.EvParked:
+			parked, conv.Question, conv.Answer, answerComment = ev, eventField(ev.Data, "question"), "", ""
+		case board.EvAnswered:
+			if parked != nil && conv.Answer == "" {
+				conv.Answer = eventField(ev.Data, "answer")
+				if conv.Answer == "" {
+					conv.Answer = ev.Reason // an answer recorded before events carried it whole
+				}
+				answerComment = eventField(ev.Data, "comment_id")
+			}
+		}
+	}
+	runs, err := d.o.Store.ListRuns(ctx, store.RunFilter{CardID: c.ID})
+	if err != nil {
+		return conv, "", err
+	}
+	prev := previousRun(runs, cur.ID)
+	comments, err := d.o.Store.ListComments(ctx, c.ID)
+	if err != nil {
+		return conv, "", err
+	}
+	for _, cm := range comments {
+		if q, ok := strings.CutPrefix(cm.Body, "Question: "); ok && parked != nil && conv.Question == "" &&
+			strings.HasPrefix(cm.Author, "agent:") && !cm.At.After(parked.At) {
+			conv.Question = q // a park recorded before its event carried the question
+		}
+		if cm.ID == answerComment || !byOperator(cm.Author) || (prev != nil && !cm.At.After(runStart(*prev))) {
+			continue
+		}
+		conv.Comments = append(conv.Comments, prompt.Comment{Author: cm.Author, At: cm.At, Text: cm.Body})
+	}
+	if conv.Answered() && prev != nil && prev.ID == parked.RunID && prev.Outcome == board.OutcomeParked {
+		resume = prev.SessionID
+	}
+	return conv, resume, nil
+}
+
+// previousRun is the card's latest run other than cur (nil when none).
+func previousRun(runs []board.Run, cur string) *board.Run {
+	var prev *board.Run
+	for i := range runs {
+		r := &runs[i]
+		if r.ID == cur {
+			continue
+		}
+		if prev == nil || r.ClaimedAt.After(prev.ClaimedAt) || (r.ClaimedAt.Equal(prev.ClaimedAt) && r.Attempt > prev.Attempt) {
+			prev = r
+		}
+	}
+	return prev
+}
+
+// runStart is when a run's agent started (its claim time when it never did).
+func runStart(r board.Run) time.Time {
+	if r.StartedAt != nil {
+		return *r.StartedAt
+	}
+	return r.ClaimedAt
+}
+
+// byOperator tells an operator's comment from drover's own (the
+// dispatcher's block reasons, an agent's question).
+func byOperator(author string) bool {
+	return !strings.HasPrefix(author, "dispatcher:") && !strings.HasPrefix(author, "agent:")
+}
+
+// eventField reads one string field of an event's data ("" when absent).
+func eventField(data json.RawMessage, key string) string {
+	var m map[string]any
+	if json.Unmarshal(data, &m) != nil {
+		return ""
+	}
+	s, _ := m[key].(string)
+	return s
+}

@@ -1,0 +1,63 @@
+package prompt
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Conversation is what a human said to the agent since it last ran: the
+// question the agent parked on, the human's answer, and the operators'
+// comments since the last attempt started. The template reads it as
+// question, answer and comments; a resumed session receives it as
+// ResumeMessage.
+type Conversation struct {
+	Question string    // the question of the card's latest park ("" = none)
+	Answer   string    // the answer given after that park ("" = none yet)
+	Comments []Comment // operators' comments since the last attempt started, oldest first
+}
+
+// Comment is one operator comment, as the template sees it (comments[i].author,
+// .at, .text).
+type Comment struct {
+	Author string
+	At     time.Time
+	Text   string
+}
+
+// Answered reports whether the conversation carries a human's answer.
+func (c Conversation) Answered() bool { return c.Answer != "" }
+
+// ResumeMessage is the next user message of a resumed agent session: the
+// answer to the question it asked, then the comments since, then the cue to
+// go on. The session already holds the task, so the card is not repeated.
+func ResumeMessage(identifier string, c Conversation) string {
+	var b strings.Builder
+	if c.Question != "" {
+		fmt.Fprintf(&b, "You asked: %s\n\n", c.Question)
+	}
+	fmt.Fprintf(&b, "The answer:\n%s\n", c.Answer)
+	writeComments(&b, c.Comments)
+	fmt.Fprintf(&b, "\nContinue the work on %s from where you stopped.\n", identifier)
+	return b.String()
+}
+
+func writeComments(b *strings.Builder, cs []Comment) {
+	if len(cs) == 0 {
+		return
+	}
+	b.WriteString("\nComments since your last attempt:\n")
+	for _, cm := range cs {
+		fmt.Fprintf(b, "- %s (%s): %s\n", cm.Author, cm.At.UTC().Format(time.RFC3339), cm.Text)
+	}
+}
+
+// bindings of the conversation: question and answer are strings ("" when
+// none), comments a list of {author, at, text}.
+func (c Conversation) bindings() map[string]any {
+	comments := make([]any, len(c.Comments))
+	for i, cm := range c.Comments {
+		comments[i] = map[string]any{"author": cm.Author, "at": cm.At.UTC().Format(time.RFC3339), "text": cm.Text}
+	}
+	return map[string]any{"question": c.Question, "answer": c.Answer, "comments": comments}
+}
