@@ -96,6 +96,12 @@ type Run struct {
 	LogPath    string     `json:"log_path"`
 	Workspace  string     `json:"workspace"`
 	LastOutput string     `json:"last_output"`
+	// Argv is the command line the agent ran, argv[0] first, with secrets
+	// redacted; EnvNames the names (never the values) of the environment
+	// variables it was given. Both are empty until the agent starts, and
+	// for kinds that run inside drover.
+	Argv     []string `json:"argv"`
+	EnvNames []string `json:"env_names"`
 }
 
 // Open reports whether the run has no outcome yet.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -174,7 +175,11 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 		Actor: d.actor(), Reason: fmt.Sprintf("attempt %d started: agent %s in %s", j.run.Attempt, j.profile, ws)}}})
 	log.Info("agent started", "agent", j.profile, "workspace", ws)
 	inv := agent.Invocation{Card: j.card, Run: j.run, Prompt: prompt, Workspace: ws, LogPath: logPath, Env: env,
-		Timeout: p.Timeout, StallTimeout: p.StallTimeout, Progress: d.progress(j)}
+		Timeout: p.Timeout, StallTimeout: p.StallTimeout, Progress: d.progress(j),
+		Started: func(l agent.Launch) {
+			log.Info("agent command", "argv", strings.Join(l.Argv, " "), "env", strings.Join(l.EnvNames, " "))
+			_ = d.o.Store.UpdateRunProgress(bg, j.run.ID, store.RunProgress{Argv: l.Argv, EnvNames: l.EnvNames})
+		}}
 	actx, asp := tracing.Start(j.ctx, tracing.SpanAgent, tracing.Agent(j.profile, p.Kind)...)
 	res, runErr := ag.Run(actx, inv)
 	res.Signals.Now = d.o.Now()
