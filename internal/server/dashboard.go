@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
@@ -33,6 +34,7 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"money":    func(f float64) string { return fmt.Sprintf("$%.2f", f) },
 	"prio":     prioLabel,
 	"clip":     excerpt.Line,
+	"join":     strings.Join,
 	"pct":      pct,
 	"attempts": attemptsText,
 	"json":     prettyJSON,
