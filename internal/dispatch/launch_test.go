@@ -1,11 +1,15 @@
 package dispatch
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/drover-dev/drover/internal/policy"
 )
 
 // fakeClaude stands in for Claude Code: it writes its arguments and whether
@@ -67,5 +71,37 @@ func TestClaudeProfileArgsFollowTheDefaults(t *testing.T) {
 	}
 	if strings.Contains(string(log), "sk-ant-test") {
 		t.Error("the key's value is in the run log")
+	}
+}
+
+// TestPauseReasonNamesTheCardByIdentifier: a profile paused by a card's
+// auth failure says which card as operators know it (DRV-1), not by its
+// internal id.
+func TestPauseReasonNamesTheCardByIdentifier(t *testing.T) {
+	w := newWorld(t, 3)
+	stop := w.run(w.dispatcher("n1"))
+	defer stop()
+	c := w.add("bad key", "", `{"sim": ["auth_failed"]}`)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		states, err := w.st.ListAgentStates(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(states) > 0 && states[0].State == policy.BreakerPaused {
+			if r := states[0].Reason; !strings.Contains(r, "on card "+c.Identifier) || strings.Contains(r, c.ID) {
+				t.Errorf("pause reason %q: want the card named %s, not %s", r, c.Identifier, c.ID)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the profile never paused: %+v", states)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, e := range w.events("") {
+		if e.Type == "agent_paused" && strings.Contains(e.Reason, c.ID) {
+			t.Errorf("event reason %q names the card by id", e.Reason)
+		}
 	}
 }
