@@ -202,3 +202,25 @@ func TestProfileArgsAndPassthrough(t *testing.T) {
 		t.Errorf("r = %+v", r)
 	}
 }
+
+// TestSymphonyCodexCommand: Symphony's codex.command keeps working now that
+// profile args follow the kind's defaults: "codex exec …" is the whole
+// line, other flags are added after drover's.
+func TestSymphonyCodexCommand(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"codex exec --json --model o3 -": "replace:exec --json --model o3 -",
+		"codex --model o3":               ":--model o3",
+	} {
+		cfg, err := Parse([]byte("---\ncodex: {command: '"+cmd+"'}\n---\nhello\n"), "/srv/proj")
+		if err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		p := cfg.Agents.Profiles["codex"]
+		if got := p.ArgsMode + ":" + strings.Join(p.Args, " "); got != want {
+			t.Errorf("%s: %q, want %q", cmd, got, want)
+		}
+	}
+	if _, err := Parse([]byte("---\ncodex: {command: 'codex exec --model o3'}\n---\nhello\n"), "/srv/proj"); err == nil || !strings.Contains(err.Error(), "codex.command") || !strings.Contains(err.Error(), "--json") {
+		t.Errorf("codex exec without --json: %v", err)
+	}
+}
