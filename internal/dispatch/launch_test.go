@@ -61,6 +61,13 @@ func TestClaudeProfileArgsFollowTheDefaults(t *testing.T) {
 	if !slices.Contains(r.EnvNames, "ANTHROPIC_API_KEY") || !slices.Contains(r.EnvNames, "DROVER_CARD_ID") {
 		t.Errorf("run env names %q", r.EnvNames)
 	}
+	var logged bool
+	for _, e := range w.events(c.ID) {
+		logged = logged || (e.RunID == r.ID && strings.Contains(string(e.Data), `"argv":["`+script+`","-p"`))
+	}
+	if !logged {
+		t.Errorf("no event of run %s carries its argv: %+v", r.ID, w.events(c.ID))
+	}
 	log, err := os.ReadFile(r.LogPath)
 	if err != nil {
 		t.Fatal(err)

@@ -159,10 +159,14 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 	if evType == "" {
 		evType = board.EvFinished
 	}
+	data := map[string]any{"attempt": fin.Attempt, "kind": fin.Kind, "verb": dec.Verb, "counted": fin.Counted,
+		"next_attempt_at": dec.NextAttemptAt, "source": cls.Source, "to": next.State}
+	if len(fin.Argv) > 0 {
+		data["argv"] = fin.Argv // what ran, secrets redacted, in the audit log too
+	}
 	ch := store.Change{Card: &next, ClaimGuard: &claim, LeaseEndedBy: leaseEndedBy, Run: &fin, RunMustBeOpen: true,
 		Events: []board.Event{{At: now, CardID: cardID, RunID: run.ID, Type: evType, Actor: d.actor(), Reason: dec.Explain,
-			Data: jsonOf(map[string]any{"attempt": fin.Attempt, "kind": fin.Kind, "verb": dec.Verb, "counted": fin.Counted,
-				"next_attempt_at": dec.NextAttemptAt, "source": cls.Source, "to": next.State})}}}
+			Data: jsonOf(data)}}}
 	if r := dec.BlockReason; r != nil {
 		ch.Comments = append(ch.Comments, board.Comment{CardID: cardID, Author: d.actor(), Body: reasonText(r), At: now})
 	}
