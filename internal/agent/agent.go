@@ -5,6 +5,8 @@ package agent
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
@@ -38,6 +40,17 @@ type Invocation struct {
 	// kind's ResumeArgs are already in the profile's args, and Prompt is the
 	// next user message); "" for a new session.
 	ResumeSession string
+	// Started, when set, is called once the command line is known, before
+	// the program starts: what ran, for the run's record.
+	Started func(Launch)
+}
+
+// Launch is what an agent ran: the argument vector with secrets redacted
+// (argv[0] first) and the names, never the values, of the environment
+// variables it was given.
+type Launch struct {
+	Argv     []string
+	EnvNames []string
 }
 
 // Progress is what a running agent has shown so far.
@@ -65,17 +78,25 @@ type Result struct {
 
 // Profile is a named agent configuration from WORKFLOW.md's agents.profiles.
 type Profile struct {
-	Name         string            `json:"name"`
-	Kind         string            `json:"kind"` // a kind of agent/registry
-	Command      string            `json:"command"`
-	Args         []string          `json:"args"`
-	Env          map[string]string `json:"-"`
-	Prompt       string            `json:"prompt"` // stdin (default), file, arg
-	Timeout      time.Duration     `json:"timeout"`
-	StallTimeout time.Duration     `json:"stall_timeout"`
-	Provider     string            `json:"provider"`
-	SpecSchema   map[string]any    `json:"spec_schema,omitempty"`
-	Match        []policy.Rule     `json:"match,omitempty"` // tried before the built-in classification
+	Name    string   `json:"name"`
+	Kind    string   `json:"kind"` // a kind of agent/registry
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
+	// ArgsMode says how Args meet the kind's default arguments:
+	// ArgsAppend ("" or "append", the default) puts them after the
+	// defaults; ArgsReplace makes them the whole argument list.
+	ArgsMode string            `json:"args_mode,omitempty"`
+	Env      map[string]string `json:"-"`
+	// EnvPassthrough names variables of drover's own environment the
+	// agent inherits, on top of proc.BaseEnvKeys, CommonPassEnv and the
+	// kind's Registration.PassEnv (the registry merges those in).
+	EnvPassthrough []string       `json:"env_passthrough,omitempty"`
+	Prompt         string         `json:"prompt"` // stdin (default), file, arg
+	Timeout        time.Duration  `json:"timeout"`
+	StallTimeout   time.Duration  `json:"stall_timeout"`
+	Provider       string         `json:"provider"`
+	SpecSchema     map[string]any `json:"spec_schema,omitempty"`
+	Match          []policy.Rule  `json:"match,omitempty"` // tried before the built-in classification
 	// Price per million tokens, used when the agent reports tokens but no cost.
 	PriceInPerMTok  float64 `json:"price_in_per_mtok"`
 	PriceOutPerMTok float64 `json:"price_out_per_mtok"`
@@ -88,4 +109,21 @@ type Profile struct {
 	// set by the dispatcher, not read from the profile; kinds whose program
 	// can bound its turns pass it on (0 = none).
 	MaxTurns int `json:"-"`
+}
+
+// String is the launch as one line for the run log: the command line (each
+// argument quoted when it holds a space or a quote) and the variable names.
+func (l Launch) String() string {
+	var b strings.Builder
+	b.WriteString("run:")
+	for _, a := range l.Argv {
+		b.WriteByte(' ')
+		if a == "" || strings.ContainsAny(a, " \t\n\"'\\") {
+			a = strconv.Quote(a)
+		}
+		b.WriteString(a)
+	}
+	b.WriteString("; env: ")
+	b.WriteString(strings.Join(l.EnvNames, " "))
+	return b.String()
 }

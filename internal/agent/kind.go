@@ -12,8 +12,10 @@ type Registration struct {
 	// Doc is a one-line description, for errors and documentation.
 	Doc string
 	// New builds the agent for a profile of this kind. The registry has
-	// already filled Command and Args with the defaults below when the
-	// profile gives none.
+	// already filled Command with the default below when the profile gives
+	// none, put DefaultArgs and LastArgs around the profile's args (unless
+	// it replaces them) and merged CommonPassEnv and PassEnv into
+	// EnvPassthrough.
 	New func(p Profile) (Agent, error)
 	// DefaultCommand is the program run when the profile names none ("" =
 	// none: the profile must name one, or the kind runs in process).
@@ -23,9 +25,9 @@ type Registration struct {
 	// InProcess says the kind runs inside drover: there is no program to
 	// look for on a node's PATH.
 	InProcess bool
-	// DefaultArgs returns the arguments passed to the program when the
-	// profile gives none (nil = none). It may read the dispatch settings on
-	// the profile (Profile.MaxTurns).
+	// DefaultArgs returns the arguments that come before the profile's own
+	// args (nil = none). It may read the dispatch settings on the profile
+	// (Profile.MaxTurns).
 	DefaultArgs func(p Profile) []string
 	// ResumeArgs returns the arguments of a run that continues the agent's
 	// session sessionID, with the prompt as its next user message, given
@@ -33,12 +35,37 @@ type Registration struct {
 	// or this profile's arguments, cannot resume (the run starts a new
 	// session). nil func = the kind never resumes.
 	ResumeArgs func(p Profile, sessionID string) []string
+	// LastArgs returns the arguments that end the command line, after the
+	// profile's own args (nil = none; codex: "-", the prompt on stdin).
+	LastArgs func(p Profile) []string
+	// CheckArgs, when set, refuses a replacement argument list (args_mode:
+	// replace) that drops what the kind's parser needs; its error says
+	// which flag is missing.
+	CheckArgs func(args []string) error
+	// PassEnv names the variables of drover's environment the kind's
+	// program documents for credentials and endpoints; agents of the kind
+	// inherit them when set, on top of proc.BaseEnvKeys and CommonPassEnv.
+	PassEnv []string
 	// NewParser makes a fresh reader of the kind's structured output; nil
 	// for kinds whose output is plain text.
 	NewParser func() Parser
 	// ValidateSpec checks a card's spec before the card is claimed; nil when
 	// the kind reads nothing from it. Its error names the spec field.
 	ValidateSpec func(spec []byte) error
+}
+
+// Argument modes (agent profile key "args_mode").
+const (
+	ArgsAppend  = "append"  // the default: the profile's args follow the kind's
+	ArgsReplace = "replace" // the profile's args are the whole list
+)
+
+// CommonPassEnv are the variables every program-running kind inherits when
+// set: proxies and certificate bundles, without which an agent behind a
+// corporate proxy cannot reach its provider.
+var CommonPassEnv = []string{
+	"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "no_proxy", "all_proxy",
+	"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS",
 }
 
 // Parser reads an agent's stdout, one line at a time, for structured output.

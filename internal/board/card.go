@@ -100,6 +100,12 @@ type Run struct {
 	// session_id, Codex's thread_id), "" when the agent reported none; the
 	// attempt after a human's answer resumes it.
 	SessionID string `json:"session_id,omitempty"`
+	// Argv is the command line the agent ran, argv[0] first, with secrets
+	// redacted; EnvNames the names (never the values) of the environment
+	// variables it was given. Both are empty until the agent starts, and
+	// for kinds that run inside drover.
+	Argv     []string `json:"argv"`
+	EnvNames []string `json:"env_names"`
 }
 
 // Open reports whether the run has no outcome yet.

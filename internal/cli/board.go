@@ -136,8 +136,12 @@ func (a *app) runsCmd() *cobra.Command {
 	var limit int
 	c := &cobra.Command{
 		Use:   "runs [ID]",
-		Short: "Run history, newest first (of one card when ID is given)",
-		Args:  cobra.MaximumNArgs(1),
+		Short: "Run history, newest first (of one card when ID is given, with each run's command line)",
+		Long: `Run history, newest first. Given a card ID, every run of that card, oldest
+first, and below the table the command line each run ran (secrets redacted)
+and the names of the environment variables it was given; --json carries them
+as argv and env_names on every run.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: a.reading(func(c *cobra.Command, args []string) error {
 			f := store.RunFilter{Newest: true, Limit: limit}
 			if len(args) == 1 {
@@ -158,7 +162,10 @@ func (a *app) runsCmd() *cobra.Command {
 			for _, r := range runs {
 				t.row(append([]string{a.identOf(c, r.CardID)}, runLine(r)...)...)
 			}
-			return t.flush()
+			if err := t.flush(); err != nil || len(args) == 0 {
+				return err
+			}
+			return printLaunches(a.out, runs)
 		}),
 	}
 	c.Flags().IntVar(&limit, "limit", 50, "at most this many runs (all runs of a card are shown)")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/operator"
+	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/store"
 )
 
@@ -193,9 +195,13 @@ func (a *app) cardLsCmd() *cobra.Command {
 			if a.asJSON {
 				return a.printJSON(cards)
 			}
+			holds, err := a.profileHolds(c.Context())
+			if err != nil {
+				return err
+			}
 			t := newTable(a.out, "ID", "STATE", "PRI", "AGENT", "TITLE", "NOTE")
 			for _, cd := range cards {
-				t.row(cd.Identifier, cd.State, prio(cd.Priority), cd.Agent, excerpt.Line(cd.Title, 60), cardNote(cd))
+				t.row(cd.Identifier, cd.State, prio(cd.Priority), cd.Agent, excerpt.Line(cd.Title, 60), a.cardNote(cd, holds))
 			}
 			return t.flush()
 		}),
@@ -338,7 +344,8 @@ func (a *app) printCard(c board.Card) error {
 		return a.printJSON(c)
 	}
 	fmt.Fprintf(a.out, "%s  %s  [%s]\n", c.Identifier, c.Title, c.State)
-	if n := cardNote(c); n != "" {
+	holds, _ := a.profileHolds(context.Background())
+	if n := a.cardNote(c, holds); n != "" {
 		fmt.Fprintf(a.out, "  %s\n", n)
 	}
 	return nil
@@ -361,8 +368,14 @@ func prio(p int) string {
 	return "P" + strconv.Itoa(p)
 }
 
-// cardNote is the one-line status a person needs next to a card.
-func cardNote(c board.Card) string {
+// cardNote is the one-line status a person needs next to a card. holds
+// (from profileHolds) says which agent profiles hold their eligible cards
+// back; such a card is deferred, and the note says why and until when.
+func (a *app) cardNote(c board.Card, holds map[string]string) string {
+	profile := c.Agent
+	if profile == "" {
+		profile = a.fullConfig().Agents.Default
+	}
 	switch {
 	case c.GaveUp != nil:
 		return fmt.Sprintf("gave up after %d attempts: %s", c.GaveUp.Attempts, c.GaveUp.Kind)
@@ -370,8 +383,37 @@ func cardNote(c board.Card) string {
 		return "blocked: " + excerpt.Line(c.BlockReason.What, 80)
 	case c.Claim != nil:
 		return "claimed by " + c.Claim.Owner
+	case holds[profile] != "" && a.cfg.Board.RoleOf(c.State) == board.RoleEligible:
+		return holds[profile]
 	case c.NextAttemptAt != nil:
 		return "next attempt " + c.NextAttemptAt.Local().Format("15:04:05")
 	}
 	return ""
+}
+
+// profileHolds returns, for each agent profile whose breaker holds its
+// cards back (paused, open or half-open), the note for a card waiting on
+// it: "deferred: profile claude paused (auth_failed); fix it, then drover
+// agent resume claude".
+func (a *app) profileHolds(ctx context.Context) (map[string]string, error) {
+	states, err := a.st.ListAgentStates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	holds := map[string]string{}
+	for _, s := range states {
+		kind := ""
+		if s.Kind != "" {
+			kind = " (" + s.Kind + ")"
+		}
+		switch s.State {
+		case policy.BreakerPaused:
+			holds[s.Name] = fmt.Sprintf("deferred: profile %s paused%s; fix it, then drover agent resume %s", s.Name, kind, s.Name)
+		case policy.BreakerOpen:
+			holds[s.Name] = fmt.Sprintf("deferred: profile %s open%s until %s", s.Name, kind, ts(s.Until))
+		case policy.BreakerHalfOpen:
+			holds[s.Name] = fmt.Sprintf("deferred: profile %s half-open%s: one probe run decides", s.Name, kind)
+		}
+	}
+	return holds, nil
 }

@@ -247,7 +247,8 @@ func cardScenario(t *testing.T, e *env) {
 	end := start.Add(30 * time.Second)
 	exit := 0
 	run := &board.Run{CardID: c3.ID, Attempt: 1, RetryEpoch: c3.RetryEpoch, Node: "node-a", Agent: "sim", Outcome: board.OutcomeSucceeded,
-		Counted: true, ExitCode: &exit, ClaimedAt: start, StartedAt: &start, FinishedAt: &end, TokensIn: 10, TokensOut: 20, CostUSD: 0.01, LogPath: logPath}
+		Counted: true, ExitCode: &exit, ClaimedAt: start, StartedAt: &start, FinishedAt: &end, TokensIn: 10, TokensOut: 20, CostUSD: 0.01, LogPath: logPath,
+		Argv: []string{"claude", "-p", "--api-key", "[redacted]"}, EnvNames: []string{"ANTHROPIC_API_KEY", "PATH"}}
 	if err := st.Apply(ctx, store.Change{NewRun: run}); err != nil {
 		t.Fatal(err)
 	}
@@ -262,6 +263,12 @@ func cardScenario(t *testing.T, e *env) {
 	e.okJSON(&rs, "runs", "DRV-3")
 	if len(rs) != 1 || rs[0].ID != run.ID || rs[0].Outcome != board.OutcomeSucceeded {
 		t.Fatalf("runs DRV-3 = %+v", rs)
+	}
+	if strings.Join(rs[0].Argv, " ") != "claude -p --api-key [redacted]" || strings.Join(rs[0].EnvNames, " ") != "ANTHROPIC_API_KEY PATH" {
+		t.Errorf("runs DRV-3 --json: argv %q, env_names %q", rs[0].Argv, rs[0].EnvNames)
+	}
+	if out := e.ok("runs", "DRV-3"); !strings.Contains(out, run.ID+"  run: claude -p --api-key [redacted]; env: ANTHROPIC_API_KEY PATH") {
+		t.Errorf("runs DRV-3 does not show the command line:\n%s", out)
 	}
 	e.okJSON(&rs, "runs", "DRV-1")
 	if len(rs) != 0 {

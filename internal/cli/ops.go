@@ -240,6 +240,10 @@ func (a *app) agentCmd() *cobra.Command {
 			var rows []row
 			for _, name := range a.cfg.AgentNames {
 				p, _ := cfg.Agents.Profile(name)
+				if !registry.InProcess(p.Kind) {
+					p.MaxTurns = cfg.Dispatch.MaxTurns
+					p = registry.WithDefaults(p) // the command line as the dispatcher runs it
+				}
 				s := byName[name]
 				st := s.State
 				if st == "" {

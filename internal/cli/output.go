@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/excerpt"
 )
@@ -66,6 +67,20 @@ func runLine(r board.Run) []string {
 	}
 	return []string{r.ID, fmt.Sprintf("%d/e%d", r.Attempt, r.RetryEpoch), r.Agent, r.Node, outcome, r.Kind, counted, exit,
 		elapsed, fmt.Sprintf("$%.4f", r.CostUSD), excerpt.Line(firstNonEmpty(r.Error, r.Decision), 70)}
+}
+
+// printLaunches writes, for each run that started a program, its id and
+// what it ran: the command line (secrets redacted) and the variable names.
+func printLaunches(w io.Writer, runs []board.Run) error {
+	for _, r := range runs {
+		if len(r.Argv) == 0 {
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "%s  %s\n", r.ID, agent.Launch{Argv: r.Argv, EnvNames: r.EnvNames}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 var runHeaders = []string{"RUN", "ATTEMPT", "AGENT", "NODE", "OUTCOME", "KIND", "COUNTED", "EXIT", "ELAPSED", "COST", "DETAIL"}

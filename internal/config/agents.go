@@ -45,7 +45,7 @@ const (
 	DefaultStallTimeout   = 5 * time.Minute
 )
 
-var profileKeys = []string{"kind", "command", "args", "env", "prompt", "timeout", "stall_timeout", "provider", "spec_schema", "match", "price_in_per_mtok", "price_out_per_mtok", "max_log_bytes", "resume"}
+var profileKeys = []string{"kind", "command", "args", "args_mode", "env", "env_passthrough", "prompt", "timeout", "stall_timeout", "provider", "spec_schema", "match", "price_in_per_mtok", "price_out_per_mtok", "max_log_bytes", "resume"}
 
 func decodeAgents(d *decoder, n *yaml.Node, haveCodex bool, cx Codex) Agents {
 	f := d.fields(n, "agents", []string{"default", "profiles"}, strict)
@@ -102,6 +102,25 @@ func decodeProfile(d *decoder, name string, n *yaml.Node, path string) agent.Pro
 		}
 	}
 	p.Args = d.strList(f["args"], path+".args", expandPlain)
+	if v, ok := f["args_mode"]; ok {
+		p.ArgsMode = d.str(v, path+".args_mode", expandPlain)
+		switch p.ArgsMode {
+		case agent.ArgsAppend:
+		case agent.ArgsReplace:
+			if err := registry.CheckArgs(p.Kind, p.Args); err != nil {
+				d.errf(deref(n), path+".args", "with args_mode: replace, the list %v; or remove args_mode to add args after the kind's defaults", err)
+			}
+		default:
+			d.errf(deref(v), path+".args_mode", "%q is not an args mode; use append (args follow the kind's defaults) or replace (args are the whole list)", p.ArgsMode)
+		}
+	}
+	for _, name := range d.strList(f["env_passthrough"], path+".env_passthrough", expandNone) {
+		if !isEnvName(name) {
+			d.errf(deref(f["env_passthrough"]), path+".env_passthrough", "%q is not an environment variable name (letters, digits and _, not starting with a digit)", name)
+			continue
+		}
+		p.EnvPassthrough = append(p.EnvPassthrough, name)
+	}
 	if v, ok := f["env"]; ok {
 		p.Env = map[string]string{}
 		for _, e := range d.entries(v, path+".env") {

@@ -70,7 +70,15 @@ func codexProfile(d *decoder, cx Codex) agent.Profile {
 	if contains(fields, "app-server") {
 		d.warnf("codex.command", "drover runs codex as `%s exec --json`; the app-server arguments are not used", p.Command)
 	} else if len(fields) > 1 {
+		// "codex exec …" is the whole line (the registry would add exec
+		// again); anything else adds flags after drover's own.
 		p.Args = fields[1:]
+		if contains(p.Args, "exec") {
+			p.ArgsMode = agent.ArgsReplace
+			if err := registry.CheckArgs(p.Kind, p.Args); err != nil {
+				d.errf(nil, "codex.command", "%q %v", cx.Command, err)
+			}
+		}
 	}
 	if cx.TurnTimeout > 0 {
 		p.Timeout = cx.TurnTimeout

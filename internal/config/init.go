@@ -37,7 +37,8 @@ agents:
     # claude:
     #   kind: claude
     #   command: claude
-    #   args: []
+    #   args: [--model, claude-sonnet-4-5]  # added after drover's -p --output-format stream-json --verbose
+    #   env_passthrough: [MY_PROXY_TOKEN]   # beyond ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, … (README: What an agent runs with)
     #   timeout: 1h                 # total time per run
     #   stall_timeout: 5m           # no output for this long stops the run
     #   resume: auto                # after an answer, go on in the same session (never: a new one)

@@ -46,6 +46,10 @@ func TestValidationErrors(t *testing.T) {
 		{"command required", "agents: {profiles: {x: {kind: command}}}", []string{"agents.profiles.x.command: missing"}},
 		{"prompt mode", "agents: {profiles: {x: {kind: command, command: ./a, prompt: pipe}}}", []string{"agents.profiles.x.prompt", "stdin, file or arg"}},
 		{"resume mode", "agents: {profiles: {x: {kind: claude, resume: always}}}", []string{"agents.profiles.x.resume", `"always" is not a resume mode`, "auto", "never"}},
+		{"args mode", "agents: {profiles: {c: {kind: claude, args_mode: instead}}}", []string{"agents.profiles.c.args_mode", `"instead"`, "append", "replace"}},
+		{"claude replacement without stream-json", "agents: {profiles: {c: {kind: claude, args_mode: replace, args: [-p, --model, x]}}}", []string{"agents.profiles.c.args: with args_mode: replace", "--output-format stream-json --verbose", "remove args_mode"}},
+		{"codex replacement without exec", "agents: {profiles: {c: {kind: codex, args_mode: replace, args: [--json, '-']}}}", []string{"agents.profiles.c.args", "drops exec", "stdin is not a terminal"}},
+		{"env_passthrough name", "agents: {profiles: {c: {kind: claude, env_passthrough: [MY_KEY, 'A-B']}}}", []string{"agents.profiles.c.env_passthrough", `"A-B" is not an environment variable name`}},
 		{"profile name", "agents: {profiles: {My_Agent: {kind: sim}}}", []string{"agents.profiles.My_Agent", "not a profile name"}},
 		{"unknown profile key", "agents: {profiles: {x: {kind: sim, comand: a}}}", []string{"agents.profiles.x.comand: unknown key", `"command"`}},
 		{"spec_schema invalid", "agents: {profiles: {x: {kind: sim, spec_schema: {type: 12}}}}", []string{"agents.profiles.x.spec_schema", "not a valid JSON Schema"}},
@@ -181,5 +185,43 @@ policy_note: x
 	}
 	if strings.Join(cfg.Tracker.ActiveStates, ",") != "todo,doing" {
 		t.Errorf("active = %v", cfg.Tracker.ActiveStates)
+	}
+}
+
+// TestProfileArgsAndPassthrough: a profile's args, args_mode and
+// env_passthrough are read as given (the registry adds the defaults).
+func TestProfileArgsAndPassthrough(t *testing.T) {
+	cfg, err := Parse([]byte("---\nagents:\n  default: c\n  profiles:\n    c: {kind: claude, args: [--model, x], env_passthrough: [MY_PROXY_TOKEN]}\n    r: {kind: claude, args_mode: replace, args: [-p, --output-format, json]}\n---\nhello\n"), "/srv/proj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, r := cfg.Agents.Profiles["c"], cfg.Agents.Profiles["r"]
+	if strings.Join(c.Args, " ") != "--model x" || c.ArgsMode != "" || strings.Join(c.EnvPassthrough, " ") != "MY_PROXY_TOKEN" {
+		t.Errorf("c = %+v", c)
+	}
+	if r.ArgsMode != "replace" || strings.Join(r.Args, " ") != "-p --output-format json" {
+		t.Errorf("r = %+v", r)
+	}
+}
+
+// TestSymphonyCodexCommand: Symphony's codex.command keeps working now that
+// profile args follow the kind's defaults: "codex exec …" is the whole
+// line, other flags are added after drover's.
+func TestSymphonyCodexCommand(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"codex exec --json --model o3 -": "replace:exec --json --model o3 -",
+		"codex --model o3":               ":--model o3",
+	} {
+		cfg, err := Parse([]byte("---\ncodex: {command: '"+cmd+"'}\n---\nhello\n"), "/srv/proj")
+		if err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		p := cfg.Agents.Profiles["codex"]
+		if got := p.ArgsMode + ":" + strings.Join(p.Args, " "); got != want {
+			t.Errorf("%s: %q, want %q", cmd, got, want)
+		}
+	}
+	if _, err := Parse([]byte("---\ncodex: {command: 'codex exec --model o3'}\n---\nhello\n"), "/srv/proj"); err == nil || !strings.Contains(err.Error(), "codex.command") || !strings.Contains(err.Error(), "--json") {
+		t.Errorf("codex exec without --json: %v", err)
 	}
 }

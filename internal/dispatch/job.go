@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -186,7 +187,11 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 		Actor: d.actor(), Reason: fmt.Sprintf("attempt %d started: agent %s in %s%s", j.run.Attempt, j.profile, ws, resumeNote(resumed))}}})
 	log.Info("agent started", "agent", j.profile, "workspace", ws)
 	inv := agent.Invocation{Card: j.card, Run: j.run, Prompt: text, Workspace: ws, LogPath: logPath, Env: env,
-		Timeout: p.Timeout, StallTimeout: p.StallTimeout, Progress: d.progress(j), ResumeSession: resumed}
+		Timeout: p.Timeout, StallTimeout: p.StallTimeout, Progress: d.progress(j), ResumeSession: resumed,
+		Started: func(l agent.Launch) {
+			log.Info("agent command", "argv", strings.Join(l.Argv, " "), "env", strings.Join(l.EnvNames, " "))
+			_ = d.o.Store.UpdateRunProgress(bg, j.run.ID, store.RunProgress{Argv: l.Argv, EnvNames: l.EnvNames})
+		}}
 	actx, asp := tracing.Start(j.ctx, tracing.SpanAgent, tracing.Agent(j.profile, p.Kind)...)
 	res, runErr := ag.Run(actx, inv)
 	res.Signals.Now = d.o.Now()

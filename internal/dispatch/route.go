@@ -168,6 +168,9 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 		// prompt (see conversation).
 		data["question"] = q
 	}
+	if len(fin.Argv) > 0 {
+		data["argv"] = fin.Argv // what ran, secrets redacted, in the audit log too
+	}
 	ch := store.Change{Card: &next, ClaimGuard: &claim, LeaseEndedBy: leaseEndedBy, Run: &fin, RunMustBeOpen: true,
 		Events: []board.Event{{At: now, CardID: cardID, RunID: run.ID, Type: evType, Actor: d.actor(), Reason: dec.Explain,
 			Data: jsonOf(data)}}}
@@ -184,7 +187,7 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 		ch.Outbox = append(ch.Outbox, d.outbox(cfg, Notice{Event: ev, Key: cardID + "/" + run.ID + "/" + ev, Card: next, Run: &fin,
 			Reason: next.BlockReason, GaveUp: dec.GaveUp, Profile: profile, Question: questionOf(ch.Comments), At: now})...)
 	}
-	d.breakerChange(ctx, cfg, &ch, profile, card.ID, cls, dec, now)
+	d.breakerChange(ctx, cfg, &ch, profile, policy.CardRef{ID: card.ID, Identifier: card.Identifier}, cls, dec, now)
 	if err := d.o.Store.Apply(ctx, ch); err != nil {
 		return err
 	}
@@ -253,7 +256,7 @@ func fillRun(r *board.Run, res *agent.Result, p agent.Profile) {
 
 // breakerChange records what a profile-level failure (or a probe's result)
 // does to the profile's breaker, in the same transaction as the routing.
-func (d *Dispatcher) breakerChange(ctx context.Context, cfg *config.Config, ch *store.Change, profile, cardID string, cls policy.Classification, dec policy.Decision, now time.Time) {
+func (d *Dispatcher) breakerChange(ctx context.Context, cfg *config.Config, ch *store.Change, profile string, card policy.CardRef, cls policy.Classification, dec policy.Decision, now time.Time) {
 	bs, err := d.breakers(ctx)
 	if err != nil {
 		return
@@ -264,11 +267,11 @@ func (d *Dispatcher) breakerChange(ctx context.Context, cfg *config.Config, ch *
 	if retryAt.IsZero() && cls.RetryAfter > 0 {
 		retryAt = now.Add(cls.RetryAfter)
 	}
-	if st.State == policy.BreakerHalfOpen && st.ProbeCardID == cardID {
+	if st.State == policy.BreakerHalfOpen && st.ProbeCardID == card.ID {
 		st = policy.ProbeResult(cfg.Policy, st, !policy.Spec(dec.Kind).ProfileLevel(), now)
 	}
 	if policy.Spec(dec.Kind).ProfileLevel() {
-		st, _ = policy.Observe(cfg.Policy, st, dec.Kind, cardID, now, retryAt)
+		st, _ = policy.Observe(cfg.Policy, st, dec.Kind, card, now, retryAt)
 	}
 	if p := dec.PauseProfile; p != nil && st.State != policy.BreakerPaused && p.Until == nil {
 		st = policy.BreakerState{State: policy.BreakerPaused, Kind: p.Kind, Reason: p.Reason, Since: &now}

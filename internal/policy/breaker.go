@@ -38,6 +38,18 @@ func (st BreakerState) clone() BreakerState {
 	return st
 }
 
+// CardRef names a card: its id, for matching, and its identifier (DRV-7),
+// for the words operators read.
+type CardRef struct{ ID, Identifier string }
+
+// String is the identifier, or the id when the card has none.
+func (c CardRef) String() string {
+	if c.Identifier != "" {
+		return c.Identifier
+	}
+	return c.ID
+}
+
 // Observe feeds one routed run of the profile into its breaker and returns the
 // new state and whether the state (or its Until) changed; the dispatcher writes
 // an event, and for a pause a profile_paused notification, only when changed.
@@ -51,7 +63,9 @@ func (st BreakerState) clone() BreakerState {
 //     while half-open re-opens it; a hit while open may push Until later.
 //   - any other outcome of the probe card while half-open closes the breaker:
 //     the provider answered.
-func Observe(cfg Config, st BreakerState, kind Kind, cardID string, at, retryAt time.Time) (BreakerState, bool) {
+//
+// Reasons name the card by its identifier (DRV-7), as operators know it.
+func Observe(cfg Config, st BreakerState, kind Kind, card CardRef, at, retryAt time.Time) (BreakerState, bool) {
 	st = st.clone()
 	prev := st.state()
 	if prev == BreakerPaused {
@@ -64,7 +78,7 @@ func Observe(cfg Config, st BreakerState, kind Kind, cardID string, at, retryAt 
 	switch s.Profile {
 	case ProfileUntilOperator:
 		return BreakerState{State: BreakerPaused, Kind: kind, Since: &at,
-			Reason: fmt.Sprintf("%s on card %s: paused until an operator runs drover agent resume", kind, cardID)}, true
+			Reason: fmt.Sprintf("%s on card %s: paused until an operator runs drover agent resume", kind, card)}, true
 	case ProfileBreaker, ProfileUntilReset:
 		st.Hits = pruneHits(st.Hits, at.Add(-cfg.BreakerWindow))
 		st.Hits = append(st.Hits, at)
@@ -80,16 +94,16 @@ func Observe(cfg Config, st BreakerState, kind Kind, cardID string, at, retryAt 
 			}
 			return st, false
 		case prev == BreakerHalfOpen:
-			return st.open(kind, at, until, fmt.Sprintf("%s on card %s while half-open", kind, cardID)), true
+			return st.open(kind, at, until, fmt.Sprintf("%s on card %s while half-open", kind, card)), true
 		case s.Profile == ProfileUntilReset:
-			return st.open(kind, at, until, fmt.Sprintf("%s on card %s: the plan's usage window is spent", kind, cardID)), true
+			return st.open(kind, at, until, fmt.Sprintf("%s on card %s: the plan's usage window is spent", kind, card)), true
 		case len(st.Hits) >= max(cfg.BreakerThreshold, 1):
 			return st.open(kind, at, until, fmt.Sprintf("%d profile-level failures within %s (last: %s on card %s)",
-				len(st.Hits), FormatDuration(cfg.BreakerWindow), kind, cardID)), true
+				len(st.Hits), FormatDuration(cfg.BreakerWindow), kind, card)), true
 		}
 		return st, false
 	}
-	if prev == BreakerHalfOpen && st.ProbeCardID != "" && cardID == st.ProbeCardID {
+	if prev == BreakerHalfOpen && st.ProbeCardID != "" && card.ID == st.ProbeCardID {
 		return closed(), true
 	}
 	return st, false

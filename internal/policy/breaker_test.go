@@ -14,22 +14,22 @@ func TestBreakerOpensHalfOpensCloses(t *testing.T) {
 	}
 	var changed bool
 	for i := 0; i < 4; i++ {
-		st, changed = Observe(cfg, st, KindProviderUnavailable, fmt.Sprintf("c%d", i), t0.Add(time.Duration(i)*time.Second), time.Time{})
+		st, changed = Observe(cfg, st, KindProviderUnavailable, CardRef{ID: fmt.Sprintf("c%d", i)}, t0.Add(time.Duration(i)*time.Second), time.Time{})
 		if changed || st.state() != BreakerClosed {
 			t.Fatalf("hit %d opened it: %+v", i+1, st)
 		}
 	}
 	// Other kinds are not profile-level.
-	st, changed = Observe(cfg, st, KindAgentFailed, "c9", t0.Add(5*time.Second), time.Time{})
+	st, changed = Observe(cfg, st, KindAgentFailed, CardRef{ID: "c9"}, t0.Add(5*time.Second), time.Time{})
 	if changed || len(st.Hits) != 4 {
 		t.Fatalf("agent_failed is not a hit: %+v", st)
 	}
-	st, changed = Observe(cfg, st, KindRateLimited, "c4", t0.Add(10*time.Second), time.Time{})
+	st, changed = Observe(cfg, st, KindRateLimited, CardRef{ID: "c4"}, t0.Add(10*time.Second), time.Time{})
 	if !changed || st.State != BreakerOpen || !st.Until.Equal(t0.Add(70*time.Second)) {
 		t.Fatalf("fifth hit opens until cooldown: %+v", st)
 	}
 	// A straggler with a later reset pushes Until.
-	st, changed = Observe(cfg, st, KindRateLimited, "c5", t0.Add(11*time.Second), t0.Add(2*time.Minute))
+	st, changed = Observe(cfg, st, KindRateLimited, CardRef{ID: "c5"}, t0.Add(11*time.Second), t0.Add(2*time.Minute))
 	if !changed || !st.Until.Equal(t0.Add(2*time.Minute)) {
 		t.Fatalf("later reset: %+v", st)
 	}
@@ -45,7 +45,7 @@ func TestBreakerOpensHalfOpensCloses(t *testing.T) {
 		t.Fatal("half-open allows exactly one probe")
 	}
 	// The probe's success (any non-profile outcome) closes it.
-	st, changed = Observe(cfg, st, KindSucceeded, "p1", t0.Add(3*time.Minute), time.Time{})
+	st, changed = Observe(cfg, st, KindSucceeded, CardRef{ID: "p1"}, t0.Add(3*time.Minute), time.Time{})
 	if !changed || st.State != BreakerClosed || len(st.Hits) != 0 {
 		t.Fatalf("probe success closes: %+v", st)
 	}
@@ -55,14 +55,14 @@ func TestBreakerWindowAndProbeFailure(t *testing.T) {
 	cfg := Defaults()
 	var st BreakerState
 	for i := 0; i < 10; i++ { // one hit a minute-and-a-half: never 5 within 5m
-		st, _ = Observe(cfg, st, KindProviderUnavailable, "c", t0.Add(time.Duration(i)*90*time.Second), time.Time{})
+		st, _ = Observe(cfg, st, KindProviderUnavailable, CardRef{ID: "c"}, t0.Add(time.Duration(i)*90*time.Second), time.Time{})
 		if st.state() != BreakerClosed {
 			t.Fatalf("hit %d: hits outside the window must not count: %+v", i, st)
 		}
 	}
 	st = BreakerState{State: BreakerOpen, Kind: KindProviderUnavailable, Until: &t0}
 	st = StartProbe(st, "p")
-	st2, changed := Observe(cfg, st, KindProviderUnavailable, "p", t0.Add(time.Second), time.Time{})
+	st2, changed := Observe(cfg, st, KindProviderUnavailable, CardRef{ID: "p"}, t0.Add(time.Second), time.Time{})
 	if !changed || st2.State != BreakerOpen || !st2.Until.Equal(t0.Add(61*time.Second)) || st2.ProbeCardID != "" {
 		t.Fatalf("probe failure re-opens: %+v", st2)
 	}
@@ -80,7 +80,7 @@ func TestBreakerWindowAndProbeFailure(t *testing.T) {
 
 func TestBreakerUsageLimitOpensAtOnce(t *testing.T) {
 	reset := t0.Add(3 * time.Hour)
-	st, changed := Observe(Defaults(), BreakerState{}, KindUsageLimited, "c1", t0, reset)
+	st, changed := Observe(Defaults(), BreakerState{}, KindUsageLimited, CardRef{ID: "c1"}, t0, reset)
 	if !changed || st.State != BreakerOpen || !st.Until.Equal(reset) {
 		t.Fatalf("%+v", st)
 	}
@@ -89,13 +89,13 @@ func TestBreakerUsageLimitOpensAtOnce(t *testing.T) {
 func TestBreakerPausedUntilOperator(t *testing.T) {
 	cfg := Defaults()
 	for _, k := range []Kind{KindAuthFailed, KindQuotaExhausted, KindConfigError} {
-		st, changed := Observe(cfg, BreakerState{}, k, "c1", t0, time.Time{})
+		st, changed := Observe(cfg, BreakerState{}, k, CardRef{ID: "c1"}, t0, time.Time{})
 		if !changed || st.State != BreakerPaused || st.Until != nil || st.Kind != k {
 			t.Fatalf("%s: %+v", k, st)
 		}
 		// A second card failing the same way changes nothing: one notification.
 		for _, k2 := range []Kind{k, KindProviderUnavailable, KindSucceeded} {
-			if _, changed := Observe(cfg, st, k2, "c2", t0.Add(time.Second), time.Time{}); changed {
+			if _, changed := Observe(cfg, st, k2, CardRef{ID: "c2"}, t0.Add(time.Second), time.Time{}); changed {
 				t.Fatalf("%s then %s changed a paused breaker", k, k2)
 			}
 		}
@@ -111,7 +111,7 @@ func TestBreakerPausedUntilOperator(t *testing.T) {
 	}
 	// An auth failure while open pauses (it needs an operator, time will not do).
 	open := BreakerState{State: BreakerOpen, Until: &t0}
-	if st, changed := Observe(cfg, open, KindAuthFailed, "c", t0, time.Time{}); !changed || st.State != BreakerPaused {
+	if st, changed := Observe(cfg, open, KindAuthFailed, CardRef{ID: "c"}, t0, time.Time{}); !changed || st.State != BreakerPaused {
 		t.Fatalf("%+v", st)
 	}
 }

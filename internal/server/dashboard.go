@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
@@ -33,6 +34,7 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"money":    func(f float64) string { return fmt.Sprintf("$%.2f", f) },
 	"prio":     prioLabel,
 	"clip":     excerpt.Line,
+	"join":     strings.Join,
 	"pct":      pct,
 	"attempts": attemptsText,
 	"json":     prettyJSON,
@@ -309,11 +311,17 @@ func pct(a, b float64) int {
 	return min(int(a/b*100+0.5), 100)
 }
 
-func attemptsText(n, max int) string {
-	if max < 0 {
+// attemptsText is attempt n against max_attempts; when earlier attempts
+// did not count (interrupted, released) it says which counted one this is,
+// so the dashboard never shows "attempt 3 of 2".
+func attemptsText(n, counted, max int) string {
+	switch {
+	case max < 0:
 		return fmt.Sprintf("attempt %d", n)
+	case counted >= n-1:
+		return fmt.Sprintf("attempt %d of %d", n, max)
 	}
-	return fmt.Sprintf("attempt %d of %d", n, max)
+	return fmt.Sprintf("attempt %d (counted %d of %d)", n, counted+1, max)
 }
 
 func prettyJSON(v any) string {

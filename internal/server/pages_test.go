@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/store"
 )
 
 func TestPages(t *testing.T) {
@@ -63,5 +64,26 @@ func TestBoardAt5000(t *testing.T) {
 		if path == "/" && !strings.Contains(string(r.Body), "1150 more…") {
 			t.Errorf("the board does not cap its columns")
 		}
+	}
+}
+
+// TestRunShowsItsCommandLine: the run page and the run object carry the
+// command line the agent ran and the names of the variables it was given.
+func TestRunShowsItsCommandLine(t *testing.T) {
+	h := newHarness(t)
+	argv := []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--model", "x"}
+	if err := h.w.Store.UpdateRunProgress(context.Background(), h.w.RunID, store.RunProgress{Argv: argv, EnvNames: []string{"ANTHROPIC_API_KEY", "PATH"}}); err != nil {
+		t.Fatal(err)
+	}
+	page := string(h.want(h.do("GET", "/runs/"+h.w.RunID, nil), 200).Body)
+	if !strings.Contains(page, "claude -p --output-format stream-json --verbose --model x") || !strings.Contains(page, "ANTHROPIC_API_KEY PATH") {
+		t.Errorf("the run page lacks the command line:\n%s", page)
+	}
+	var run board.Run
+	if err := json.Unmarshal(h.want(h.do("GET", "/api/v1/runs/"+h.w.RunID, nil), 200).Body, &run); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(run.Argv, " ") != strings.Join(argv, " ") || strings.Join(run.EnvNames, " ") != "ANTHROPIC_API_KEY PATH" {
+		t.Errorf("run object: argv %q, env_names %q", run.Argv, run.EnvNames)
 	}
 }

@@ -110,7 +110,8 @@ func IssueDetail(ctx context.Context, st store.Store, cfg *config.Config, ref st
 			is.Running = &Running{IssueID: c.ID, IssueIdentifier: c.Identifier, State: c.State, SessionID: r.ID,
 				LastMessage: r.LastOutput, StartedAt: started.UTC(), Tokens: Tokens{r.TokensIn, r.TokensOut, r.TokensIn + r.TokensOut},
 				RunID: r.ID, Title: c.Title, Agent: r.Agent, Node: r.Node, Attempt: r.Attempt, MaxAttempts: maxAttempts,
-				RetryEpoch: r.RetryEpoch, ElapsedS: secs(now.Sub(started)), LastOutput: r.LastOutput, CostUSD: r.CostUSD, LogPath: r.LogPath}
+				RetryEpoch: r.RetryEpoch, ElapsedS: secs(now.Sub(started)), LastOutput: r.LastOutput, CostUSD: r.CostUSD, LogPath: r.LogPath,
+				Counted: counted(ctx, st, c.ID, r.RetryEpoch)}
 			is.Status = "running"
 		}
 	}
@@ -127,6 +128,7 @@ func IssueDetail(ctx context.Context, st store.Store, cfg *config.Config, ref st
 				rt.Attempt = r.Attempt + 1
 			}
 		}
+		rt.Counted = counted(ctx, st, c.ID, c.RetryEpoch)
 		is.Retry, is.Status = rt, "retrying"
 	}
 	evs, err := st.ListEvents(ctx, store.EventFilter{CardID: c.ID, Newest: true, Limit: 20})

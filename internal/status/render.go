@@ -24,7 +24,7 @@ func Render(w io.Writer, s State) {
 		tw := tab(w)
 		fmt.Fprintln(tw, "  CARD\tAGENT\tATTEMPT\tELAPSED\tTOKENS\tCOST\tNODE\tLAST OUTPUT")
 		for _, r := range s.Running {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t$%.2f\t%s\t%s\n", r.IssueIdentifier, r.Agent, attempts(r.Attempt, r.MaxAttempts),
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t$%.2f\t%s\t%s\n", r.IssueIdentifier, r.Agent, attempts(r.Attempt, r.Counted, r.MaxAttempts),
 				Dur(time.Duration(r.ElapsedS*float64(time.Second))), r.Tokens.TotalTokens, r.CostUSD, r.Node, excerpt.Line(r.LastOutput, 60))
 		}
 		tw.Flush()
@@ -37,7 +37,7 @@ func Render(w io.Writer, s State) {
 		tw := tab(w)
 		fmt.Fprintln(tw, "  CARD\tNEXT ATTEMPT\tKIND\tDUE IN\tERROR")
 		for _, r := range s.Retrying {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r.IssueIdentifier, attempts(r.Attempt, r.MaxAttempts), dash(r.Kind),
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r.IssueIdentifier, attempts(r.Attempt, r.Counted, r.MaxAttempts), dash(r.Kind),
 				Dur(r.DueAt.Sub(now)), excerpt.Line(r.Error, 70))
 		}
 		tw.Flush()
@@ -146,11 +146,18 @@ func section(w io.Writer, title string) { fmt.Fprintf(w, "\n%s\n", title) }
 
 func tab(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
 
-func attempts(n, max int) string {
-	if max < 0 {
+// attempts is attempt n against max_attempts: "3/5" when every earlier
+// attempt counted, else the counted number first with the attempt beside it
+// ("2/2 (attempt 3)" after an interrupted run), so the figure never passes
+// the cap.
+func attempts(n, counted, max int) string {
+	switch {
+	case max < 0:
 		return fmt.Sprintf("%d", n)
+	case counted >= n-1:
+		return fmt.Sprintf("%d/%d", n, max)
 	}
-	return fmt.Sprintf("%d/%d", n, max)
+	return fmt.Sprintf("%d/%d (attempt %d)", counted+1, max, n)
 }
 
 func dash(s string) string {

@@ -84,7 +84,7 @@ func (s *State) running(ctx context.Context, st store.Store, now time.Time, maxA
 			Tokens: Tokens{r.TokensIn, r.TokensOut, r.TokensIn + r.TokensOut},
 			RunID:  r.ID, Title: c.Title, Agent: r.Agent, Node: r.Node, Attempt: r.Attempt,
 			MaxAttempts: maxAttempts, RetryEpoch: r.RetryEpoch, ElapsedS: secs(now.Sub(started)),
-			LastOutput: r.LastOutput, CostUSD: r.CostUSD, LogPath: r.LogPath,
+			LastOutput: r.LastOutput, CostUSD: r.CostUSD, LogPath: r.LogPath, Counted: counted(ctx, st, c.ID, r.RetryEpoch),
 		}
 		if ev, err := st.ListEvents(ctx, store.EventFilter{CardID: c.ID, Newest: true, Limit: 1}); err == nil && len(ev) > 0 {
 			at := ev[0].At.UTC()
@@ -127,6 +127,7 @@ func (s *State) retrying(ctx context.Context, st store.Store, b board.Board, now
 				row.Attempt = r.Attempt + 1
 			}
 		}
+		row.Counted = counted(ctx, st, c.ID, c.RetryEpoch)
 		s.Retrying = append(s.Retrying, row)
 	}
 	sort.SliceStable(s.Retrying, func(i, j int) bool { return s.Retrying[i].DueAt.Before(s.Retrying[j].DueAt) })
@@ -373,4 +374,20 @@ func secs(d time.Duration) float64 {
 		return 0
 	}
 	return float64(d.Milliseconds()) / 1000
+}
+
+// counted is how many finished runs of the card's retry epoch spent
+// max_attempts (0 when the store cannot say).
+func counted(ctx context.Context, st store.Store, cardID string, epoch int) int {
+	runs, err := st.ListRuns(ctx, store.RunFilter{CardID: cardID, RetryEpoch: &epoch, Open: store.Bool(false)})
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, r := range runs {
+		if r.Counted {
+			n++
+		}
+	}
+	return n
 }

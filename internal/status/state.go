@@ -71,17 +71,21 @@ type Running struct {
 	LastEventAt     *time.Time `json:"last_event_at"`
 	Tokens          Tokens     `json:"tokens"`
 
-	RunID       string  `json:"run_id"`
-	Title       string  `json:"title"`
-	Agent       string  `json:"agent"`
-	Node        string  `json:"node"`
-	Attempt     int     `json:"attempt"`
-	MaxAttempts int     `json:"max_attempts"` // -1 unbounded
-	RetryEpoch  int     `json:"retry_epoch"`
-	ElapsedS    float64 `json:"elapsed_s"`
-	LastOutput  string  `json:"last_output"`
-	CostUSD     float64 `json:"cost_usd"`
-	LogPath     string  `json:"log_path"`
+	RunID       string `json:"run_id"`
+	Title       string `json:"title"`
+	Agent       string `json:"agent"`
+	Node        string `json:"node"`
+	Attempt     int    `json:"attempt"`
+	MaxAttempts int    `json:"max_attempts"` // -1 unbounded
+	// Counted is how many earlier attempts of this retry epoch spent
+	// max_attempts: fewer than Attempt-1 when some were not counted
+	// (interrupted, released, deferred).
+	Counted    int     `json:"counted"`
+	RetryEpoch int     `json:"retry_epoch"`
+	ElapsedS   float64 `json:"elapsed_s"`
+	LastOutput string  `json:"last_output"`
+	CostUSD    float64 `json:"cost_usd"`
+	LogPath    string  `json:"log_path"`
 }
 
 // Retrying is a card waiting for its next attempt. The first five fields are
@@ -100,6 +104,7 @@ type Retrying struct {
 	Kind        string  `json:"kind"`
 	LastAttempt int     `json:"last_attempt"`
 	MaxAttempts int     `json:"max_attempts"`
+	Counted     int     `json:"counted"` // earlier attempts of the epoch that spent max_attempts
 	RunID       string  `json:"run_id"`
 	DueInS      float64 `json:"due_in_s"`
 	Reason      string  `json:"reason"` // the card's state_reason

@@ -282,3 +282,39 @@ func TestSpendShowsReserved(t *testing.T) {
 		}
 	}
 }
+
+// TestAttemptsNeverPassTheCap: interrupted runs do not spend max_attempts,
+// so after them the running attempt's number can exceed the cap; status
+// shows the counted figure against the cap ("6/5" before) and the attempt
+// beside it.
+func TestAttemptsNeverPassTheCap(t *testing.T) {
+	st, cfg := statustest.Open(t) // max_attempts: 5
+	ctx := context.Background()
+	now := time.Now().UTC()
+	c, err := st.CreateCard(ctx, "DRV", board.Card{Title: "flaky node", State: "in_progress", Spec: json.RawMessage(`{}`)}, "op")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for a := 1; a <= 6; a++ {
+		at := now.Add(time.Duration(a-7) * time.Minute)
+		r := board.Run{CardID: c.ID, Attempt: a, RetryEpoch: c.RetryEpoch, Agent: "sim", ClaimedAt: at, StartedAt: &at}
+		if a < 6 {
+			r.Outcome, r.Kind, r.FinishedAt, r.Counted = board.OutcomeInterrupted, "interrupted", &at, a == 5
+		}
+		if err := st.Apply(ctx, store.Change{NewRun: &r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := status.Snapshot(ctx, st, cfg, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Running) != 1 || s.Running[0].Attempt != 6 || s.Running[0].Counted != 1 {
+		t.Fatalf("running = %+v", s.Running)
+	}
+	var b bytes.Buffer
+	status.Render(&b, s)
+	if out := b.String(); !strings.Contains(out, "2/5 (attempt 6)") || strings.Contains(out, "6/5") {
+		t.Errorf("status shows the attempt past the cap:\n%s", out)
+	}
+}

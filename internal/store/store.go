@@ -202,6 +202,10 @@ type RunProgress struct {
 	StartedAt  *time.Time
 	LogPath    string
 	Workspace  string
+	// Argv and EnvNames, when Argv is not nil, record what the agent ran
+	// (see board.Run); nil leaves them as they are.
+	Argv     []string
+	EnvNames []string
 }
 
 // OutboxItem is a durable side effect with an idempotency key.

@@ -15,11 +15,12 @@ import (
 	"github.com/drover-dev/drover/internal/policy"
 )
 
-// DefaultArgs are the arguments drover passes to the codex binary: exec
-// mode, JSONL events, no git-repo check (drover owns the workspace), and
-// "-" so the prompt is read from stdin.
+// DefaultArgs are the arguments drover passes to the codex binary before
+// the profile's own: exec mode, JSONL events and no git-repo check (drover
+// owns the workspace). The registry ends the line with "-", so the prompt
+// is read from stdin.
 func DefaultArgs() []string {
-	return []string{"exec", "--json", "--skip-git-repo-check", "-"}
+	return []string{"exec", "--json", "--skip-git-repo-check"}
 }
 
 // noFinalMessage is what a finished codex turn without an agent message

@@ -91,7 +91,7 @@ func TestParserBadLines(t *testing.T) {
 }
 
 func TestDefaultArgs(t *testing.T) {
-	if got := strings.Join(DefaultArgs(), " "); got != "exec --json --skip-git-repo-check -" {
+	if got := strings.Join(DefaultArgs(), " "); got != "exec --json --skip-git-repo-check" {
 		t.Errorf("DefaultArgs = %q", got)
 	}
 }

@@ -83,6 +83,11 @@ func (a *commandAgent) Run(ctx context.Context, inv agent.Invocation) (agent.Res
 	if err != nil {
 		return res, err
 	}
+	launch := Describe(a.profile, inv, spec)
+	if inv.Started != nil {
+		inv.Started(launch)
+	}
+	spec.Header = launch.String()
 	w := &watcher{fn: inv.Progress}
 	if a.newParser != nil {
 		w.parser = a.newParser()
@@ -106,8 +111,9 @@ func (a *commandAgent) Run(ctx context.Context, inv agent.Invocation) (agent.Res
 
 // BuildSpec turns a profile and an invocation into the process to run:
 // command, args with placeholders filled, the prompt delivered per mode, and
-// the environment: proc.BaseEnv(), then profile.Env, then inv.Env (later
-// wins), plus DROVER_WORKSPACE (if not given) and DROVER_PROMPT_FILE (file
+// the environment: proc.BaseEnv(), then the variables named by
+// profile.EnvPassthrough that are set in drover's environment, then
+// profile.Env, then inv.Env (later wins), plus DROVER_WORKSPACE (if not given) and DROVER_PROMPT_FILE (file
 // mode). Timeouts come from inv, else from the profile. In file mode the
 // prompt is written beside the log (<log without extension>.prompt.md), or
 // to <workspace>/.drover/prompt.md when there is no log path.
@@ -116,6 +122,11 @@ func BuildSpec(p agent.Profile, inv agent.Invocation) (proc.Spec, error) {
 	for _, kv := range proc.BaseEnv() {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
+	}
+	for _, k := range p.EnvPassthrough {
+		if v, ok := os.LookupEnv(k); ok {
+			env[k] = v
+		}
 	}
 	for k, v := range p.Env {
 		env[k] = v

@@ -47,6 +47,9 @@ type Spec struct {
 	// when LogPath is empty; with neither, output is only kept in the tails.
 	LogPath string
 	Log     io.Writer
+	// Header, when set, is written to the log as a note before the
+	// program starts (the command line drover runs).
+	Header string
 	// MaxLogBytes caps the agent output written to the log (0 = the
 	// default, < 0 = unlimited). Beyond it the pipes are still drained.
 	MaxLogBytes  int64
@@ -113,6 +116,9 @@ func Run(ctx context.Context, s Spec) (Exit, error) {
 		grace = DefaultGrace
 	}
 	sink := newLogSink(logw, max)
+	if s.Header != "" {
+		sink.note(s.Header)
+	}
 
 	p, err := openPipes(s.Stdin != nil)
 	if err != nil {

@@ -13,12 +13,14 @@ package registry
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/agent/claude"
 	"github.com/drover-dev/drover/internal/agent/codex"
 	"github.com/drover-dev/drover/internal/agent/command"
+	"github.com/drover-dev/drover/internal/agent/proc"
 	"github.com/drover-dev/drover/internal/agent/sim"
 )
 
@@ -73,8 +75,12 @@ func New(p agent.Profile) (agent.Agent, error) {
 	return reg.New(WithDefaults(p))
 }
 
-// WithDefaults returns p with its kind's default command and arguments
-// filled in where it gives none.
+// WithDefaults returns p ready to run: its kind's default command where it
+// names none; the kind's DefaultArgs, then the profile's args, then the
+// kind's LastArgs (unless the profile replaces them, args_mode: replace);
+// and EnvPassthrough with CommonPassEnv and the kind's PassEnv merged in.
+// The result's ArgsMode is ArgsReplace, as its Args are now the whole list,
+// so applying WithDefaults twice changes nothing.
 func WithDefaults(p agent.Profile) agent.Profile {
 	reg, ok := Lookup(p.Kind)
 	if !ok {
@@ -83,8 +89,19 @@ func WithDefaults(p agent.Profile) agent.Profile {
 	if p.Command == "" {
 		p.Command = reg.DefaultCommand
 	}
-	if len(p.Args) == 0 && reg.DefaultArgs != nil {
-		p.Args = reg.DefaultArgs(p)
+	if p.ArgsMode != agent.ArgsReplace {
+		var args []string
+		if reg.DefaultArgs != nil {
+			args = append(args, reg.DefaultArgs(p)...)
+		}
+		args = append(args, p.Args...)
+		if reg.LastArgs != nil {
+			args = append(args, reg.LastArgs(p)...)
+		}
+		p.Args, p.ArgsMode = args, agent.ArgsReplace
+	}
+	if !reg.InProcess {
+		p.EnvPassthrough = union(agent.CommonPassEnv, reg.PassEnv, p.EnvPassthrough)
 	}
 	return p
 }
@@ -106,6 +123,42 @@ func Resume(p agent.Profile, sessionID string) (agent.Profile, bool) {
 	}
 	filled.Args = args
 	return filled, true
+}
+
+// PassEnv returns the variables an agent of the profile inherits from
+// drover's environment when they are set, sorted: proc's base variables and
+// the names WithDefaults merges (none for kinds that run in process).
+func PassEnv(p agent.Profile) []string {
+	if InProcess(p.Kind) {
+		return nil
+	}
+	names := union(proc.BaseEnvKeys, WithDefaults(p).EnvPassthrough)
+	sort.Strings(names)
+	return names
+}
+
+// CheckArgs checks a replacement argument list (args_mode: replace) keeps
+// what the kind's parser needs; nil for kinds that need nothing.
+func CheckArgs(kind string, args []string) error {
+	if reg, ok := Lookup(kind); ok && reg.CheckArgs != nil {
+		return reg.CheckArgs(args)
+	}
+	return nil
+}
+
+// union is the names of lists in order, each once.
+func union(lists ...[]string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range lists {
+		for _, n := range l {
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 // ValidateSpec checks a card's spec against what the kind reads from it; nil

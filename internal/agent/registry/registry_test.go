@@ -2,6 +2,7 @@ package registry
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,9 +104,20 @@ func TestParsersAndArgs(t *testing.T) {
 	if NewParser("sim") == nil {
 		t.Error("sim prints Claude's output; Claude's parser reads it")
 	}
-	own := WithDefaults(agent.Profile{Kind: "claude", Command: "/opt/claude", Args: []string{"-p"}, MaxTurns: 5})
-	if own.Command != "/opt/claude" || strings.Join(own.Args, " ") != "-p" {
-		t.Errorf("a profile's own command and args are kept: %+v", own)
+	own := WithDefaults(agent.Profile{Kind: "claude", Command: "/opt/claude", Args: []string{"--model", "x"}, MaxTurns: 5})
+	if got := strings.Join(own.Args, " "); own.Command != "/opt/claude" || got != "-p --output-format stream-json --verbose --max-turns 5 --model x" {
+		t.Errorf("a profile's own command is kept and its args follow the defaults: %q %q", own.Command, got)
+	}
+	if again := WithDefaults(own); strings.Join(again.Args, " ") != strings.Join(own.Args, " ") {
+		t.Errorf("WithDefaults twice adds the defaults twice: %q", again.Args)
+	}
+	replaced := WithDefaults(agent.Profile{Kind: "claude", ArgsMode: agent.ArgsReplace, Args: []string{"-p", "--output-format", "json"}, MaxTurns: 5})
+	if got := strings.Join(replaced.Args, " "); got != "-p --output-format json" {
+		t.Errorf("args_mode: replace keeps the profile's args alone: %q", got)
+	}
+	cx := WithDefaults(agent.Profile{Kind: "codex", Args: []string{"--model", "o3"}})
+	if got := strings.Join(cx.Args, " "); got != "exec --json --skip-git-repo-check --model o3 -" {
+		t.Errorf("codex args go between the defaults and the final -: %q", got)
 	}
 	capped := WithDefaults(agent.Profile{Kind: "claude", MaxTurns: 7})
 	if got := strings.Join(capped.Args, " "); got != "-p --output-format stream-json --verbose --max-turns 7" {
@@ -131,5 +143,49 @@ func TestNew(t *testing.T) {
 	}
 	if ValidateSpec("command", []byte(`{"sim":["bogus"]}`)) != nil || !InProcess("sim") || InProcess("claude") {
 		t.Error("only sim reads the spec and runs in process")
+	}
+}
+
+func TestCheckArgs(t *testing.T) {
+	for _, c := range []struct {
+		kind string
+		args []string
+		want string // "" = accepted
+	}{
+		{"claude", []string{"-p", "--output-format", "stream-json", "--verbose", "--model", "x"}, ""},
+		{"claude", []string{"--print", "--output-format=json"}, ""},
+		{"claude", []string{"--model", "x"}, "drops -p"},
+		{"claude", []string{"-p", "--model", "x"}, "drops --output-format stream-json"},
+		{"claude", []string{"-p", "--output-format", "stream-json"}, "without --verbose"},
+		{"codex", []string{"exec", "--json", "-"}, ""},
+		{"codex", []string{"--json", "-"}, "drops exec"},
+		{"codex", []string{"exec", "-"}, "drops --json"},
+		{"command", nil, ""},
+	} {
+		err := CheckArgs(c.kind, c.args)
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s %q: %v, want %q", c.kind, c.args, err, c.want)
+		}
+	}
+}
+
+func TestPassEnv(t *testing.T) {
+	claude := PassEnv(agent.Profile{Kind: "claude", EnvPassthrough: []string{"MY_PROXY_TOKEN"}})
+	for _, want := range []string{"PATH", "HOME", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN", "HTTPS_PROXY", "SSL_CERT_FILE", "MY_PROXY_TOKEN"} {
+		if !slices.Contains(claude, want) {
+			t.Errorf("claude agents do not get %s: %q", want, claude)
+		}
+	}
+	if slices.Contains(claude, "OPENAI_API_KEY") {
+		t.Error("claude agents get codex's key")
+	}
+	codex := PassEnv(agent.Profile{Kind: "codex"})
+	for _, want := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME", "NO_PROXY"} {
+		if !slices.Contains(codex, want) {
+			t.Errorf("codex agents do not get %s: %q", want, codex)
+		}
+	}
+	if PassEnv(agent.Profile{Kind: "sim"}) != nil {
+		t.Error("the in-process sim kind inherits nothing")
 	}
 }

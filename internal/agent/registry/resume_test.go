@@ -40,9 +40,11 @@ func TestResumeArgv(t *testing.T) {
 		{"claude profile picks its session", agent.Profile{Kind: "claude", Args: []string{"-p", "--continue"}}, ""},
 		{"claude keeps no sessions", agent.Profile{Kind: "claude", Args: []string{"-p", "--no-session-persistence"}}, ""},
 		{"codex defaults", agent.Profile{Kind: "codex", Prompt: "stdin"}, "exec resume --json --skip-git-repo-check sess-1 -"},
-		{"codex with a model", agent.Profile{Kind: "codex", Args: []string{"exec", "--json", "-m", "o3", "--config=x=1", "-"}}, "exec resume --json -m o3 --config=x=1 sess-1 -"},
-		{"codex option resume lacks", agent.Profile{Kind: "codex", Args: []string{"exec", "--json", "--sandbox", "workspace-write", "-"}}, ""},
-		{"codex ephemeral", agent.Profile{Kind: "codex", Args: []string{"exec", "--json", "--ephemeral", "-"}}, ""},
+		// A profile's args follow the kind's defaults (args_mode: append).
+		{"codex with a model", agent.Profile{Kind: "codex", Args: []string{"-m", "o3", "--config=x=1"}}, "exec resume --json --skip-git-repo-check -m o3 --config=x=1 sess-1 -"},
+		{"codex replaced args", agent.Profile{Kind: "codex", ArgsMode: agent.ArgsReplace, Args: []string{"exec", "--json", "-m", "o3", "-"}}, "exec resume --json -m o3 sess-1 -"},
+		{"codex option resume lacks", agent.Profile{Kind: "codex", Args: []string{"--sandbox", "workspace-write"}}, ""},
+		{"codex ephemeral", agent.Profile{Kind: "codex", Args: []string{"--ephemeral"}}, ""},
 		{"codex prompt as argument", agent.Profile{Kind: "codex", Prompt: "arg", Args: []string{"exec", "--json"}}, ""},
 		{"command kind", agent.Profile{Kind: "command", Command: "./agent.sh"}, ""},
 	}

@@ -90,7 +90,7 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 			}
 			if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO runs (id, card_id, attempt, retry_epoch, claim_epoch, node, agent,
 				outcome, kind, counted, decision, exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out,
-				cost_usd, log_path, workspace, last_output, session_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
+				cost_usd, log_path, workspace, last_output, session_id, argv, env_names) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
 				runArgs(r, now)...); err != nil {
 				if isUnique(err) {
 					return fmt.Errorf("%w (attempt %d of epoch %d exists)", store.ErrConflict, r.Attempt, r.RetryEpoch)
@@ -107,7 +107,7 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 			args := append(a[1:], r.ID)
 			res, err := tx.ExecContext(ctx, d.q(`UPDATE runs SET card_id=?, attempt=?, retry_epoch=?, claim_epoch=?, node=?, agent=?,
 				outcome=?, kind=?, counted=?, decision=?, exit_code=?, error=?, claimed_at=?, started_at=?, finished_at=?,
-				tokens_in=?, tokens_out=?, cost_usd=?, log_path=?, workspace=?, last_output=?, session_id=? WHERE id=?`+cond), args...)
+				tokens_in=?, tokens_out=?, cost_usd=?, log_path=?, workspace=?, last_output=?, session_id=?, argv=?, env_names=? WHERE id=?`+cond), args...)
 			if err != nil {
 				return err
 			}
@@ -218,9 +218,16 @@ func (d *DB) Heartbeat(ctx context.Context, cardID, owner string, epoch int64, u
 
 // UpdateRunProgress implements store.Store.
 func (d *DB) UpdateRunProgress(ctx context.Context, runID string, p store.RunProgress) error {
+	var argv, envNames string
+	if p.Argv != nil {
+		argv, envNames = strList(p.Argv), strList(p.EnvNames)
+	}
 	_, err := d.db.ExecContext(ctx, d.q(`UPDATE runs SET last_output = ?, tokens_in = ?, tokens_out = ?, cost_usd = ?,
 		started_at = COALESCE(started_at, ?), log_path = CASE WHEN ? = '' THEN log_path ELSE ? END,
-		workspace = CASE WHEN ? = '' THEN workspace ELSE ? END WHERE id = ? AND outcome = ''`),
-		p.LastOutput, p.TokensIn, p.TokensOut, p.CostUSD, msPtr(p.StartedAt), p.LogPath, p.LogPath, p.Workspace, p.Workspace, runID)
+		workspace = CASE WHEN ? = '' THEN workspace ELSE ? END,
+		argv = CASE WHEN ? = '' THEN argv ELSE ? END, env_names = CASE WHEN ? = '' THEN env_names ELSE ? END
+		WHERE id = ? AND outcome = ''`),
+		p.LastOutput, p.TokensIn, p.TokensOut, p.CostUSD, msPtr(p.StartedAt), p.LogPath, p.LogPath, p.Workspace, p.Workspace,
+		argv, argv, envNames, envNames, runID)
 	return d.wrap(err)
 }

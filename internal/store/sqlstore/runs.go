@@ -12,7 +12,7 @@ import (
 )
 
 const runCols = `id, card_id, attempt, retry_epoch, claim_epoch, node, agent, outcome, kind, counted, decision,
- exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out, cost_usd, log_path, workspace, last_output, session_id`
+ exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out, cost_usd, log_path, workspace, last_output, session_id, argv, env_names`
 
 // runArgs are the values for every column of runs; a run without a claim
 // time is claimed now.
@@ -31,7 +31,7 @@ func runArgs(r *board.Run, now time.Time) []any {
 	}
 	return []any{r.ID, r.CardID, r.Attempt, r.RetryEpoch, r.ClaimEpoch, r.Node, r.Agent, string(r.Outcome), r.Kind,
 		counted, r.Decision, exit, r.Error, ms(claimed), msPtr(r.StartedAt), msPtr(r.FinishedAt), r.TokensIn,
-		r.TokensOut, r.CostUSD, r.LogPath, r.Workspace, r.LastOutput, r.SessionID}
+		r.TokensOut, r.CostUSD, r.LogPath, r.Workspace, r.LastOutput, r.SessionID, strList(r.Argv), strList(r.EnvNames)}
 }
 
 func scanRun(s scanner) (board.Run, error) {
@@ -41,10 +41,17 @@ func scanRun(s scanner) (board.Run, error) {
 	var exit sql.NullInt64
 	var claimed int64
 	var started, finished sql.NullInt64
+	var argv, envNames string
 	err := s.Scan(&r.ID, &r.CardID, &r.Attempt, &r.RetryEpoch, &r.ClaimEpoch, &r.Node, &r.Agent, &outcome, &r.Kind,
 		&counted, &r.Decision, &exit, &r.Error, &claimed, &started, &finished, &r.TokensIn, &r.TokensOut, &r.CostUSD,
-		&r.LogPath, &r.Workspace, &r.LastOutput, &r.SessionID)
+		&r.LogPath, &r.Workspace, &r.LastOutput, &r.SessionID, &argv, &envNames)
 	if err != nil {
+		return r, err
+	}
+	if err := decodeJSON("runs", "argv", r.ID, argv, &r.Argv); err != nil {
+		return r, err
+	}
+	if err := decodeJSON("runs", "env_names", r.ID, envNames, &r.EnvNames); err != nil {
 		return r, err
 	}
 	r.Outcome = board.Outcome(outcome)

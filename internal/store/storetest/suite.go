@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -42,6 +43,7 @@ func Run(t *testing.T, open Opener) {
 		{"HalfWrittenTransaction", testHalfWritten},
 		{"Heartbeat", testHeartbeat},
 		{"Progress", testProgress},
+		{"RunLaunch", testRunLaunch},
 		{"Events", testEvents},
 		{"Comments", testComments},
 		{"Outbox", testOutbox},
@@ -457,6 +459,33 @@ func testProgress(t *testing.T, s store.Store) {
 	must(t, s.UpdateRunProgress(ctx, r.ID, store.RunProgress{LastOutput: "late"}))
 	if got, _ := s.GetRun(ctx, r.ID); got.LastOutput != "more" {
 		t.Fatalf("progress reached a finished run: %+v", got)
+	}
+}
+
+// testRunLaunch: the command line and variable names an agent ran with are
+// kept on its run; progress without them leaves them alone, and a run
+// written whole keeps its own.
+func testRunLaunch(t *testing.T, s store.Store) {
+	c := mkCard(t, s, "l", "ready")
+	must(t, claim(s, c, "a"))
+	runs, _ := s.ListRuns(ctx, store.RunFilter{CardID: c.ID})
+	r := runs[0]
+	if r.Argv == nil || len(r.Argv) != 0 || len(r.EnvNames) != 0 {
+		t.Fatalf("a new run has argv %q, env %q; want empty lists", r.Argv, r.EnvNames)
+	}
+	argv := []string{"claude", "-p", "--api-key", "[redacted]"}
+	must(t, s.UpdateRunProgress(ctx, r.ID, store.RunProgress{Argv: argv, EnvNames: []string{"ANTHROPIC_API_KEY", "PATH"}}))
+	must(t, s.UpdateRunProgress(ctx, r.ID, store.RunProgress{LastOutput: "working"}))
+	r, _ = s.GetRun(ctx, r.ID)
+	if strings.Join(r.Argv, " ") != "claude -p --api-key [redacted]" || strings.Join(r.EnvNames, " ") != "ANTHROPIC_API_KEY PATH" {
+		t.Fatalf("launch = %q %q", r.Argv, r.EnvNames)
+	}
+	r.Outcome = board.OutcomeSucceeded
+	r.Argv = append(r.Argv, "--model", "x")
+	must(t, s.Apply(ctx, store.Change{Run: &r, RunMustBeOpen: true}))
+	got, _ := s.GetRun(ctx, r.ID)
+	if strings.Join(got.Argv, " ") != "claude -p --api-key [redacted] --model x" || len(got.EnvNames) != 2 {
+		t.Fatalf("after Apply: %q %q", got.Argv, got.EnvNames)
 	}
 }
 
