@@ -43,7 +43,7 @@ func TestClassifyOrder(t *testing.T) {
 		{"exit 0 without an expected final message", Signals{ExitCode: 0, Structured: Structured{Present: true, Finished: true, NoFinalMessage: "the agent ended its turn without a message"}},
 			nil, KindUnknown, "structured:no_agent_message"},
 		{"is_error with exit 0 is a failure", Signals{ExitCode: 0, Structured: rateLimited, Now: now}, nil, KindRateLimited,
-			"structured:api_error_status=429,phrase:claude_rate_limit"},
+			"structured:api_error_status=429,phrase:rate_limit"},
 		{"max turns subtype", Signals{ExitCode: 1, Structured: Structured{Present: true, IsError: true, Subtype: "error_max_turns"}},
 			nil, KindMaxTurns, "structured:subtype"},
 		{"refusal stop reason", Signals{ExitCode: 1, Structured: Structured{Present: true, IsError: true, StopReason: "refusal", ErrorType: "invalid_request"}},
