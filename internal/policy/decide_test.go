@@ -365,3 +365,39 @@ func TestInterruptedGiveUpCountsInARow(t *testing.T) {
 		t.Fatalf("explain = %q; want the attempts of the run named", d.Explain)
 	}
 }
+
+// TestProviderGiveUpTellsTheBreaker: a provider_unavailable give-up says the
+// card is the only one failing only when the profile's breaker stayed closed;
+// when the breaker opened for the same outage it says the provider failed for
+// every card and does not send the operator to change the card.
+func TestProviderGiveUpTellsTheBreaker(t *testing.T) {
+	giveUp := func(tripped bool) Decision {
+		var h []board.Run
+		for i := 0; ; i++ {
+			h = append(h, board.Run{ID: fmt.Sprintf("r%d", i+1), Attempt: i + 1, LogPath: "/logs/cur.log"})
+			in := input(Defaults(), KindProviderUnavailable, h)
+			in.AgentProfile, in.ProfileBreakerTripped = "claude-main", tripped
+			d := Decide(in)
+			h[i].Kind, h[i].Counted, h[i].Outcome = string(d.Kind), d.Counted, d.Outcome
+			if d.Verb == VerbGiveUp {
+				return d
+			}
+			if i > 50 {
+				t.Fatal("provider_unavailable never gave up")
+			}
+		}
+	}
+	outage := giveUp(true)
+	for _, s := range []string{outage.Explain, outage.BlockReason.What, outage.BlockReason.How} {
+		if strings.Contains(s, "this card only") || strings.Contains(s, "change the card") {
+			t.Errorf("breaker opened for the outage, yet the reason blames the card: %q", s)
+		}
+	}
+	if !strings.Contains(outage.Explain, "breaker") || !strings.Contains(outage.BlockReason.How, "drover agent ls") {
+		t.Errorf("outage give-up does not name the breaker: explain %q how %q", outage.Explain, outage.BlockReason.How)
+	}
+	alone := giveUp(false)
+	if !strings.Contains(alone.Explain, "this card only") || !strings.Contains(alone.BlockReason.How, "drover card edit") {
+		t.Errorf("a card failing alone: explain %q how %q", alone.Explain, alone.BlockReason.How)
+	}
+}

@@ -117,6 +117,23 @@ func how(k Kind, id, profile, runID string) string {
 	return fmt.Sprintf("read %s, fix the cause (drover card edit %s … if the card is at fault), then %s for a fresh budget", logs, id, resume)
 }
 
+// providerScope says, in a provider_unavailable give-up, whether the card
+// failed alone or in an outage the profile's breaker saw.
+func providerScope(tripped bool, profile string) string {
+	prof := nonEmpty(profile, "PROFILE")
+	if tripped {
+		return fmt.Sprintf("; agent profile %s's breaker opened for the same outage, so the provider was failing for other cards too", prof)
+	}
+	return fmt.Sprintf("; it fails on this card only (agent profile %s's breaker stayed closed)", prof)
+}
+
+// outageHow is how to continue after a provider_unavailable give-up during
+// an outage: nothing about the card needs changing.
+func outageHow(id, profile string) string {
+	prof := nonEmpty(profile, "PROFILE")
+	return fmt.Sprintf("the provider was down for every card of agent profile %s, not only this one: check its status (drover agent ls shows the breaker), and once it answers again run drover card resume %s", prof, id)
+}
+
 // profileHow is how to continue after a profile pause.
 func profileHow(k Kind, profile string) string {
 	prof := nonEmpty(profile, "PROFILE")
