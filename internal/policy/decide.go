@@ -326,7 +326,7 @@ func (x *decider) capped(d Decision) Decision {
 func (x *decider) pauseProfile(d Decision) Decision {
 	prof := nonEmpty(x.in.AgentProfile, "PROFILE")
 	d.Verb, d.Event, d.NextState = VerbDefer, board.EvDeferred, x.eligibleState()
-	d.PauseProfile = &ProfilePause{Kind: x.k, Reason: what(x.k, x.msg) + "; " + profileHow(x.k, x.in.AgentProfile)}
+	d.PauseProfile = &ProfilePause{Kind: x.k, Reason: what(x.k, x.msg) + "; " + profileHow(x.k, x.in.AgentProfile, x.msg)}
 	d.Notify = []string{NotifyProfilePaused}
 	d.Explain = fmt.Sprintf("%s hit %s (%s, not counted); agent profile %s paused until an operator runs drover agent resume %s; %s waits in %s",
 		x.run(), x.k, short(x.msg), prof, prof, x.id, d.NextState)

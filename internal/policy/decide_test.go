@@ -401,3 +401,23 @@ func TestProviderGiveUpTellsTheBreaker(t *testing.T) {
 		t.Errorf("a card failing alone: explain %q how %q", alone.Explain, alone.BlockReason.How)
 	}
 }
+
+// TestAuthPauseNamesTheVariable: a CLI that says which credential variable
+// it lacks gets a how that names it and says how drover passes it on
+// (Codex: "Missing environment variable: `OPENAI_API_KEY`.").
+func TestAuthPauseNamesTheVariable(t *testing.T) {
+	in := input(Defaults(), KindAuthFailed, []board.Run{{ID: "r1", Attempt: 1}})
+	in.Classification.Message = "Missing environment variable: `OPENAI_API_KEY`."
+	d := Decide(in)
+	if d.PauseProfile == nil {
+		t.Fatalf("auth_failed did not pause the profile: %+v", d)
+	}
+	_, how, _ := strings.Cut(d.PauseProfile.Reason, "; ")
+	if !strings.Contains(how, "set OPENAI_API_KEY") || !strings.Contains(how, "env_passthrough") {
+		t.Errorf("how %q does not say to set OPENAI_API_KEY and pass it through", how)
+	}
+	in.Classification.Message = "Invalid API key · Fix external API key"
+	if r := Decide(in).PauseProfile.Reason; strings.Contains(r, "env_passthrough") {
+		t.Errorf("no variable named, yet the how speaks of one: %q", r)
+	}
+}
