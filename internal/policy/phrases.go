@@ -39,9 +39,9 @@ var Phrases = []Phrase{
 	phrase("claude_usage_limit_epoch", `(?i)Claude AI usage limit reached\|\d{9,11}`, KindUsageLimited,
 		"Claude AI usage limit reached|1762952400",
 		"pc012", "pc014"),
-	phrase("usage_window", `(?i)\busage[ _]limits?\b|\byou['’]ve hit your (\w+ )?limit\b|\blimits? will reset\b|\bdaily\b.{0,30}\b(limit|quota)\b|(?s:\b(quota|limit)\b.{0,100}\bper day\b)|\bfree limit reached\b`, KindUsageLimited,
+	phrase("usage_window", `(?i)\busage[ _]limits?\b|\byou['’]ve hit your (\w+ )?limit\b|\blimits? will reset\b|\b(session|weekly|daily|monthly)\b.{0,30}\b(limit|quota)\b|\blimit reached\b.{0,10}\bresets?\b|(?s:\b(quota|limit)\b.{0,100}\bper day\b)|\bfree limit reached\b`, KindUsageLimited,
 		"You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 9:33 PM.",
-		"pc015", "pc016", "pc017", "pc018", "pc086", "pc151", "pc152", "codex:usage_limit", "claude:usage_limit_subscription"),
+		"pc015", "pc016", "pc017", "pc018", "pc086", "pc151", "pc152", "pc216", "pc219", "codex:usage_limit", "claude:usage_limit_subscription"),
 
 	// Billing: credit and quota that an operator must top up. A quota the
 	// provider says resets in seconds is a rate limit (Gemini's per-minute
@@ -107,9 +107,9 @@ var Phrases = []Phrase{
 	// Credentials: missing, wrong or expired. A missing key variable is the
 	// credential the CLI did not get (drover passes only the variables a kind
 	// documents plus env_passthrough).
-	phrase("credentials", `(?i)\btoken (has )?expired\b|\binvalid (x-)?api[ -]key\b|\bapi key not (valid|found)\b|\bincorrect api key\b|\bmissing (\w+ )?api key\b|\bmissing environment variable\b|\bcould not resolve authentication method\b|\bnot logged in\b|\binvalid authentication credentials\b|\bmissing bearer\b|\bauthentication (did not complete|failed)\b|\brequire(s)? authentication\b|\bfailed to authenticate\b|\bunauthorized\b`, KindAuthFailed,
+	phrase("credentials", `(?i)\btoken (has )?expired\b|\binvalid (x-)?api[ -]key\b|\bapi key not (valid|found)\b|\bincorrect api key\b|\bmissing (\w+ )?api key\b|\bmissing environment variable\b|\bcould not resolve authentication method\b|\bnot logged in\b|\binvalid authentication credentials\b|\bmissing bearer\b|\bauthentication (did not complete|failed)\b|\brequire(s)? authentication\b|\bfailed to authenticate\b|\bunauthorized\b|\bcould not be refreshed\b|\bfailed to refresh (the |your )?token\b|\b(sign|log) in again\b`, KindAuthFailed,
 		"Invalid API key · Fix external API key",
-		"pc020", "pc022", "pc027", "pc037", "pc039", "pc106", "pc141", "pc195", "pc205", "claude:auth_401", "claude:missing_api_key", "codex:auth_401", "codex:builtin_provider_missing_api_key"),
+		"pc020", "pc022", "pc027", "pc037", "pc039", "pc106", "pc141", "pc195", "pc205", "pc209", "pc211", "pc214", "claude:auth_401", "claude:missing_api_key", "codex:auth_401", "codex:builtin_provider_missing_api_key"),
 
 	// Network: the request never got an answer from a server. The fix is on
 	// the operator's side (proxy, DNS, firewall), not the provider's.
