@@ -54,7 +54,7 @@ func classify(s Signals, rules []Rule, text string) Classification {
 	if c, ok := byStructured(st, text); ok {
 		return c
 	}
-	if c, ok := byTextStructure(text); ok {
+	if c, ok := byTextStructure(text, s.AgentKind == "command"); ok {
 		return c
 	}
 	if p, ok := matchPhrase(text); ok {
@@ -197,10 +197,17 @@ func narrow(text, src string, def Kind, allowed ...Kind) (Classification, bool) 
 // byTextStructure reads the structure in an error text: a status or an error
 // type names a family, which the phrase table narrows; an errno alone means
 // the network. The message is the line that decided.
-func byTextStructure(text string) (Classification, bool) {
+//
+// A command agent's stderr is any program's output (a test's "status 401",
+// curl's 404), so there a status or type decides only with a phrase of its
+// family: a bare one must not pause the profile.
+func byTextStructure(text string, anyProgram bool) (Classification, bool) {
 	decide := func(fam family, src string, at int) (Classification, bool) {
 		if p, ok := matchPhraseIn(text, fam.allowed); ok {
 			return Classification{Kind: p.Kind, Source: src + ",phrase:" + p.Name, Message: matchedLine(p, text)}, true
+		}
+		if anyProgram {
+			return Classification{}, false
 		}
 		return Classification{Kind: fam.def, Source: src, Message: lineAt(text, at)}, true
 	}

@@ -140,3 +140,23 @@ func TestRuleValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandStatusNeedsAPhrase: a command agent's stderr is any program's
+// output, so a bare HTTP status in it ("curl: 404", a test's "401") must not
+// pause the profile; a status with a phrase of its family still decides.
+func TestCommandStatusNeedsAPhrase(t *testing.T) {
+	for _, text := range []string{"GET /api/users: HTTP 404 Not Found\n--- FAIL: TestUsers", "assert status 401 == 200"} {
+		c := Classify(Signals{AgentKind: "command", ExitCode: 1, Stderr: text}, nil)
+		if Spec(c.Kind).ProfileLevel() {
+			t.Errorf("command agent %q → %s (%s): a bare status pauses the profile", text, c.Kind, c.Source)
+		}
+	}
+	c := Classify(Signals{AgentKind: "command", ExitCode: 1, Stderr: "unexpected status 401 Unauthorized: Incorrect API key provided"}, nil)
+	if c.Kind != KindAuthFailed {
+		t.Errorf("command agent with a 401 and a credentials phrase → %s (%s)", c.Kind, c.Source)
+	}
+	c = Classify(Signals{AgentKind: "codex", ExitCode: 1, Stderr: "unexpected status 404 Not Found"}, nil)
+	if c.Kind != KindConfigError {
+		t.Errorf("an agent CLI's own 404 → %s (%s); want config_error", c.Kind, c.Source)
+	}
+}
