@@ -160,3 +160,37 @@ func TestCommandStatusNeedsAPhrase(t *testing.T) {
 		t.Errorf("an agent CLI's own 404 → %s (%s); want config_error", c.Kind, c.Source)
 	}
 }
+
+// TestIssueTenExamples: the runs issue 10 found unknown or of the wrong
+// kind, as the adapters hand them over.
+func TestIssueTenExamples(t *testing.T) {
+	codex := func(msgs ...string) Signals {
+		return Signals{AgentKind: "codex", ExitCode: 1, Structured: Structured{Present: true, IsError: true, Finished: true, ErrorMessages: msgs}}
+	}
+	claude := func(errType, msg string) Signals {
+		return Signals{AgentKind: "claude", ExitCode: 1, Structured: Structured{Present: true, IsError: true, Finished: true, ErrorType: errType, ErrorMessages: []string{msg}}}
+	}
+	cases := []struct {
+		name string
+		s    Signals
+		want Kind
+	}{
+		{"codex 503 at capacity", codex("Reconnecting... 1/5 (unexpected status 503 Service Unavailable: Selected model is at capacity. Please try a different model.)",
+			"unexpected status 503 Service Unavailable: Selected model is at capacity. Please try a different model."), KindProviderUnavailable},
+		{"codex 500 high demand", codex("We're currently experiencing high demand, which may cause temporary errors."), KindProviderUnavailable},
+		{"codex missing key variable", codex("Missing environment variable: `OPENAI_API_KEY`."), KindAuthFailed},
+		{"connection refused", claude("server_error", "API Error: Unable to connect to API (ConnectionRefused)"), KindNetwork},
+		{"connection reset", claude("server_error", "API Error: Connection to the API was lost (ECONNRESET). This is usually temporary — try again."), KindNetwork},
+		{"dns", claude("server_error", "API Error: Unable to connect to API (FailedToOpenSocket)"), KindNetwork},
+		{"claude request timeout", claude("server_error", "Request timed out"), KindTimeout},
+		{"usage limit reset", claude("", "Claude usage limit reached. Your limit will reset at 3pm (America/Santiago)."), KindUsageLimited},
+		{"expired oauth", claude("", `API Error: 401 {"type":"error","error":{"type":"authentication_error","message":"OAuth token has expired."}}`), KindAuthFailed},
+		{"credit too low", claude("", "Credit balance too low · Add funds: https://platform.claude.com/settings/billing"), KindQuotaExhausted},
+		{"fetch failed", Signals{AgentKind: "gemini", ExitCode: 1, Stderr: "✕ [API Error: exception TypeError: fetch failed sending request]"}, KindNetwork},
+	}
+	for _, c := range cases {
+		if got := Classify(c.s, nil); got.Kind != c.want {
+			t.Errorf("%s → %s (%s); want %s", c.name, got.Kind, got.Source, c.want)
+		}
+	}
+}
