@@ -146,11 +146,21 @@ func classifyKinds() string {
 func (a *app) classifyCmd() *cobra.Command {
 	var agentName, stderrFile, killedFor string
 	var exitCode int
+	var explain bool
 	c := &cobra.Command{
-		Use:   "classify --agent NAME_OR_KIND [--exit-code N] [--stderr FILE] [--killed-for WHY] < stdout",
+		Use:   "classify --agent NAME_OR_KIND [--exit-code N] [--stderr FILE] [--killed-for WHY] [--explain] < stdout",
 		Short: "Classify an agent's output (read from stdin) the way the dispatcher does",
+		Long: `Classify an agent's output (read from stdin) the way the dispatcher does.
+
+It prints one JSON object: kind, message, source, retry_after_s. With
+--explain it says which signal decided instead: a profile match rule, drover's
+own stop, a typed field of the agent's structured output, an HTTP status, an
+API error type or an errno in the error text, a phrase family (with the public
+corpus entries it was written for), or the fallback (unknown). With --explain
+--json the JSON object gains an "explain" field.`,
 		Example: `  claude -p "fix it" --output-format stream-json --verbose > out.jsonl; echo $? 
-  drover classify --agent claude --exit-code 1 < out.jsonl`,
+  drover classify --agent claude --exit-code 1 < out.jsonl
+  echo 'API Error: Unable to connect to API (ECONNRESET)' | drover classify --agent command --exit-code 1 --explain`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if agentName == "" {
@@ -191,6 +201,14 @@ func (a *app) classifyCmd() *cobra.Command {
 			if !cls.RetryAt.IsZero() {
 				out["retry_at"] = cls.RetryAt.UTC().Format(time.RFC3339)
 			}
+			why := policy.Explain(cls)
+			if explain && !a.asJSON {
+				printWhy(a.out, cls, why)
+				return nil
+			}
+			if explain {
+				out["explain"] = why
+			}
 			// classify always prints its JSON object: it is what scripts read.
 			b, _ := json.Marshal(out)
 			fmt.Fprintln(a.out, string(b))
@@ -200,8 +218,27 @@ func (a *app) classifyCmd() *cobra.Command {
 	c.Flags().StringVar(&agentName, "agent", "", "agent profile name, or claude, codex or command")
 	c.Flags().IntVar(&exitCode, "exit-code", 0, "the agent's exit code")
 	c.Flags().StringVar(&stderrFile, "stderr", "", "a file holding the agent's stderr")
+	c.Flags().BoolVar(&explain, "explain", false, "say which signal decided the kind (text; with --json, an \"explain\" field)")
 	c.Flags().StringVar(&killedFor, "killed-for", "", "why the dispatcher stopped the run, as the dispatcher would say: timeout, stall, shutdown, cancel or spend")
 	return c
+}
+
+// printWhy is classify --explain in words.
+func printWhy(w io.Writer, c policy.Classification, why policy.Why) {
+	fmt.Fprintf(w, "kind:       %s\n", c.Kind)
+	fmt.Fprintf(w, "decided by: %s\n", why.Words)
+	fmt.Fprintf(w, "signal:     %s", why.By)
+	if why.Detail != "" {
+		fmt.Fprintf(w, " %s", why.Detail)
+	}
+	fmt.Fprintln(w)
+	if why.Phrase != "" {
+		fmt.Fprintf(w, "rule:       phrase %s (evidence: %s)\n", why.Phrase, strings.Join(why.Evidence, ", "))
+	}
+	fmt.Fprintf(w, "source:     %s\n", c.Source)
+	if c.Message != "" {
+		fmt.Fprintf(w, "message:    %s\n", c.Message)
+	}
 }
 
 func retryAfter(c policy.Classification) time.Duration {

@@ -133,7 +133,8 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 		dec = policy.Decide(policy.Input{Config: cfg.Policy, Card: card, CardRole: cfg.Board.RoleOf(card.State), Classification: cls,
 			History: history, Now: now, Rand: d.o.Rand, FailedState: cfg.Policy.FailedState, BlockedState: blockedColumn(cfg),
 			EligibleState: column(cfg, board.RoleEligible), ParkedState: column(cfg, board.RoleParked),
-			CompletedState: completedColumn(cfg), LogPath: fin.LogPath, Workspace: fin.Workspace, AgentProfile: profile})
+			CompletedState: completedColumn(cfg), LogPath: fin.LogPath, Workspace: fin.Workspace, AgentProfile: profile,
+			ProfileBreakerTripped: d.outage(ctx, profile)})
 	}
 	fin.Outcome, fin.Kind, fin.Counted, fin.Decision = dec.Outcome, string(dec.Kind), dec.Counted, dec.Explain
 	if fin.Error == "" && cls.Kind != policy.KindSucceeded {
@@ -252,6 +253,18 @@ func fillRun(r *board.Run, res *agent.Result, p agent.Profile) {
 	if st.SessionID != "" {
 		r.SessionID = st.SessionID
 	}
+}
+
+// outage reports whether profile's breaker is open or probing for
+// provider_unavailable: the provider is failing for other cards too, so a
+// give-up must not blame the card.
+func (d *Dispatcher) outage(ctx context.Context, profile string) bool {
+	bs, err := d.breakers(ctx)
+	if err != nil {
+		return false
+	}
+	st := bs[profile].BreakerState
+	return (st.State == policy.BreakerOpen || st.State == policy.BreakerHalfOpen) && st.Kind == policy.KindProviderUnavailable
 }
 
 // breakerChange records what a profile-level failure (or a probe's result)

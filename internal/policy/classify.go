@@ -16,8 +16,11 @@ import (
 //     permission it was denied (structured:permission_denials);
 //  4. typed fields of the agent's structured output (structured:FIELD), some
 //     narrowed by the phrase table within their family;
-//  5. the phrase table (phrase:NAME);
-//  6. the exit code: agent_failed only when there was no text at all,
+//  5. structure in the error text: an HTTP status (text:status=N), an API
+//     error type or code (text:type=T), each narrowed by the phrase table
+//     within its family, or an errno name (text:errno=E); see structure.go;
+//  6. the phrase table (phrase:NAME);
+//  7. the exit code: agent_failed only when there was no text at all,
 //     otherwise unknown with the text kept whole in Message.
 func Classify(s Signals, rules []Rule) Classification {
 	text := failureText(s)
@@ -49,6 +52,9 @@ func classify(s Signals, rules []Rule, text string) Classification {
 		return bySuccess(s)
 	}
 	if c, ok := byStructured(st, text); ok {
+		return c
+	}
+	if c, ok := byTextStructure(text, s.AgentKind == "command"); ok {
 		return c
 	}
 	if p, ok := matchPhrase(text); ok {
@@ -179,16 +185,43 @@ func rateFamily(st Structured, text, src string) (Classification, bool) {
 	return narrow(text, src, KindRateLimited, KindUsageLimited, KindQuotaExhausted, KindRateLimited)
 }
 
-// narrow lets a phrase pick among allowed kinds; otherwise def.
+// narrow lets the first phrase whose kind is allowed pick the kind;
+// otherwise def.
 func narrow(text, src string, def Kind, allowed ...Kind) (Classification, bool) {
-	if p, ok := matchPhrase(text); ok {
-		for _, k := range allowed {
-			if p.Kind == k {
-				return Classification{Kind: k, Source: "structured:" + src + ",phrase:" + p.Name}, true
-			}
-		}
+	if p, ok := matchPhraseIn(text, allowed); ok {
+		return Classification{Kind: p.Kind, Source: "structured:" + src + ",phrase:" + p.Name}, true
 	}
 	return Classification{Kind: def, Source: "structured:" + src}, true
+}
+
+// byTextStructure reads the structure in an error text: a status or an error
+// type names a family, which the phrase table narrows; an errno alone means
+// the network. The message is the line that decided.
+//
+// A command agent's stderr is any program's output (a test's "status 401",
+// curl's 404), so there a status or type decides only with a phrase of its
+// family: a bare one must not pause the profile.
+func byTextStructure(text string, anyProgram bool) (Classification, bool) {
+	decide := func(fam family, src string, at int) (Classification, bool) {
+		if p, ok := matchPhraseIn(text, fam.allowed); ok {
+			return Classification{Kind: p.Kind, Source: src + ",phrase:" + p.Name, Message: matchedLine(p, text)}, true
+		}
+		if anyProgram {
+			return Classification{}, false
+		}
+		return Classification{Kind: fam.def, Source: src, Message: lineAt(text, at)}, true
+	}
+	if code, at, ok := textStatus(text); ok {
+		fam, _ := statusFamily(code)
+		return decide(fam, "text:status="+strconv.Itoa(code), at)
+	}
+	if fam, word, at, ok := textType(text); ok {
+		return decide(fam, "text:type="+word, at)
+	}
+	if e, at, ok := textErrno(text); ok {
+		return Classification{Kind: KindNetwork, Source: "text:errno=" + e, Message: lineAt(text, at)}, true
+	}
+	return Classification{}, false
 }
 
 func byExit(s Signals, text string) Classification {
@@ -249,10 +282,15 @@ func matchedLine(p Phrase, text string) string {
 	if loc == nil {
 		return ""
 	}
-	start := strings.LastIndexByte(text[:loc[0]], '\n') + 1
+	return lineAt(text, loc[0])
+}
+
+// lineAt is the line of text holding byte offset at.
+func lineAt(text string, at int) string {
+	start := strings.LastIndexByte(text[:at], '\n') + 1
 	end := len(text)
-	if i := strings.IndexByte(text[loc[0]:], '\n'); i >= 0 {
-		end = loc[0] + i
+	if i := strings.IndexByte(text[at:], '\n'); i >= 0 {
+		end = at + i
 	}
 	return strings.TrimSpace(text[start:end])
 }

@@ -43,7 +43,7 @@ func TestClassifyOrder(t *testing.T) {
 		{"exit 0 without an expected final message", Signals{ExitCode: 0, Structured: Structured{Present: true, Finished: true, NoFinalMessage: "the agent ended its turn without a message"}},
 			nil, KindUnknown, "structured:no_agent_message"},
 		{"is_error with exit 0 is a failure", Signals{ExitCode: 0, Structured: rateLimited, Now: now}, nil, KindRateLimited,
-			"structured:api_error_status=429,phrase:claude_rate_limit"},
+			"structured:api_error_status=429,phrase:rate_limit"},
 		{"max turns subtype", Signals{ExitCode: 1, Structured: Structured{Present: true, IsError: true, Subtype: "error_max_turns"}},
 			nil, KindMaxTurns, "structured:subtype"},
 		{"refusal stop reason", Signals{ExitCode: 1, Structured: Structured{Present: true, IsError: true, StopReason: "refusal", ErrorType: "invalid_request"}},
@@ -137,6 +137,60 @@ func TestRuleValidate(t *testing.T) {
 		err := r.Validate()
 		if err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("%+v: err %v; want one naming %s", r, err, field)
+		}
+	}
+}
+
+// TestCommandStatusNeedsAPhrase: a command agent's stderr is any program's
+// output, so a bare HTTP status in it ("curl: 404", a test's "401") must not
+// pause the profile; a status with a phrase of its family still decides.
+func TestCommandStatusNeedsAPhrase(t *testing.T) {
+	for _, text := range []string{"GET /api/users: HTTP 404 Not Found\n--- FAIL: TestUsers", "assert status 401 == 200"} {
+		c := Classify(Signals{AgentKind: "command", ExitCode: 1, Stderr: text}, nil)
+		if Spec(c.Kind).ProfileLevel() {
+			t.Errorf("command agent %q → %s (%s): a bare status pauses the profile", text, c.Kind, c.Source)
+		}
+	}
+	c := Classify(Signals{AgentKind: "command", ExitCode: 1, Stderr: "unexpected status 401 Unauthorized: Incorrect API key provided"}, nil)
+	if c.Kind != KindAuthFailed {
+		t.Errorf("command agent with a 401 and a credentials phrase → %s (%s)", c.Kind, c.Source)
+	}
+	c = Classify(Signals{AgentKind: "codex", ExitCode: 1, Stderr: "unexpected status 404 Not Found"}, nil)
+	if c.Kind != KindConfigError {
+		t.Errorf("an agent CLI's own 404 → %s (%s); want config_error", c.Kind, c.Source)
+	}
+}
+
+// TestIssueTenExamples: the runs issue 10 found unknown or of the wrong
+// kind, as the adapters hand them over.
+func TestIssueTenExamples(t *testing.T) {
+	codex := func(msgs ...string) Signals {
+		return Signals{AgentKind: "codex", ExitCode: 1, Structured: Structured{Present: true, IsError: true, Finished: true, ErrorMessages: msgs}}
+	}
+	claude := func(errType, msg string) Signals {
+		return Signals{AgentKind: "claude", ExitCode: 1, Structured: Structured{Present: true, IsError: true, Finished: true, ErrorType: errType, ErrorMessages: []string{msg}}}
+	}
+	cases := []struct {
+		name string
+		s    Signals
+		want Kind
+	}{
+		{"codex 503 at capacity", codex("Reconnecting... 1/5 (unexpected status 503 Service Unavailable: Selected model is at capacity. Please try a different model.)",
+			"unexpected status 503 Service Unavailable: Selected model is at capacity. Please try a different model."), KindProviderUnavailable},
+		{"codex 500 high demand", codex("We're currently experiencing high demand, which may cause temporary errors."), KindProviderUnavailable},
+		{"codex missing key variable", codex("Missing environment variable: `OPENAI_API_KEY`."), KindAuthFailed},
+		{"connection refused", claude("server_error", "API Error: Unable to connect to API (ConnectionRefused)"), KindNetwork},
+		{"connection reset", claude("server_error", "API Error: Connection to the API was lost (ECONNRESET). This is usually temporary — try again."), KindNetwork},
+		{"dns", claude("server_error", "API Error: Unable to connect to API (FailedToOpenSocket)"), KindNetwork},
+		{"claude request timeout", claude("server_error", "Request timed out"), KindTimeout},
+		{"usage limit reset", claude("", "Claude usage limit reached. Your limit will reset at 3pm (America/Santiago)."), KindUsageLimited},
+		{"expired oauth", claude("", `API Error: 401 {"type":"error","error":{"type":"authentication_error","message":"OAuth token has expired."}}`), KindAuthFailed},
+		{"credit too low", claude("", "Credit balance too low · Add funds: https://platform.claude.com/settings/billing"), KindQuotaExhausted},
+		{"fetch failed", Signals{AgentKind: "gemini", ExitCode: 1, Stderr: "✕ [API Error: exception TypeError: fetch failed sending request]"}, KindNetwork},
+	}
+	for _, c := range cases {
+		if got := Classify(c.s, nil); got.Kind != c.want {
+			t.Errorf("%s → %s (%s); want %s", c.name, got.Kind, got.Source, c.want)
 		}
 	}
 }

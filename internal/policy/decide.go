@@ -31,6 +31,11 @@ type Input struct {
 	CardStillEligibleAfterSuccess bool
 	LogPath, Workspace            string // for "where"; default: the run's own
 	AgentProfile                  string
+	// ProfileBreakerTripped: the agent profile's circuit breaker is open (or
+	// probing) for provider_unavailable as the run is routed, so the provider
+	// is failing for other cards too. A provider_unavailable give-up then
+	// blames the outage, not the card.
+	ProfileBreakerTripped bool
 }
 
 // ProfilePause asks the dispatcher to pause the card's agent profile.
@@ -191,12 +196,16 @@ func (x *decider) blockedState() string { return nonEmpty(x.in.BlockedState, x.f
 func (x *decider) eligibleState() string { return nonEmpty(x.in.EligibleState, "ready") }
 
 func (x *decider) reason(k Kind, msg string) *board.BlockReason {
-	return &board.BlockReason{
+	r := &board.BlockReason{
 		Kind:  string(k),
 		What:  what(k, msg),
 		Where: where(x.in.Card, x.cur, x.in.LogPath, x.in.Workspace),
 		How:   how(k, x.id, x.in.AgentProfile, x.cur.ID),
 	}
+	if k == KindProviderUnavailable && x.in.ProfileBreakerTripped {
+		r.How = outageHow(x.id, x.in.AgentProfile)
+	}
+	return r
 }
 
 func (x *decider) hold(d Decision, explain string) Decision {
@@ -294,7 +303,7 @@ func (x *decider) capped(d Decision) Decision {
 		}
 		head = fmt.Sprintf("%s hit %s for the %s time %s (%s: %d %s)", x.run(), x.k, ordinal(m), span, budget, limit, plural(noun, limit))
 		if x.k == KindProviderUnavailable {
-			head += "; it fails on this card only"
+			head += providerScope(x.in.ProfileBreakerTripped, x.in.AgentProfile)
 		}
 		return x.giveUp(d, m, budget, head)
 	}
@@ -317,7 +326,7 @@ func (x *decider) capped(d Decision) Decision {
 func (x *decider) pauseProfile(d Decision) Decision {
 	prof := nonEmpty(x.in.AgentProfile, "PROFILE")
 	d.Verb, d.Event, d.NextState = VerbDefer, board.EvDeferred, x.eligibleState()
-	d.PauseProfile = &ProfilePause{Kind: x.k, Reason: what(x.k, x.msg) + "; " + profileHow(x.k, x.in.AgentProfile)}
+	d.PauseProfile = &ProfilePause{Kind: x.k, Reason: what(x.k, x.msg) + "; " + profileHow(x.k, x.in.AgentProfile, x.msg)}
 	d.Notify = []string{NotifyProfilePaused}
 	d.Explain = fmt.Sprintf("%s hit %s (%s, not counted); agent profile %s paused until an operator runs drover agent resume %s; %s waits in %s",
 		x.run(), x.k, short(x.msg), prof, prof, x.id, d.NextState)

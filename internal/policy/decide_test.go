@@ -365,3 +365,59 @@ func TestInterruptedGiveUpCountsInARow(t *testing.T) {
 		t.Fatalf("explain = %q; want the attempts of the run named", d.Explain)
 	}
 }
+
+// TestProviderGiveUpTellsTheBreaker: a provider_unavailable give-up says the
+// card is the only one failing only when the profile's breaker stayed closed;
+// when the breaker opened for the same outage it says the provider failed for
+// every card and does not send the operator to change the card.
+func TestProviderGiveUpTellsTheBreaker(t *testing.T) {
+	giveUp := func(tripped bool) Decision {
+		var h []board.Run
+		for i := 0; ; i++ {
+			h = append(h, board.Run{ID: fmt.Sprintf("r%d", i+1), Attempt: i + 1, LogPath: "/logs/cur.log"})
+			in := input(Defaults(), KindProviderUnavailable, h)
+			in.AgentProfile, in.ProfileBreakerTripped = "claude-main", tripped
+			d := Decide(in)
+			h[i].Kind, h[i].Counted, h[i].Outcome = string(d.Kind), d.Counted, d.Outcome
+			if d.Verb == VerbGiveUp {
+				return d
+			}
+			if i > 50 {
+				t.Fatal("provider_unavailable never gave up")
+			}
+		}
+	}
+	outage := giveUp(true)
+	for _, s := range []string{outage.Explain, outage.BlockReason.What, outage.BlockReason.How} {
+		if strings.Contains(s, "this card only") || strings.Contains(s, "change the card") {
+			t.Errorf("breaker opened for the outage, yet the reason blames the card: %q", s)
+		}
+	}
+	if !strings.Contains(outage.Explain, "breaker") || !strings.Contains(outage.BlockReason.How, "drover agent ls") {
+		t.Errorf("outage give-up does not name the breaker: explain %q how %q", outage.Explain, outage.BlockReason.How)
+	}
+	alone := giveUp(false)
+	if !strings.Contains(alone.Explain, "this card only") || !strings.Contains(alone.BlockReason.How, "drover card edit") {
+		t.Errorf("a card failing alone: explain %q how %q", alone.Explain, alone.BlockReason.How)
+	}
+}
+
+// TestAuthPauseNamesTheVariable: a CLI that says which credential variable
+// it lacks gets a how that names it and says how drover passes it on
+// (Codex: "Missing environment variable: `OPENAI_API_KEY`.").
+func TestAuthPauseNamesTheVariable(t *testing.T) {
+	in := input(Defaults(), KindAuthFailed, []board.Run{{ID: "r1", Attempt: 1}})
+	in.Classification.Message = "Missing environment variable: `OPENAI_API_KEY`."
+	d := Decide(in)
+	if d.PauseProfile == nil {
+		t.Fatalf("auth_failed did not pause the profile: %+v", d)
+	}
+	_, how, _ := strings.Cut(d.PauseProfile.Reason, "; ")
+	if !strings.Contains(how, "set OPENAI_API_KEY") || !strings.Contains(how, "env_passthrough") {
+		t.Errorf("how %q does not say to set OPENAI_API_KEY and pass it through", how)
+	}
+	in.Classification.Message = "Invalid API key · Fix external API key"
+	if r := Decide(in).PauseProfile.Reason; strings.Contains(r, "env_passthrough") {
+		t.Errorf("no variable named, yet the how speaks of one: %q", r)
+	}
+}

@@ -2,129 +2,164 @@ package policy
 
 import "regexp"
 
-// Phrase is one row of the built-in phrase table: a pattern written for a
-// real message an agent CLI printed, and the kind that message means. Cite is
-// that message, verbatim; every row has a test that feeds Cite to Classify.
+// Phrase is one row of the built-in phrase table: a family of stems for one
+// kind of failure, the way agent CLIs word it. Cite is one real message the
+// row was written for, verbatim; Evidence names the public corpus entries
+// (testdata/corpus.jsonl ids) and captured fixtures the row decides. Every
+// row has a test that feeds Cite to Classify and one that checks each
+// evidence entry is matched by the row.
 type Phrase struct {
-	Name string
-	Re   *regexp.Regexp
-	Kind Kind
-	Cite string
+	Name     string
+	Re       *regexp.Regexp
+	Kind     Kind
+	Cite     string
+	Evidence []string
 }
 
-func phrase(name, re string, kind Kind, cite string) Phrase {
-	return Phrase{Name: name, Re: regexp.MustCompile(re), Kind: kind, Cite: cite}
+func phrase(name, re string, kind Kind, cite string, evidence ...string) Phrase {
+	return Phrase{Name: name, Re: regexp.MustCompile(re), Kind: kind, Cite: cite, Evidence: evidence}
 }
 
-// Phrases is the built-in phrase table, tried in order after typed signals;
-// the first row that matches wins, so narrower rows come before broader ones.
-// Messages come from the captured corpus (Claude Code 2.1.197, Codex CLI
-// 0.171.0); other versions word things differently, which is why typed
-// fields are read first and `unknown` is the answer when nothing matches.
+// Phrases is the built-in phrase table, tried in order after typed signals
+// and after the structure in the text (an HTTP status, an error type, an
+// errno: see structure.go); the first row that matches wins, so narrower rows
+// come before broader ones. Rows are families of stems with word boundaries,
+// not exact sentences, so that wording that moves between CLI versions still
+// lands right; `unknown` is the answer when nothing matches.
 var Phrases = []Phrase{
-	// Plan usage windows, before the generic rate-limit rows.
-	phrase("claude_usage_limit", `(?i)you['’]ve hit your (session|weekly|usage|daily|\w+) limit\b.*\bresets?\b`, KindUsageLimited,
-		"You've hit your session limit · resets 10:18pm (UTC)"),
-	phrase("codex_usage_limit", `(?i)you['’]ve hit your usage limit`, KindUsageLimited,
-		"You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 9:33 PM."),
+	// Stalls and timeouts, before the broader stream and connection rows.
+	phrase("codex_idle_timeout", `(?i)idle timeout waiting for SSE`, KindStalled,
+		"stream disconnected before completion: idle timeout waiting for SSE",
+		"codex:stall_midstream"),
+	phrase("request_timed_out", `(?i)\brequest timed out\b|\btimed out waiting for (a )?response\b`, KindTimeout,
+		"API Error (Request timed out.) · Retrying in 8 seconds… (attempt 5/10)",
+		"pc006", "pc170", "claude:hang_api_timeout"),
+
+	// Plan usage windows, before quota and the generic rate-limit rows.
 	phrase("claude_usage_limit_epoch", `(?i)Claude AI usage limit reached\|\d{9,11}`, KindUsageLimited,
-		"Claude AI usage limit reached|1735000000"),
-	// The Anthropic API's own error types, as older Claude Code versions
-	// print them ("API Error: 429 {…}"); from the API's documented errors.
-	phrase("anthropic_rate_limit_error", `"type"\s*:\s*"rate_limit_error"`, KindRateLimited,
-		`API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`),
-	phrase("anthropic_overloaded_error", `"type"\s*:\s*"overloaded_error"`, KindProviderUnavailable,
-		`API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`),
-	phrase("anthropic_api_error", `"type"\s*:\s*"api_error"`, KindProviderUnavailable,
-		`API Error: 500 {"type":"error","error":{"type":"api_error","message":"Internal server error"}}`),
-	phrase("anthropic_authentication_error", `"type"\s*:\s*"authentication_error"`, KindAuthFailed,
-		`API Error: 401 {"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`),
-	phrase("anthropic_permission_error", `"type"\s*:\s*"permission_error"`, KindPermissionDenied,
-		`API Error: 403 {"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}`),
-	// Billing.
-	phrase("credit_balance_too_low", `(?i)credit balance is too low`, KindQuotaExhausted,
-		"Credit balance is too low"),
-	phrase("quota_exceeded", `(?i)\bquota exceeded\b.*\bbilling\b|insufficient_quota`, KindQuotaExhausted,
-		"Quota exceeded. Check your plan and billing details."),
-	// Rate limits.
-	phrase("claude_rate_limit", `(?i)request rejected \(429\)|exceed the rate limit`, KindRateLimited,
-		"API Error: Request rejected (429) · This request would exceed the rate limit for your organization (1f3e2a4b-0000-4000-8000-fakefakefake) of 30,000 input tokens per minute."),
-	phrase("codex_rate_limit", `(?i)last status: 429\b|status 429 Too Many Requests`, KindRateLimited,
-		"exceeded retry limit, last status: 429 Too Many Requests, request id: req_72f3e460811e45118135a748ec685357"),
-	// Authentication and permission.
-	phrase("claude_invalid_api_key", `(?i)invalid api key`, KindAuthFailed,
-		"Invalid API key · Fix external API key"),
-	phrase("claude_not_logged_in", `(?i)not logged in\b.*/login`, KindAuthFailed,
-		"Not logged in · Please run /login"),
-	phrase("claude_forbidden", `(?i)failed to authenticate\. API Error: 403\b`, KindPermissionDenied,
-		"Failed to authenticate. API Error: 403 Your API key does not have permission to use the specified resource."),
-	phrase("codex_unauthorized", `(?i)unexpected status 401\b`, KindAuthFailed,
-		"unexpected status 401 Unauthorized: Incorrect API key provided: sk-fake-*****************1234."),
-	phrase("codex_forbidden", `(?i)unexpected status 403\b`, KindPermissionDenied,
-		"unexpected status 403 Forbidden: Country, region, or territory not supported, url: http://127.0.0.1:18080/v1/responses"),
-	// Input too large.
-	phrase("claude_prompt_too_long", `(?i)prompt is too long`, KindContextExhausted,
-		"Prompt is too long · the request is ~215384 tokens (limit 200000) but this conversation is only ~1536 tokens"),
-	phrase("codex_context_window", `(?i)ran out of room in the model's context window`, KindContextExhausted,
-		"Codex ran out of room in the model's context window. Start a new thread or clear earlier history before retrying."),
-	// Refusals.
-	phrase("claude_usage_policy", `(?i)appears to violate our usage policy`, KindRefused,
-		"API Error: Claude Code is unable to respond to this request, which appears to violate our Usage Policy (https://www.anthropic.com/legal/aup). Try rephrasing the request in a new session or change your model."),
-	phrase("codex_cyber_policy", `(?i)flagged for possible cybersecurity risk`, KindRefused,
-		"This request has been flagged for possible cybersecurity risk."),
-	// Configuration.
-	phrase("claude_model_issue", `(?i)issue with the selected model`, KindConfigError,
-		"There's an issue with the selected model (claude-nonexistent-9). It may not exist or you may not have access to it. Run --model to pick a different model."),
-	phrase("codex_model_missing", "(?i)the model `?[^ ]+`? does not exist", KindConfigError,
-		"The model `gpt-nonexistent-9` does not exist or you do not have access to it."),
+		"Claude AI usage limit reached|1762952400",
+		"pc012", "pc014"),
+	phrase("usage_window", `(?i)\busage[ _]limits?\b|\byou['’]ve hit your (\w+ )?limit\b|\blimits? will reset\b|\b(session|weekly|daily|monthly)\b.{0,30}\b(limit|quota)\b|\blimit reached\b.{0,10}\bresets?\b|(?s:\b(quota|limit)\b.{0,100}\bper day\b)|\bfree limit reached\b`, KindUsageLimited,
+		"You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 9:33 PM.",
+		"pc015", "pc016", "pc017", "pc018", "pc086", "pc151", "pc152", "pc216", "pc219", "codex:usage_limit", "claude:usage_limit_subscription"),
+
+	// Billing: credit and quota that an operator must top up. A quota the
+	// provider says resets in seconds is a rate limit (Gemini's per-minute
+	// free tier).
+	phrase("quota_retry_seconds", `(?is)\bexceeded your current quota\b.*\bretry in \d+(\.\d+)?s\b`, KindRateLimited,
+		"You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_input_token_count, limit: 125000\nPlease retry in 15.002899939s.",
+		"pc156"),
+	phrase("credit_balance_too_low", `(?i)\bcredit balance (is )?too low\b|\bcredit limit reached\b`, KindQuotaExhausted,
+		"Credit balance is too low",
+		"pc032", "pc033", "pc034", "pc035", "pc036", "claude:credit_balance_too_low"),
+	phrase("quota_exceeded", `(?i)\binsufficient[ _]quota\b|\bexceeded your current quota\b|\bquota exceeded\b.{0,20}\b(plan|billing)\b|\bcheck your plan and billing\b|\bbilling details\b`, KindQuotaExhausted,
+		"Quota exceeded. Check your plan and billing details.",
+		"pc150", "pc157", "pc158", "pc160", "pc163", "codex:insufficient_quota_sse"),
+
+	// Input too large for the model.
+	phrase("context_window", `(?i)\bprompt is too long\b|\bcontext[ _](window|length)\b|ContextWindowExceeded|\bmaximum context length\b|\bexceeds? (the )?context limit\b|\blonger than the model's context length\b|\binput tokens exceed the configured limit\b|\bran out of room\b`, KindContextExhausted,
+		"Prompt is too long · the request is ~215384 tokens (limit 200000) but this conversation is only ~1536 tokens",
+		"pc093", "pc097", "pc098", "pc103", "pc197", "pc201", "claude:prompt_too_long", "codex:context_length_exceeded"),
+
+	// The model's answer hit its output cap inside the run.
+	phrase("claude_max_output_tokens", `(?i)response exceeded the \d+ output token maximum`, KindAgentFailed,
+		"API Error: Claude's response exceeded the 64000 output token maximum. To configure this behavior, set the CLAUDE_CODE_MAX_OUTPUT_TOKENS environment variable.",
+		"pc094", "pc095", "claude:max_output_tokens"),
+
+	// Configuration: the same for every card until an operator changes it.
+	phrase("max_tokens_over_cap", `(?i)\bmax_tokens: \d+ > \d+`, KindConfigError,
+		`API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: 128001 > 128000, which is the maximum allowed number of output tokens for claude-opus-4-6"}}`,
+		"pc096"),
+	phrase("model_missing", "(?is)\\bmodel\\b.{0,80}?\\b(does not exist|doesn['’]t exist|not found|was not found|is not supported)\\b|\\bissue with the selected model\\b|\\bLLM Provider NOT provided\\b|\\b(model_not_found|not_found_error|ProviderInitError|ProviderModelNotFoundError)\\b", KindConfigError,
+		"The model `gpt-nonexistent-9` does not exist or you do not have access to it.",
+		"pc139", "pc147", "pc173", "pc188", "pc190", "pc193", "claude:model_not_found", "codex:model_not_found"),
 	phrase("claude_unknown_option", `(?im)^error: unknown option '`, KindConfigError,
-		"error: unknown option '--bogus-flag'"),
+		"error: unknown option '--bogus-flag'",
+		"claude:invalid_flag"),
 	phrase("codex_unexpected_argument", `(?im)^error: unexpected argument '`, KindConfigError,
-		"error: unexpected argument '--bogus-flag' found"),
+		"error: unexpected argument '--bogus-flag' found",
+		"codex:invalid_flag"),
 	phrase("claude_stream_json_needs_verbose", `(?i)--output-format=stream-json requires --verbose`, KindConfigError,
-		"Error: When using --print, --output-format=stream-json requires --verbose"),
+		"Error: When using --print, --output-format=stream-json requires --verbose",
+		"claude:stream_json_without_verbose"),
 	phrase("claude_empty_prompt", `(?i)input must be provided either through stdin or as a prompt argument`, KindInvalidInput,
-		"Error: Input must be provided either through stdin or as a prompt argument when using --print"),
+		"Error: Input must be provided either through stdin or as a prompt argument when using --print",
+		"claude:empty_prompt"),
+
+	// Refusals.
+	phrase("claude_usage_policy", `(?i)\bviolate\s+our\s+usage\s+policy\b`, KindRefused,
+		"API Error: Claude Code is unable to respond to this request, which appears to violate our Usage Policy (https://www.anthropic.com/legal/aup). Try rephrasing the request in a new session or change your model.",
+		"pc178", "pc179", "pc180", "pc181", "pc182", "claude:refusal"),
+	phrase("codex_cyber_policy", `(?i)flagged for possible cybersecurity risk`, KindRefused,
+		"This request has been flagged for possible cybersecurity risk.",
+		"codex:cyber_policy"),
+
 	// Limits inside the run.
 	phrase("claude_max_turns", `(?i)reached maximum number of turns`, KindMaxTurns,
-		"Reached maximum number of turns (1)"),
-	phrase("claude_max_output_tokens", `(?i)response exceeded the \d+ output token maximum`, KindAgentFailed,
-		"API Error: Claude's response exceeded the 64000 output token maximum. To configure this behavior, set the CLAUDE_CODE_MAX_OUTPUT_TOKENS environment variable."),
-	// Stalls and timeouts, before the broader stream/connection rows.
-	phrase("codex_idle_timeout", `(?i)idle timeout waiting for SSE`, KindStalled,
-		"stream disconnected before completion: idle timeout waiting for SSE"),
-	phrase("claude_request_timed_out", `(?im)^\s*request timed out\.?\s*$`, KindTimeout,
-		"Request timed out"),
-	// Provider trouble.
-	phrase("claude_overloaded", `(?i)\b529 overloaded\b|the API is at capacity`, KindProviderUnavailable,
-		"API Error: Repeated 529 Overloaded errors. The API is at capacity — this is usually temporary. Try again in a moment."),
-	phrase("claude_server_side", `(?i)API Error: 5\d\d\b.*server-side issue`, KindProviderUnavailable,
-		"API Error: 502 Bad Gateway. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:18080)."),
-	phrase("claude_connection_lost", `(?i)connection to the API was lost`, KindProviderUnavailable,
-		"API Error: Connection to the API was lost (ECONNRESET). This is usually temporary — try again."),
-	phrase("codex_stream_disconnected", `(?i)stream disconnected before completion`, KindProviderUnavailable,
-		"stream disconnected before completion: An error occurred while processing your request. You can retry your request, or contact us through our help center at help.openai.com if the error persists."),
-	// Plain HTTP status lines from a command agent (curl -f, HTTP clients).
-	phrase("http_429", `(?i)\bHTTP(/\d(\.\d)?)?:? 429\b`, KindRateLimited,
-		"curl: (22) The requested URL returned error: 429\nHTTP/1.1 429 Too Many Requests"),
-	phrase("http_5xx_unavailable", `(?i)\bHTTP(/\d(\.\d)?)?:? (502|503|504)\b`, KindProviderUnavailable,
-		"HTTP/1.1 503 Service Unavailable"),
-	// Network: the request never reached a server.
-	phrase("curl_dns", `(?i)could not resolve host`, KindNetwork,
-		"curl: (6) Could not resolve host: api.example.com"),
-	phrase("claude_unable_to_connect", `(?i)unable to connect to API \((ConnectionRefused|ECONNREFUSED|ECONNRESET|FailedToOpenSocket|ENOTFOUND|EAI_AGAIN|ETIMEDOUT)\)`, KindNetwork,
-		"API Error: Unable to connect to API (ConnectionRefused)"),
+		"Reached maximum number of turns (1)",
+		"claude:max_turns"),
+
+	// Permission, before the credentials row ("Failed to authenticate. API Error: 403").
+	phrase("forbidden", `(?i)\bnot authorized to use this\b|\bonly accepts requests from\b|\bcan only be used from within\b|\bdoes not have permission\b|\bFailed to authenticate\. API Error: 403\b|\bunexpected status 403\b|\bForbidden\b`, KindPermissionDenied,
+		"Failed to authenticate. API Error: 403 Your API key does not have permission to use the specified resource.",
+		"pc076", "pc171", "pc172", "claude:permission_403", "codex:permission_403"),
+
+	// Credentials: missing, wrong or expired. A missing key variable is the
+	// credential the CLI did not get (drover passes only the variables a kind
+	// documents plus env_passthrough).
+	phrase("credentials", `(?i)\btoken (has )?expired\b|\binvalid (x-)?api[ -]key\b|\bapi key not (valid|found)\b|\bincorrect api key\b|\bmissing (\w+ )?api key\b|\bmissing environment variable\b|\bcould not resolve authentication method\b|\bnot logged in\b|\binvalid authentication credentials\b|\bmissing bearer\b|\bauthentication (did not complete|failed)\b|\brequire(s)? authentication\b|\bfailed to authenticate\b|\bunauthorized\b|\bcould not be refreshed\b|\bfailed to refresh (the |your )?token\b|\b(sign|log) in again\b`, KindAuthFailed,
+		"Invalid API key · Fix external API key",
+		"pc020", "pc022", "pc027", "pc037", "pc039", "pc106", "pc141", "pc195", "pc205", "pc209", "pc211", "pc214", "claude:auth_401", "claude:missing_api_key", "codex:auth_401", "codex:builtin_provider_missing_api_key"),
+
+	// Network: the request never got an answer from a server. The fix is on
+	// the operator's side (proxy, DNS, firewall), not the provider's.
+	phrase("transport", `(?i)\bfetch failed\b|\bconnection error\b|\berror sending request for url\b|\bunable to connect\b|\bfailed to connect\b|\bcould not resolve host\b|\bsocket (connection was closed|hang up)\b|\bgetaddrinfo\b|\bconnection (refused|reset)\b|\bconnection to the API was lost\b|\b(network|transport) error\b|"\S*": EOF\b|\b(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNABORTED|EPIPE|UND_ERR_[A-Z_]+|ConnectionRefused|FailedToOpenSocket)\b`, KindNetwork,
+		"curl: (6) Could not resolve host: api.example.com",
+		"pc060", "pc062", "pc064", "pc068", "pc079", "pc083", "pc167", "pc208", "claude:dns_failure"),
+
+	// Rate limits: wait and retry, the card's budget untouched.
+	phrase("rate_limit", `(?i)\brate[ _-]?limit(s|ed)?\b|\btoo many requests\b|\bresource (has been )?exhausted\b|\brequest rejected \(429\)`, KindRateLimited,
+		"API Error: Request rejected (429) · This request would exceed the rate limit for your organization (1f3e2a4b-0000-4000-8000-fakefakefake) of 30,000 input tokens per minute.",
+		"pc013", "pc048", "pc109", "pc110", "pc130", "pc135", "claude:rate_limit_429", "codex:builtin_provider_rate_limit"),
+
+	// Provider trouble: overload, capacity, 5xx wording, streams the server cut.
+	phrase("provider_trouble", `(?i)\boverloaded\b|\bat capacity\b|\bhigh demand\b|\bserver[- ]side issue\b|\binternal server error\b|\bserver error\b|\bservice unavailable\b|\btemporarily unavailable\b|\bbad gateway\b|\bgateway timeout\b|\btry your request again\b|\bstream disconnected before completion\b|\bstream closed before\b|\bunexpected EOF\b|\bprovider returned error\b|\ban error occurred while processing your request\b`, KindProviderUnavailable,
+		"API Error: Repeated 529 Overloaded errors. The API is at capacity — this is usually temporary. Try again in a moment.",
+		"pc001", "pc003", "pc009", "pc042", "pc044", "pc121", "pc183", "pc186", "claude:overloaded_529"),
+
+	// A request the API rejected as malformed: the card's input, not the setup.
+	phrase("bad_request", `(?i)\binvalid_request_error\b|\bINVALID_ARGUMENT\b|\bbad request\b|\brequest contains an invalid argument\b|\bno tool call found\b`, KindInvalidInput,
+		`Error from provider (Console): Upstream request failed: [invalid_request_error] reasoning `+"`encrypted_content`"+` was not issued to this caller`,
+		"pc066", "pc075", "pc117", "pc119"),
 }
 
 // matchPhrase returns the first row of Phrases that matches text.
 func matchPhrase(text string) (Phrase, bool) {
+	return matchPhraseIn(text, nil)
+}
+
+// matchPhraseIn returns the first row that matches text and whose kind is
+// one of allowed (any kind when allowed is empty).
+func matchPhraseIn(text string, allowed []Kind) (Phrase, bool) {
 	if text == "" {
 		return Phrase{}, false
 	}
 	for _, p := range Phrases {
+		if len(allowed) > 0 && !hasKind(allowed, p.Kind) {
+			continue
+		}
 		if p.Re.MatchString(text) {
 			return p, true
 		}
 	}
 	return Phrase{}, false
+}
+
+func hasKind(ks []Kind, k Kind) bool {
+	for _, x := range ks {
+		if x == k {
+			return true
+		}
+	}
+	return false
 }

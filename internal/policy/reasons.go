@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -117,11 +118,37 @@ func how(k Kind, id, profile, runID string) string {
 	return fmt.Sprintf("read %s, fix the cause (drover card edit %s … if the card is at fault), then %s for a fresh budget", logs, id, resume)
 }
 
-// profileHow is how to continue after a profile pause.
-func profileHow(k Kind, profile string) string {
+// providerScope says, in a provider_unavailable give-up, whether the card
+// failed alone or in an outage the profile's breaker saw.
+func providerScope(tripped bool, profile string) string {
+	prof := nonEmpty(profile, "PROFILE")
+	if tripped {
+		return fmt.Sprintf("; agent profile %s's breaker opened for the same outage, so the provider was failing for other cards too", prof)
+	}
+	return fmt.Sprintf("; it fails on this card only (agent profile %s's breaker stayed closed)", prof)
+}
+
+// outageHow is how to continue after a provider_unavailable give-up during
+// an outage: nothing about the card needs changing.
+func outageHow(id, profile string) string {
+	prof := nonEmpty(profile, "PROFILE")
+	return fmt.Sprintf("the provider was down for every card of agent profile %s, not only this one: check its status (drover agent ls shows the breaker), and once it answers again run drover card resume %s", prof, id)
+}
+
+// credentialVarRe finds the credential variable a CLI says it lacks
+// ("Missing environment variable: `OPENAI_API_KEY`.", "Please set
+// `ANTHROPIC_API_KEY` in your environment vars").
+var credentialVarRe = regexp.MustCompile(`\b[A-Z][A-Z0-9_]*_(?:API_KEY|TOKEN|KEY|SECRET)\b`)
+
+// profileHow is how to continue after a profile pause; msg is the agent's
+// or provider's message.
+func profileHow(k Kind, profile, msg string) string {
 	prof := nonEmpty(profile, "PROFILE")
 	switch k {
 	case KindAuthFailed:
+		if v := credentialVarRe.FindString(msg); v != "" {
+			return fmt.Sprintf("set %s in drover's environment and pass it to the agent (agents.profiles.%s.env_passthrough in WORKFLOW.md, unless the kind passes it already), then drover agent resume %s", v, prof, prof)
+		}
 		return fmt.Sprintf("renew the credentials of agent profile %s (log in or set its API key), then drover agent resume %s", prof, prof)
 	case KindQuotaExhausted:
 		return fmt.Sprintf("add credit to the account of agent profile %s, then drover agent resume %s", prof, prof)
