@@ -114,6 +114,10 @@ var Phrases = []Phrase{
 		"curl: (6) Could not resolve host: api.example.com"),
 	phrase("claude_unable_to_connect", `(?i)unable to connect to API \((ConnectionRefused|ECONNREFUSED|ECONNRESET|FailedToOpenSocket|ENOTFOUND|EAI_AGAIN|ETIMEDOUT)\)`, KindNetwork,
 		"API Error: Unable to connect to API (ConnectionRefused)"),
+	// Node's fetch (undici) throws TypeError "fetch failed" when no HTTP
+	// response came back at all: refused, reset, DNS (Gemini CLI 0.61.0).
+	phrase("node_fetch_failed", `(?i)\bTypeError: fetch failed\b`, KindNetwork,
+		"[API Error: exception TypeError: fetch failed sending request]"),
 }
 
 // matchPhrase returns the first row of Phrases that matches text.

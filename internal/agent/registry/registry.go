@@ -1,7 +1,7 @@
 // Package registry is the one list of agent kinds. Each kind lives in its own
-// package (agent/command, agent/claude, agent/codex, agent/sim) and describes
-// itself with an agent.Registration; the list below is the only place that
-// names them all. The config (which kinds a profile may name, which need a
+// package (agent/command, agent/claude, agent/codex, agent/gemini,
+// agent/sim) and describes itself with an agent.Registration; the list
+// below is the only place that names them all. The config (which kinds a profile may name, which need a
 // command), the dispatcher (building an agent, checking a card's spec,
 // looking for a program on PATH) and `drover classify` (which parser reads
 // the output) ask this package, so adding a kind is one new package and one
@@ -19,6 +19,7 @@ import (
 	"github.com/drover-dev/drover/internal/agent/claude"
 	"github.com/drover-dev/drover/internal/agent/codex"
 	"github.com/drover-dev/drover/internal/agent/command"
+	"github.com/drover-dev/drover/internal/agent/gemini"
 	"github.com/drover-dev/drover/internal/agent/sim"
 )
 
@@ -27,6 +28,7 @@ var kinds = []agent.Registration{
 	command.Registration(),
 	claude.Registration(),
 	codex.Registration(),
+	gemini.Registration(),
 	sim.Registration(),
 }
 
