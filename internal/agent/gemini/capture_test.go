@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -38,7 +39,13 @@ type scenario struct {
 	body   string
 	// refused: nothing listens on the port. noKey: GEMINI_API_KEY unset.
 	refused, noKey bool
+	// tool: the first request is answered with toolCall, the one that
+	// carries the tool's result with body.
+	tool bool
 }
+
+// toolCall asks the CLI to run a shell command (it runs under --yolo).
+var toolCall = sse(`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"run_shell_command","args":{"command":"echo drover-tool-ok","description":"print a word"}}}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":1000,"candidatesTokenCount":20,"totalTokenCount":1020},"modelVersion":"gemini-2.5-flash"}`)
 
 func apiError(code int, status, msg string, details ...string) string {
 	d := ""
@@ -69,6 +76,8 @@ var scenarios = []scenario{
 		body: sse(
 			`{"candidates":[{"content":{"role":"model","parts":[{"text":"Hello"}]},"index":0}],"modelVersion":"gemini-2.5-flash","responseId":"r1"}`,
 			`{"candidates":[{"content":{"role":"model","parts":[{"text":" there, all done."}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":1200,"candidatesTokenCount":12,"totalTokenCount":1212},"modelVersion":"gemini-2.5-flash","responseId":"r1"}`)},
+	{name: "tool_call", kind: "succeeded", tool: true, notes: "The model runs `echo drover-tool-ok` (run_shell_command), then answers with text.",
+		body: sse(`{"candidates":[{"content":{"role":"model","parts":[{"text":"The command printed drover-tool-ok."}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":1100,"candidatesTokenCount":9,"totalTokenCount":1109},"modelVersion":"gemini-2.5-flash"}`)},
 	{name: "safety_refusal", kind: "refused", alt: []string{"unknown"}, notes: "The model's only candidate ends with finishReason SAFETY and no text.",
 		body: sse(`{"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"SAFETY","index":0,"safetyRatings":[{"category":"HARM_CATEGORY_DANGEROUS_CONTENT","probability":"HIGH","blocked":true}]}],"usageMetadata":{"promptTokenCount":1200,"totalTokenCount":1200},"modelVersion":"gemini-2.5-flash"}`)},
 	{name: "rate_limit_429", kind: "rate_limited", notes: "Every request: 429 RESOURCE_EXHAUSTED with a per-minute QuotaFailure and RetryInfo 2s; the CLI retries, then gives up.",
@@ -111,8 +120,13 @@ func capture(t *testing.T, bin string, sc scenario) {
 	base := "http://127.0.0.1:1"
 	if !sc.refused {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			req, _ := io.ReadAll(r.Body)
 			if sc.status == 0 {
 				w.Header().Set("Content-Type", "text/event-stream")
+				if sc.tool && !strings.Contains(string(req), "functionResponse") {
+					fmt.Fprint(w, toolCall)
+					return
+				}
 				fmt.Fprint(w, sc.body)
 				return
 			}
