@@ -118,6 +118,9 @@ var Phrases = []Phrase{
 	// response came back at all: refused, reset, DNS (Gemini CLI 0.61.0).
 	phrase("node_fetch_failed", `(?i)\bTypeError: fetch failed\b`, KindNetwork,
 		"[API Error: exception TypeError: fetch failed sending request]"),
+	// opencode 1.18.33's APIError when no HTTP response came back.
+	phrase("opencode_cannot_connect", `(?i)\bcannot connect to API: unable to connect\b`, KindNetwork,
+		"Cannot connect to API: Unable to connect. Is the computer able to access the url?"),
 }
 
 // matchPhrase returns the first row of Phrases that matches text.

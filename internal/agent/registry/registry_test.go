@@ -70,7 +70,7 @@ func TestCommandHasNoParser(t *testing.T) {
 
 func TestEveryKindIsDescribed(t *testing.T) {
 	names := Names()
-	if strings.Join(names, ",") != "command,claude,codex,gemini,sim" {
+	if strings.Join(names, ",") != "command,claude,codex,gemini,opencode,sim" {
 		t.Fatalf("kinds = %v; errors list them in this order", names)
 	}
 	for _, n := range names {
@@ -91,7 +91,7 @@ func TestEveryKindIsDescribed(t *testing.T) {
 }
 
 func TestParsersAndArgs(t *testing.T) {
-	for _, k := range []string{"claude", "codex", "gemini"} {
+	for _, k := range []string{"claude", "codex", "gemini", "opencode"} {
 		p := WithDefaults(agent.Profile{Kind: k})
 		if NewParser(k) == nil || len(p.Args) == 0 || p.Command != k {
 			t.Errorf("%s: no parser, args or command: %+v", k, p)
