@@ -42,6 +42,8 @@ type scenario struct {
 	// tool: the first request is answered with toolCall, the one that
 	// carries the tool's result with body.
 	tool bool
+	// maxTurns, when set, is model.maxSessionTurns in settings.json.
+	maxTurns int
 }
 
 // toolCall asks the CLI to run a shell command (it runs under --yolo).
@@ -78,6 +80,8 @@ var scenarios = []scenario{
 			`{"candidates":[{"content":{"role":"model","parts":[{"text":" there, all done."}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":1200,"candidatesTokenCount":12,"totalTokenCount":1212},"modelVersion":"gemini-2.5-flash","responseId":"r1"}`)},
 	{name: "tool_call", kind: "succeeded", tool: true, notes: "The model runs `echo drover-tool-ok` (run_shell_command), then answers with text.",
 		body: sse(`{"candidates":[{"content":{"role":"model","parts":[{"text":"The command printed drover-tool-ok."}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":1100,"candidatesTokenCount":9,"totalTokenCount":1109},"modelVersion":"gemini-2.5-flash"}`)},
+	{name: "max_turns", kind: "max_turns", tool: true, maxTurns: 1, notes: "model.maxSessionTurns 1 in settings.json; the model calls a tool, so a second turn would be needed.",
+		body: sse(`{"candidates":[{"content":{"role":"model","parts":[{"text":"unreachable"}]},"finishReason":"STOP","index":0}],"modelVersion":"gemini-2.5-flash"}`)},
 	{name: "safety_refusal", kind: "refused", alt: []string{"unknown"}, notes: "The model's only candidate ends with finishReason SAFETY and no text.",
 		body: sse(`{"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"SAFETY","index":0,"safetyRatings":[{"category":"HARM_CATEGORY_DANGEROUS_CONTENT","probability":"HIGH","blocked":true}]}],"usageMetadata":{"promptTokenCount":1200,"totalTokenCount":1200},"modelVersion":"gemini-2.5-flash"}`)},
 	{name: "rate_limit_429", kind: "rate_limited", notes: "Every request: 429 RESOURCE_EXHAUSTED with a per-minute QuotaFailure and RetryInfo 2s; the CLI retries, then gives up.",
@@ -149,7 +153,11 @@ func capture(t *testing.T, bin string, sc scenario) {
 		// GOOGLE_GEMINI_BASE_URL alone selects the "gateway" auth type,
 		// which headless mode refuses ("Invalid auth method selected.");
 		// naming the API-key type in settings keeps the base URL.
-		writeFile(t, filepath.Join(home, ".gemini", "settings.json"), `{"security":{"auth":{"selectedType":"gemini-api-key"}}}`)
+		settings := `{"security":{"auth":{"selectedType":"gemini-api-key"}}`
+		if sc.maxTurns > 0 {
+			settings += fmt.Sprintf(`,"model":{"maxSessionTurns":%d}`, sc.maxTurns)
+		}
+		writeFile(t, filepath.Join(home, ".gemini", "settings.json"), settings+"}")
 	}
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8", "TMPDIR=" + wd}
 	if !sc.noKey {

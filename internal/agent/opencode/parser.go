@@ -122,6 +122,10 @@ func (p *Parser) stepFinish(ev *event) {
 		s.Finished = true
 	}
 	switch part.Reason {
+	case "stop":
+		if s.ErrorType == "max_output_tokens" { // a later call finished the answer
+			s.IsError, s.ErrorType = false, ""
+		}
 	case "content-filter":
 		s.IsError, s.StopReason = true, "refusal"
 	case "length":

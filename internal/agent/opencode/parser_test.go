@@ -67,3 +67,17 @@ func TestErrorsByStructure(t *testing.T) {
 		}
 	}
 }
+
+// TestLengthThenStop: an answer cut at the output limit is a failure only
+// if no later model call finishes it.
+func TestLengthThenStop(t *testing.T) {
+	p := NewParser()
+	p.Feed([]byte(`{"type":"step_finish","part":{"reason":"length"}}`))
+	if s := p.Structured(); !s.IsError || s.ErrorType != "max_output_tokens" {
+		t.Fatalf("length: %+v", s)
+	}
+	p.Feed([]byte(`{"type":"step_finish","part":{"reason":"stop"}}`))
+	if s := p.Structured(); s.IsError || s.ErrorType != "" {
+		t.Errorf("length then stop is still an error: %+v", s)
+	}
+}
