@@ -182,7 +182,7 @@ func (a *app) classifyCmd() *cobra.Command {
 			return nil
 		},
 	}
-	c.Flags().StringVar(&agentName, "agent", "", "agent profile name, or claude, codex or command")
+	c.Flags().StringVar(&agentName, "agent", "", "agent profile name, or a kind: "+strings.Join(registry.Names(), ", "))
 	c.Flags().IntVar(&exitCode, "exit-code", 0, "the agent's exit code")
 	c.Flags().StringVar(&stderrFile, "stderr", "", "a file holding the agent's stderr")
 	c.Flags().StringVar(&killedFor, "killed-for", "", "why the dispatcher stopped the run, as the dispatcher would say: timeout, stall, shutdown, cancel or spend")
