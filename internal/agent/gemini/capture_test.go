@@ -42,6 +42,8 @@ type scenario struct {
 	// tool: the first request is answered with toolCall, the one that
 	// carries the tool's result with body.
 	tool bool
+	// dns: the base URL's host does not resolve (.invalid never does).
+	dns bool
 	// maxTurns, when set, is model.maxSessionTurns in settings.json.
 	maxTurns int
 }
@@ -103,6 +105,7 @@ var scenarios = []scenario{
 	{name: "context_too_long", kind: "context_exhausted", notes: "400 INVALID_ARGUMENT: the input token count exceeds the maximum.",
 		status: 400, body: apiError(400, "INVALID_ARGUMENT", "The input token count (1048577) exceeds the maximum number of tokens allowed (1048576).")},
 	{name: "connection_refused", kind: "network", notes: "Nothing listens on the base URL's port.", refused: true},
+	{name: "dns_failure", kind: "network", notes: "The base URL's host (drover-fake.invalid) does not resolve.", refused: true, dns: true},
 	{name: "missing_api_key", kind: "config_error", alt: []string{"auth_failed"}, noKey: true,
 		notes: "GEMINI_API_KEY unset and no settings auth type: the CLI exits before any request."},
 }
@@ -147,6 +150,9 @@ func capture(t *testing.T, bin string, sc scenario) {
 		}
 		base = "http://" + l.Addr().String()
 		l.Close()
+		if sc.dns {
+			base = "http://drover-fake.invalid:8080"
+		}
 	}
 	home, wd := t.TempDir(), t.TempDir()
 	if !sc.noKey {

@@ -39,6 +39,8 @@ type scenario struct {
 	// tool: the first agent request is answered with toolCall, the one
 	// that carries the tool's result with body.
 	tool bool
+	// dns: the base URL's host does not resolve (.invalid never does).
+	dns bool
 }
 
 // toolCall asks opencode to run a shell command (bash is allowed by default).
@@ -95,6 +97,7 @@ var scenarios = []scenario{
 	{name: "context_too_long", kind: "context_exhausted", notes: "400 context_length_exceeded.",
 		status: 400, body: openaiError("invalid_request_error", "context_length_exceeded", "This model's maximum context length is 128000 tokens. However, your messages resulted in 130211 tokens. Please reduce the length of the messages.")},
 	{name: "connection_refused", kind: "network", notes: "Nothing listens on the provider's baseURL port.", refused: true},
+	{name: "dns_failure", kind: "network", notes: "The baseURL's host (drover-fake.invalid) does not resolve.", refused: true, dns: true},
 }
 
 func TestCapture(t *testing.T) {
@@ -161,6 +164,9 @@ func capture(t *testing.T, bin string, sc scenario) {
 		}
 		base = "http://" + l.Addr().String()
 		l.Close()
+		if sc.dns {
+			base = "http://drover-fake.invalid:8080"
+		}
 	}
 	home, wd := t.TempDir(), t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8", "TMPDIR=" + wd,
