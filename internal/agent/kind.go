@@ -3,9 +3,10 @@ package agent
 import "github.com/drover-dev/drover/internal/policy"
 
 // Registration is everything drover knows about one agent kind. Each kind
-// package (agent/command, agent/claude, agent/codex, agent/sim) returns its
-// own; the list of them is agent/registry. Nothing outside internal/agent
-// names a kind: the config, the dispatcher and the CLI ask the registry.
+// package (agent/command, agent/claude, agent/codex, agent/gemini,
+// agent/opencode, agent/sim) returns its own; the list of them is
+// agent/registry. Nothing outside internal/agent names a kind: the config,
+// the dispatcher and the CLI ask the registry.
 type Registration struct {
 	// Kind is the name a profile's kind: key gives.
 	Kind string

@@ -215,7 +215,7 @@ corpus entries it was written for), or the fallback (unknown). With --explain
 			return nil
 		},
 	}
-	c.Flags().StringVar(&agentName, "agent", "", "agent profile name, or claude, codex or command")
+	c.Flags().StringVar(&agentName, "agent", "", "agent profile name, or a kind: "+strings.Join(registry.Names(), ", "))
 	c.Flags().IntVar(&exitCode, "exit-code", 0, "the agent's exit code")
 	c.Flags().StringVar(&stderrFile, "stderr", "", "a file holding the agent's stderr")
 	c.Flags().BoolVar(&explain, "explain", false, "say which signal decided the kind (text; with --json, an \"explain\" field)")

@@ -41,7 +41,7 @@ func TestValidationErrors(t *testing.T) {
 		{"linear needs key", "tracker: {kind: linear, active_states: [Todo]}", []string{"tracker.api_key", "LINEAR_API_KEY"}},
 		{"default names no profile", "agents: {default: claude, profiles: {sim: {kind: sim}}}", []string{`agents.default: "claude" is not a profile`, "profiles: sim"}},
 		{"default missing with several", "agents: {profiles: {a: {kind: sim}, b: {kind: sim}}}", []string{"agents.default: missing", "a, b"}},
-		{"profile kind", "agents: {profiles: {x: {kind: gpt}}}", []string{"agents.profiles.x.kind", "command, claude, codex, sim"}},
+		{"profile kind", "agents: {profiles: {x: {kind: gpt}}}", []string{"agents.profiles.x.kind", "command, claude, codex, gemini, opencode, sim"}},
 		{"profile kind missing", "agents: {profiles: {x: {command: ./a}}}", []string{"agents.profiles.x.kind: missing"}},
 		{"command required", "agents: {profiles: {x: {kind: command}}}", []string{"agents.profiles.x.command: missing"}},
 		{"prompt mode", "agents: {profiles: {x: {kind: command, command: ./a, prompt: pipe}}}", []string{"agents.profiles.x.prompt", "stdin, file or arg"}},

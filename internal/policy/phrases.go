@@ -46,9 +46,9 @@ var Phrases = []Phrase{
 	// Billing: credit and quota that an operator must top up. A quota the
 	// provider says resets in seconds is a rate limit (Gemini's per-minute
 	// free tier).
-	phrase("quota_retry_seconds", `(?is)\bexceeded your current quota\b.*\bretry in \d+(\.\d+)?s\b`, KindRateLimited,
+	phrase("quota_retry_seconds", `(?is)\bexceeded your current quota\b.*\b(please )?retry (in|after) \d+(\.\d+)?s\b`, KindRateLimited,
 		"You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_input_token_count, limit: 125000\nPlease retry in 15.002899939s.",
-		"pc156"),
+		"pc156", "gemini:rate_limit_429"),
 	phrase("credit_balance_too_low", `(?i)\bcredit balance (is )?too low\b|\bcredit limit reached\b`, KindQuotaExhausted,
 		"Credit balance is too low",
 		"pc032", "pc033", "pc034", "pc035", "pc036", "claude:credit_balance_too_low"),

@@ -149,7 +149,7 @@ type Parked struct {
 // Agent is one agent profile and its breaker.
 type Agent struct {
 	Name        string     `json:"name"`
-	Kind        string     `json:"kind"`  // the profile's kind: claude, codex, command, sim
+	Kind        string     `json:"kind"`  // the profile's kind (agent/registry: claude, codex, gemini, opencode, command, sim)
 	State       string     `json:"state"` // closed, open, half_open, paused
 	Reason      string     `json:"reason"`
 	Until       *time.Time `json:"until"`

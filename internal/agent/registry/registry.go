@@ -1,11 +1,11 @@
 // Package registry is the one list of agent kinds. Each kind lives in its own
-// package (agent/command, agent/claude, agent/codex, agent/sim) and describes
-// itself with an agent.Registration; the list below is the only place that
-// names them all. The config (which kinds a profile may name, which need a
-// command), the dispatcher (building an agent, checking a card's spec,
-// looking for a program on PATH) and `drover classify` (which parser reads
-// the output) ask this package, so adding a kind is one new package and one
-// line here.
+// package (agent/command, agent/claude, agent/codex, agent/gemini,
+// agent/opencode, agent/sim) and describes itself with an
+// agent.Registration; the list below is the only place that names them all.
+// The config (which kinds a profile may name, which need a command), the
+// dispatcher (building an agent, checking a card's spec, looking for a
+// program on PATH) and `drover classify` (which parser reads the output) ask
+// this package, so adding a kind is one new package and one line here.
 //
 // It sits apart from package agent because every kind package imports agent
 // for the Agent interface; the registry imports them all.
@@ -20,6 +20,8 @@ import (
 	"github.com/drover-dev/drover/internal/agent/claude"
 	"github.com/drover-dev/drover/internal/agent/codex"
 	"github.com/drover-dev/drover/internal/agent/command"
+	"github.com/drover-dev/drover/internal/agent/gemini"
+	"github.com/drover-dev/drover/internal/agent/opencode"
 	"github.com/drover-dev/drover/internal/agent/proc"
 	"github.com/drover-dev/drover/internal/agent/sim"
 )
@@ -29,6 +31,8 @@ var kinds = []agent.Registration{
 	command.Registration(),
 	claude.Registration(),
 	codex.Registration(),
+	gemini.Registration(),
+	opencode.Registration(),
 	sim.Registration(),
 }
 

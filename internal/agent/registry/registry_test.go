@@ -72,8 +72,8 @@ func TestCommandHasNoParser(t *testing.T) {
 
 func TestEveryKindIsDescribed(t *testing.T) {
 	names := Names()
-	if len(names) < 4 || strings.Join(names[:4], ",") != "command,claude,codex,sim" {
-		t.Fatalf("kinds = %v; the first four are listed in errors in this order", names)
+	if strings.Join(names, ",") != "command,claude,codex,gemini,opencode,sim" {
+		t.Fatalf("kinds = %v; errors list them in this order", names)
 	}
 	for _, n := range names {
 		reg, ok := Lookup(n)
@@ -84,7 +84,7 @@ func TestEveryKindIsDescribed(t *testing.T) {
 			t.Errorf("%s: a kind either runs in process or runs a program", n)
 		}
 	}
-	if _, ok := Lookup("gemini"); ok {
+	if _, ok := Lookup("gpt"); ok {
 		t.Error("unknown kind found")
 	}
 	if reg, ok := Lookup(""); !ok || reg.Kind != "command" {
@@ -93,7 +93,7 @@ func TestEveryKindIsDescribed(t *testing.T) {
 }
 
 func TestParsersAndArgs(t *testing.T) {
-	for _, k := range []string{"claude", "codex"} {
+	for _, k := range []string{"claude", "codex", "gemini", "opencode"} {
 		p := WithDefaults(agent.Profile{Kind: k})
 		if NewParser(k) == nil || len(p.Args) == 0 || p.Command != k {
 			t.Errorf("%s: no parser, args or command: %+v", k, p)
@@ -130,8 +130,8 @@ func TestParsersAndArgs(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
-	want := `agents.profiles.x.kind: "gemini" is not ` + strings.Join(Names()[:len(Names())-1], ", ") + " or " + Names()[len(Names())-1]
-	if _, err := New(agent.Profile{Name: "x", Kind: "gemini"}); err == nil || err.Error() != want {
+	want := `agents.profiles.x.kind: "gpt" is not ` + strings.Join(Names()[:len(Names())-1], ", ") + " or " + Names()[len(Names())-1]
+	if _, err := New(agent.Profile{Name: "x", Kind: "gpt"}); err == nil || err.Error() != want {
 		t.Errorf("unknown kind: %v", err)
 	}
 	for _, k := range Names() {

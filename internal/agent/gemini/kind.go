@@ -1,0 +1,44 @@
+package gemini
+
+import (
+	"github.com/drover-dev/drover/internal/agent"
+	"github.com/drover-dev/drover/internal/agent/command"
+)
+
+// Kind is the agent kind of this package.
+const Kind = "gemini"
+
+// DefaultArgs are the arguments drover passes to the gemini binary. The
+// prompt goes on stdin: with stdin not a terminal Gemini CLI runs headless
+// and reads the prompt from there. --skip-trust because drover's workspace
+// is a fresh folder the CLI has never trusted (headless it otherwise exits
+// 55, "not running in a trusted directory"); --yolo because headless there
+// is nobody to approve a tool call, and without it the CLI leaves out the
+// tools that edit files or run commands.
+func DefaultArgs() []string {
+	return []string{"--output-format", "stream-json", "--skip-trust", "--yolo"}
+}
+
+// PassEnv are the variables Gemini CLI documents for credentials and
+// endpoints (API key, Vertex AI, a base URL); agents of this kind inherit
+// them from drover's environment when set.
+var PassEnv = []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_GENAI_USE_VERTEXAI",
+	"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS"}
+
+// Registration is the gemini kind's entry in agent/registry: Gemini CLI in
+// headless mode, run through agent/command with this package's parser.
+func Registration() agent.Registration {
+	return agent.Registration{
+		Kind:           Kind,
+		Doc:            "runs Gemini CLI headless (gemini --output-format stream-json, prompt on stdin) and reads its JSON events",
+		DefaultCommand: "gemini",
+		DefaultArgs:    func(agent.Profile) []string { return DefaultArgs() },
+		NewParser:      newParser,
+		PassEnv:        PassEnv,
+		New: func(p agent.Profile) (agent.Agent, error) {
+			return command.New(p, newParser), nil
+		},
+	}
+}
+
+func newParser() agent.Parser { return NewParser() }

@@ -1,0 +1,247 @@
+// Package opencode reads what `opencode run --format json` prints: one JSON
+// event per line (step_start, text, reasoning, tool_use, step_finish,
+// error), each with the session id. kind.go registers the kind;
+// testdata/README.md says what was learnt from the captures.
+package opencode
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/drover-dev/drover/internal/excerpt"
+	"github.com/drover-dev/drover/internal/policy"
+)
+
+const (
+	maxParseErrors = 20
+	maxKept        = 100
+)
+
+// Parser accumulates opencode output. The zero value is not ready; use
+// NewParser. Not safe for concurrent use.
+type Parser struct {
+	s        policy.Structured
+	lastLine string
+	badLines int
+}
+
+// NewParser returns an empty parser.
+func NewParser() *Parser { return &Parser{} }
+
+type event struct {
+	Type      string `json:"type"`
+	SessionID string `json:"sessionID"`
+	Part      *struct {
+		Type   string `json:"type"`
+		Text   string `json:"text"`
+		Tool   string `json:"tool"`
+		Reason string `json:"reason"`
+		Tokens *struct {
+			Input  int64 `json:"input"`
+			Output int64 `json:"output"`
+			Cache  struct {
+				Read  int64 `json:"read"`
+				Write int64 `json:"write"`
+			} `json:"cache"`
+		} `json:"tokens"`
+		Cost *float64 `json:"cost"`
+	} `json:"part"`
+	Error *struct {
+		Name string `json:"name"`
+		Data struct {
+			Message      string `json:"message"`
+			StatusCode   int    `json:"statusCode"`
+			ResponseBody string `json:"responseBody"`
+		} `json:"data"`
+	} `json:"error"`
+}
+
+// Feed reads one stdout line. It never panics; a line that is not a JSON
+// event is recorded in Structured().ParseErrors and otherwise ignored.
+func (p *Parser) Feed(line []byte) {
+	defer func() {
+		if r := recover(); r != nil { // bad input must never kill a run
+			p.parseError(fmt.Sprintf("parser panic: %v", r), line)
+		}
+	}()
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return
+	}
+	if line[0] != '{' {
+		p.parseError("not a JSON event", line)
+		return
+	}
+	var ev event
+	if err := json.Unmarshal(line, &ev); err != nil {
+		p.parseError(err.Error(), line)
+		return
+	}
+	p.s.Present = true
+	if ev.SessionID != "" {
+		p.s.SessionID = ev.SessionID
+	}
+	switch ev.Type {
+	case "step_start":
+		p.s.Turns++
+	case "text":
+		if ev.Part != nil && strings.TrimSpace(ev.Part.Text) != "" {
+			p.s.ResultText = strings.TrimSpace(ev.Part.Text)
+			p.lastLine = excerpt.LastLine(p.s.ResultText, 200)
+		}
+	case "tool_use":
+		if ev.Part != nil {
+			p.lastLine = "→ " + ev.Part.Tool
+		}
+	case "step_finish":
+		p.stepFinish(&ev)
+	case "error":
+		p.errorEvent(&ev)
+	}
+}
+
+// stepFinish adds one model call's tokens and cost; its reason says how
+// the call ended ("stop", "tool-calls", "length", "content-filter").
+func (p *Parser) stepFinish(ev *event) {
+	part := ev.Part
+	if part == nil {
+		return
+	}
+	s := &p.s
+	if t := part.Tokens; t != nil {
+		s.TokensIn += t.Input + t.Cache.Read + t.Cache.Write
+		s.TokensOut += t.Output
+	}
+	if part.Cost != nil && *part.Cost >= 0 {
+		s.CostUSD += *part.Cost
+		s.CostKnown = true
+	}
+	if part.Reason != "tool-calls" {
+		s.Finished = true
+	}
+	switch part.Reason {
+	case "stop":
+		if s.ErrorType == "max_output_tokens" { // a later call finished the answer
+			s.IsError, s.ErrorType = false, ""
+		}
+	case "content-filter":
+		s.IsError, s.StopReason = true, "refusal"
+	case "length":
+		s.IsError, s.ErrorType = true, "max_output_tokens"
+	}
+}
+
+// errorEvent reads opencode's error event (the run exits 1 after it): its
+// named error (APIError, ContextOverflowError, ContentFilterError,
+// ProviderAuthError, MessageOutputLengthError, …), the HTTP status and the
+// provider's own error object become the typed signals policy.Classify
+// reads.
+func (p *Parser) errorEvent(ev *event) {
+	s := &p.s
+	s.IsError, s.Finished = true, true
+	e := ev.Error
+	if e == nil {
+		return
+	}
+	p.addError(e.Data.Message)
+	switch e.Name {
+	case "ContextOverflowError":
+		s.TerminalReason = "prompt_too_long"
+	case "ContentFilterError":
+		s.StopReason = "refusal"
+	case "ProviderAuthError":
+		s.ErrorType = "authentication_failed"
+	case "MessageOutputLengthError":
+		s.ErrorType = "max_output_tokens"
+	}
+	if e.Data.StatusCode != 0 {
+		s.APIErrorStatus = e.Data.StatusCode
+	}
+	p.responseBody(e.Data.ResponseBody)
+}
+
+// codeTypes maps the provider's error type or code (OpenAI: error.code,
+// error.type; Anthropic: error.type) to the typed signals, where the name
+// alone decides the kind.
+var codeTypes = map[string]string{
+	"invalid_api_key":      "authentication_failed",
+	"authentication_error": "authentication_failed",
+	"insufficient_quota":   "billing_error",
+	"billing_error":        "billing_error",
+	"rate_limit_exceeded":  "rate_limit",
+	"rate_limit_error":     "rate_limit",
+	"model_not_found":      "model_not_found",
+	"not_found_error":      "model_not_found",
+	"overloaded_error":     "server_error",
+	"server_error":         "server_error",
+	"api_error":            "server_error",
+}
+
+// responseBody reads the provider's error object, when opencode kept it.
+func (p *Parser) responseBody(body string) {
+	if body == "" || body[0] != '{' {
+		return
+	}
+	var b struct {
+		Error struct {
+			Type string `json:"type"`
+			Code any    `json:"code"` // a string for OpenAI, a number elsewhere
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(body), &b) != nil {
+		return
+	}
+	code, _ := b.Error.Code.(string)
+	if code == "context_length_exceeded" {
+		p.s.TerminalReason = "prompt_too_long"
+		return
+	}
+	if p.s.ErrorType != "" {
+		return
+	}
+	if t, ok := codeTypes[code]; ok {
+		p.s.ErrorType = t
+	} else if t, ok := codeTypes[b.Error.Type]; ok {
+		p.s.ErrorType = t
+	}
+}
+
+func (p *Parser) addError(t string) {
+	t = strings.TrimSpace(t)
+	if t == "" {
+		return
+	}
+	p.lastLine = excerpt.Clip(t, 200)
+	if n := len(p.s.ErrorMessages); n > 0 && p.s.ErrorMessages[n-1] == t {
+		return
+	}
+	if len(p.s.ErrorMessages) < maxKept {
+		p.s.ErrorMessages = append(p.s.ErrorMessages, t)
+	}
+}
+
+func (p *Parser) parseError(why string, line []byte) {
+	p.badLines++
+	if len(p.s.ParseErrors) < maxParseErrors {
+		p.s.ParseErrors = append(p.s.ParseErrors, fmt.Sprintf("line %q: %s", excerpt.Clip(string(line), 120), why))
+	}
+}
+
+// Structured returns what was read so far. Slices are copies.
+func (p *Parser) Structured() policy.Structured {
+	s := p.s
+	s.ErrorMessages = append([]string(nil), s.ErrorMessages...)
+	s.ParseErrors = append([]string(nil), s.ParseErrors...)
+	if p.badLines > len(s.ParseErrors) {
+		s.ParseErrors = append(s.ParseErrors, fmt.Sprintf("… %d more bad lines", p.badLines-len(s.ParseErrors)))
+	}
+	return s
+}
+
+// Progress is the live view: the last thing opencode said or did, and the
+// tokens and cost of the model calls finished so far.
+func (p *Parser) Progress() (lastLine string, tokensIn, tokensOut int64, costUSD float64) {
+	return p.lastLine, p.s.TokensIn, p.s.TokensOut, p.s.CostUSD
+}

@@ -1,0 +1,83 @@
+package opencode
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"testing"
+)
+
+func feedFixture(t *testing.T, name string) *Parser {
+	t.Helper()
+	b, err := os.ReadFile("testdata/" + name + "/stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewParser()
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		p.Feed(l)
+	}
+	return p
+}
+
+// TestUsageAndCost: tokens and cost add up over the steps (a tool call is
+// a step of its own), the final text is the last text part, and the run is
+// finished only by a step that did not end in tool calls.
+func TestUsageAndCost(t *testing.T) {
+	p := feedFixture(t, "tool_call")
+	s := p.Structured()
+	if s.TokensIn != 2100 || s.TokensOut != 29 || !s.CostKnown || math.Abs(s.CostUSD-0.006735) > 1e-9 {
+		t.Errorf("tokens %d/%d cost %v (known %v); want 2100/29 and $0.006735", s.TokensIn, s.TokensOut, s.CostUSD, s.CostKnown)
+	}
+	if s.ResultText != "The command printed drover-tool-ok." || !s.Finished || s.IsError || s.Turns != 2 {
+		t.Errorf("result %q finished %v error %v turns %d", s.ResultText, s.Finished, s.IsError, s.Turns)
+	}
+	if s.SessionID != "ses_dcefeb643ffe2NgKzYeGZ2hg7d" {
+		t.Errorf("session %q", s.SessionID)
+	}
+	half := NewParser()
+	b, _ := os.ReadFile("testdata/tool_call/stdout")
+	for _, l := range bytes.Split(b, []byte("\n"))[:2] {
+		half.Feed(l)
+	}
+	if last, _, _, _ := half.Progress(); last != "→ bash" {
+		t.Errorf("last line after the tool call %q", last)
+	}
+}
+
+// TestErrorsByStructure: the HTTP status and the provider's error code are
+// read from the error event, not from its wording.
+func TestErrorsByStructure(t *testing.T) {
+	cases := []struct {
+		name, errType, terminal string
+		status                  int
+	}{
+		{"auth_401", "authentication_failed", "", 401},
+		{"quota_429", "billing_error", "", 429},
+		{"rate_limit_429", "rate_limit", "", 429},
+		{"overloaded_503", "server_error", "", 503},
+		{"context_too_long", "", "prompt_too_long", 0},
+		{"connection_refused", "", "", 0},
+	}
+	for _, c := range cases {
+		s := feedFixture(t, c.name).Structured()
+		if s.APIErrorStatus != c.status || s.ErrorType != c.errType || s.TerminalReason != c.terminal || !s.IsError {
+			t.Errorf("%s: status %d type %q terminal %q error %v; want %d %q %q",
+				c.name, s.APIErrorStatus, s.ErrorType, s.TerminalReason, s.IsError, c.status, c.errType, c.terminal)
+		}
+	}
+}
+
+// TestLengthThenStop: an answer cut at the output limit is a failure only
+// if no later model call finishes it.
+func TestLengthThenStop(t *testing.T) {
+	p := NewParser()
+	p.Feed([]byte(`{"type":"step_finish","part":{"reason":"length"}}`))
+	if s := p.Structured(); !s.IsError || s.ErrorType != "max_output_tokens" {
+		t.Fatalf("length: %+v", s)
+	}
+	p.Feed([]byte(`{"type":"step_finish","part":{"reason":"stop"}}`))
+	if s := p.Structured(); s.IsError || s.ErrorType != "" {
+		t.Errorf("length then stop is still an error: %+v", s)
+	}
+}
