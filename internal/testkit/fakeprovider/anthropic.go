@@ -50,7 +50,7 @@ var anthropicErrors = map[string]struct {
 func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
 	body := string(b)
-	st, marker := s.take(r, body)
+	st, idx := s.take(r, body)
 	var req struct {
 		Stream bool   `json:"stream"`
 		Model  string `json:"model"`
@@ -66,8 +66,15 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 			h.Set("anthropic-ratelimit-requests-remaining", "0")
 			h.Set("anthropic-ratelimit-requests-reset", time.Now().Add(st.RetryAfter).UTC().Format(time.RFC3339))
 		case "usage_limit":
+			// What a subscription (OAuth) account gets when its five-hour
+			// window is used up; with an API key the CLI reports a plain 429.
+			reset := strconv.FormatInt(st.ResetAt.Unix(), 10)
 			h.Set("anthropic-ratelimit-unified-status", "rejected")
-			h.Set("anthropic-ratelimit-unified-reset", strconv.FormatInt(st.ResetAt.Unix(), 10))
+			h.Set("anthropic-ratelimit-unified-reset", reset)
+			h.Set("anthropic-ratelimit-unified-representative-claim", "five_hour")
+			h.Set("anthropic-ratelimit-unified-5h-status", "rejected")
+			h.Set("anthropic-ratelimit-unified-5h-reset", reset)
+			h.Set("anthropic-ratelimit-unified-overage-status", "rejected")
 			h.Set("retry-after", strconv.Itoa(int(time.Until(st.ResetAt).Seconds())))
 		}
 		writeJSON(w, e.status, h, fmt.Sprintf(`{"type":"error","error":{"type":%q,"message":%q}}`, e.typ, e.text))
@@ -76,7 +83,7 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 	switch st.Kind {
 	case "hang":
 		s.hang(r)
-		s.markDropped(marker)
+		s.markDropped(idx)
 		return
 	}
 	model := req.Model
@@ -93,14 +100,14 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 	switch st.Kind {
 	case "reset_midstream":
 		sse.event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
-		s.markDropped(marker)
+		s.markDropped(idx)
 		reset(w)
 		return
 	case "stall":
 		sse.event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
 		sse.event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":`+quote(st.Text)+`}}`)
 		s.hang(r)
-		s.markDropped(marker)
+		s.markDropped(idx)
 		return
 	}
 	stop := "end_turn"

@@ -41,7 +41,7 @@ var openaiErrors = map[string]struct {
 func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
 	body := string(b)
-	st, marker := s.take(r, body)
+	st, idx := s.take(r, body)
 	var req struct {
 		Model string `json:"model"`
 	}
@@ -64,7 +64,7 @@ func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request) {
 	}
 	if st.Kind == "hang" {
 		s.hang(r)
-		s.markDropped(marker)
+		s.markDropped(idx)
 		return
 	}
 	model := req.Model
@@ -78,14 +78,14 @@ func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request) {
 	text := st.Text
 	switch st.Kind {
 	case "reset_midstream":
-		s.markDropped(marker)
+		s.markDropped(idx)
 		reset(w)
 		return
 	case "stall":
 		sse.event("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"id":"msg_fake","type":"message","role":"assistant","status":"in_progress","content":[]}}`)
 		sse.event("response.output_text.delta", `{"type":"response.output_text.delta","item_id":"msg_fake","output_index":0,"content_index":0,"delta":`+quote(text)+`}`)
 		s.hang(r)
-		s.markDropped(marker)
+		s.markDropped(idx)
 		return
 	}
 	var items []string

@@ -184,8 +184,8 @@ func (s *Server) Marked(marker string) []Request {
 }
 
 // take picks the step for a request body, logs the request and returns
-// the step with the marker that chose it.
-func (s *Server) take(r *http.Request, body string) (Step, string) {
+// the step with the request's index in the log.
+func (s *Server) take(r *http.Request, body string) (Step, int) {
 	s.mu.Lock()
 	markers := make([]string, 0, len(s.scripts))
 	for m := range s.scripts {
@@ -205,14 +205,14 @@ func (s *Server) take(r *http.Request, body string) (Step, string) {
 		}
 	}
 	s.mu.Unlock()
-	s.record(r, body, marker, st.Kind)
-	return st, marker
+	return st, s.record(r, body, marker, st.Kind)
 }
 
 // secretHeaders are never kept in the log.
 var secretHeaders = []string{"Authorization", "X-Api-Key", "Cookie", "Openai-Api-Key"}
 
-func (s *Server) record(r *http.Request, body, marker, step string) {
+// record logs a request and returns its index in the log.
+func (s *Server) record(r *http.Request, body, marker, step string) int {
 	h := r.Header.Clone()
 	for _, k := range secretHeaders {
 		if h.Get(k) != "" {
@@ -222,19 +222,16 @@ func (s *Server) record(r *http.Request, body, marker, step string) {
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{At: time.Now(), Method: r.Method, Path: r.URL.RequestURI(),
 		Header: h, Body: body, Marker: marker, Step: step})
+	i := len(s.requests) - 1
 	s.mu.Unlock()
+	return i
 }
 
-// markDropped flags the last logged request of marker as dropped.
-func (s *Server) markDropped(marker string) {
+// markDropped flags logged request i as dropped.
+func (s *Server) markDropped(i int) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := len(s.requests) - 1; i >= 0; i-- {
-		if s.requests[i].Marker == marker {
-			s.requests[i].Dropped = true
-			return
-		}
-	}
+	s.requests[i].Dropped = true
+	s.mu.Unlock()
 }
 
 // hang blocks until the client leaves or the server closes.
