@@ -130,6 +130,9 @@ func byStructured(st Structured, text string) (Classification, bool) {
 		return sc(KindContextExhausted, "terminal_reason")
 	case st.StopReason == "refusal":
 		return sc(KindRefused, "stop_reason")
+	case st.APIError == "connection_failed":
+		// The request never reached the provider: the operator's network.
+		return sc(KindNetwork, "api_error")
 	}
 	src := "error_type=" + st.ErrorType
 	switch st.ErrorType {
