@@ -93,8 +93,8 @@ var Phrases = []Phrase{
 	// Stalls and timeouts, before the broader stream/connection rows.
 	phrase("codex_idle_timeout", `(?i)idle timeout waiting for SSE`, KindStalled,
 		"stream disconnected before completion: idle timeout waiting for SSE"),
-	phrase("claude_request_timed_out", `(?im)^\s*request timed out\.?\s*$`, KindTimeout,
-		"Request timed out"),
+	phrase("claude_request_timed_out", `(?im)^\s*request timed out\b`, KindTimeout,
+		"Request timed out. If the API is slow to answer, or a proxy or gateway holds responses, set API_TIMEOUT_MS above 3000."),
 	// Provider trouble.
 	phrase("claude_overloaded", `(?i)\b529 overloaded\b|the API is at capacity`, KindProviderUnavailable,
 		"API Error: Repeated 529 Overloaded errors. The API is at capacity — this is usually temporary. Try again in a moment."),
