@@ -1,6 +1,3 @@
-// Package claude reads what Claude Code prints in print mode: one JSON event
-// per line with --output-format stream-json --verbose, or a single result
-// object with --output-format json. kind.go registers the kind.
 package claude
 
 import (

@@ -1,6 +1,3 @@
-// Package codex reads what `codex exec` prints: JSONL events on stdout with
-// --json, or plain text (the final message on stdout, everything else on
-// stderr) without it. kind.go registers the kind.
 package codex
 
 import (
