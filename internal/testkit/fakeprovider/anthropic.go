@@ -91,7 +91,26 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		model = "claude-fake"
 	}
 	if !req.Stream {
-		writeJSON(w, http.StatusOK, nil, anthropicMessage(st, model))
+		// Claude Code falls back to a plain request when a stream fails;
+		// a transport failure must fail that one too.
+		msg := anthropicMessage(st, model)
+		switch st.Kind {
+		case "reset_midstream", "stall":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			io.WriteString(w, msg[:len(msg)/2])
+			if st.Kind == "stall" {
+				if f, ok := w.(http.Flusher); ok {
+					f.Flush()
+				}
+				s.hang(r)
+			} else {
+				reset(w)
+			}
+			s.markDropped(idx)
+			return
+		}
+		writeJSON(w, http.StatusOK, nil, msg)
 		return
 	}
 	sse := newSSE(w)

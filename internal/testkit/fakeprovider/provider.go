@@ -242,11 +242,14 @@ func (s *Server) hang(r *http.Request) {
 	}
 }
 
-// reset drops the connection without a proper end (RST where it can).
+// reset drops the connection without a proper end (RST where it can),
+// a moment after the events written so far went out: an RST at once makes
+// the client's kernel discard what it had not read yet.
 func reset(w http.ResponseWriter) {
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
+	time.Sleep(200 * time.Millisecond)
 	hj, ok := w.(http.Hijacker)
 	if !ok {
 		panic(http.ErrAbortHandler)

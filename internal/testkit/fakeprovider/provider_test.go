@@ -65,8 +65,10 @@ func TestTransportFailures(t *testing.T) {
 	s := New(t)
 	s.Script("RST", ResetMidStream())
 	s.Script("HANG", Hang())
-	if _, _, err := post(t, s.URL()+"/v1/messages", `{"stream":true,"m":"RST"}`); err == nil {
-		t.Fatal("a reset stream read cleanly")
+	for _, body := range []string{`{"stream":true,"m":"RST"}`, `{"stream":false,"m":"RST"}`} {
+		if _, _, err := post(t, s.URL()+"/v1/messages", body); err == nil {
+			t.Fatalf("a reset response read cleanly: %s", body)
+		}
 	}
 	if _, _, err := post(t, s.ClosedURL()+"/v1/messages", `{}`); err == nil || !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("closed URL: %v", err)
@@ -75,7 +77,7 @@ func TestTransportFailures(t *testing.T) {
 	if _, err := c.Post(s.URL()+"/v1/responses", "application/json", strings.NewReader(`{"m":"HANG"}`)); err == nil {
 		t.Fatal("a hanging request answered")
 	}
-	if m := s.Marked("RST"); len(m) != 1 || !m[0].Dropped {
+	if m := s.Marked("RST"); len(m) != 2 || !m[0].Dropped || !m[1].Dropped {
 		t.Fatalf("reset not logged as dropped: %+v", m)
 	}
 }
