@@ -151,6 +151,11 @@ func (p *Parser) event(ev *event) {
 			}
 		}
 	case "error":
+		if strings.Contains(ev.Message, "waiting for network") {
+			// Codex's endless wait for a connection (refused, DNS): the
+			// run only ends when drover stops it.
+			s.APIError = "connection_failed"
+		}
 		if reconnectRe.MatchString(ev.Message) {
 			s.Retries++
 			s.RetryStatuses = append(s.RetryStatuses, status(ev.Message))
