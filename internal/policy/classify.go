@@ -94,7 +94,14 @@ func byKill(s Signals) (Classification, bool) {
 	if last := primaryMessage(s); last != "" {
 		msg += "; last output: " + last
 	}
-	return Classification{Kind: k, Source: "killed:" + s.KilledFor, Message: msg}, true
+	src := "killed:" + s.KilledFor
+	if (k == KindTimeout || k == KindStalled) && s.Structured.APIError == "connection_failed" && !s.Structured.Finished {
+		// The agent was still waiting for a connection when its time ran
+		// out (codex retries refused and DNS failures forever): the network
+		// is the cause, not the card.
+		return Classification{Kind: KindNetwork, Source: src + ",api_error", Message: msg}, true
+	}
+	return Classification{Kind: k, Source: src, Message: msg}, true
 }
 
 // bySuccess handles exit 0 with no error flagged.
@@ -136,6 +143,9 @@ func byStructured(st Structured, text string) (Classification, bool) {
 		return sc(KindContextExhausted, "terminal_reason")
 	case st.StopReason == "refusal":
 		return sc(KindRefused, "stop_reason")
+	case st.APIError == "connection_failed":
+		// The request never reached the provider: the operator's network.
+		return sc(KindNetwork, "api_error")
 	}
 	src := "error_type=" + st.ErrorType
 	switch st.ErrorType {

@@ -32,6 +32,7 @@ type Structured struct {
 	Subtype           string        // claude result.subtype
 	APIErrorStatus    int           // claude result.api_error_status (HTTP status), 0 if null
 	ErrorType         string        // claude assistant message "error" (rate_limit, authentication_failed, billing_error, …)
+	APIError          string        // the transport cause: claude (2.1.3xx) "api_error", "connection_failed" for refused, reset, DNS; codex: the same while it waits for the network
 	TerminalReason    string        // claude result.terminal_reason
 	ResultText        string        // final result / last agent message text
 	ErrorMessages     []string      // error texts in order (codex error events, turn.failed, claude api errors)

@@ -1,6 +1,3 @@
-// Package claude reads what Claude Code prints in print mode: one JSON event
-// per line with --output-format stream-json --verbose, or a single result
-// object with --output-format json. kind.go registers the kind.
 package claude
 
 import (
@@ -75,6 +72,9 @@ type event struct {
 		Usage      *usage         `json:"usage"`
 	} `json:"message"`
 	Error *string `json:"error"` // assistant: error kind; api_retry: error kind
+	// APIError is the transport-level cause (2.1.3xx, assistant and
+	// result): "connection_failed" for refused, reset and DNS failures.
+	APIError string `json:"api_error"`
 
 	// system/api_retry
 	Attempt      int      `json:"attempt"`
@@ -185,6 +185,9 @@ func (p *Parser) assistant(ev *event) {
 		p.s.ErrorType = *ev.Error
 		p.addError(text)
 	}
+	if ev.APIError != "" {
+		p.s.APIError = ev.APIError
+	}
 	if m.Usage != nil && m.ID != "" && len(p.msgUsage) < 10000 {
 		p.msgUsage[m.ID] = *m.Usage
 	}
@@ -249,6 +252,9 @@ func (p *Parser) result(ev *event) {
 	s.Turns = ev.NumTurns
 	if ev.APIErrorStatus != nil {
 		s.APIErrorStatus = *ev.APIErrorStatus
+	}
+	if ev.APIError != "" {
+		s.APIError = ev.APIError
 	}
 	if ev.StopReason != nil {
 		s.StopReason = *ev.StopReason

@@ -1,6 +1,3 @@
-// Package codex reads what `codex exec` prints: JSONL events on stdout with
-// --json, or plain text (the final message on stdout, everything else on
-// stderr) without it. kind.go registers the kind.
 package codex
 
 import (
@@ -155,6 +152,11 @@ func (p *Parser) event(ev *event) {
 			}
 		}
 	case "error":
+		if strings.Contains(ev.Message, "waiting for network") {
+			// Codex's endless wait for a connection (refused, DNS): the
+			// run only ends when drover stops it.
+			s.APIError = "connection_failed"
+		}
 		if reconnectRe.MatchString(ev.Message) {
 			s.Retries++
 			s.RetryStatuses = append(s.RetryStatuses, status(ev.Message))
@@ -210,10 +212,28 @@ func (p *Parser) FeedStderr(line []byte) {
 	}
 }
 
+// cannedStatus gives back the HTTP status of the errors codex replaces by
+// fixed texts of its own, dropping both the status and the API's message
+// (codex 0.171.0; the Display strings of its typed errors, which change far
+// less than the API's wording).
+var cannedStatus = []struct {
+	text   string
+	status int
+}{
+	{"currently experiencing high demand", 500}, // an HTTP 500; "We’re" with a curly apostrophe
+	{"Selected model is at capacity", 503},      // an overloaded server (503 server_is_overloaded)
+}
+
+// status is the HTTP status msg reports, or 0.
 func status(msg string) int {
 	if m := statusRe.FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return n
+	}
+	for _, c := range cannedStatus {
+		if strings.Contains(msg, c.text) {
+			return c.status
+		}
 	}
 	return 0
 }
