@@ -50,9 +50,6 @@ var knownWrong = map[string]string{
 	"codex@*/forbidden":              "permission_denied: an API 403 blocks the card, yet a key without access fails every card of the profile alike",
 	"claude@*/question":              "succeeded: in print mode Claude Code disables AskUserQuestion, so the question is the final text, which drover does not read as one",
 	"codex@*/question":               "succeeded: codex cannot ask; the question is its final message, which drover does not read as one",
-	"codex@*/missing_key":            "unknown: codex's \"Missing environment variable: `FAKE_OPENAI_API_KEY`.\" is in no phrase family",
-	"claude@2.1.197/reset_midstream": "provider_unavailable: 2.1.197 says \"Connection to the API was lost (ECONNRESET)\" without 2.1.332's api_error field, and the phrase table reads it as the provider's fault",
-	"codex@*/reset_midstream":        "provider_unavailable: \"stream disconnected before completion: Transport error: network error\" reads as the provider's fault",
 	"codex@*/refusal":                "unknown: codex drops a refusal content part and exits 0 with no message; nothing in its output says refused",
 }
 
