@@ -46,11 +46,11 @@ func matrix(t *testing.T, kind string) {
 // drover still gets wrong, with what it gives instead and why. A listed cell
 // skips; one that comes out right fails, so the list only shrinks.
 var knownWrong = map[string]string{
-	"claude@*/forbidden":             "permission_denied: an API 403 blocks the card, yet a key without access fails every card of the profile alike",
-	"codex@*/forbidden":              "permission_denied: an API 403 blocks the card, yet a key without access fails every card of the profile alike",
-	"claude@*/question":              "succeeded: in print mode Claude Code disables AskUserQuestion, so the question is the final text, which drover does not read as one",
-	"codex@*/question":               "succeeded: codex cannot ask; the question is its final message, which drover does not read as one",
-	"codex@*/refusal":                "unknown: codex drops a refusal content part and exits 0 with no message; nothing in its output says refused",
+	"claude@*/forbidden": "permission_denied: an API 403 blocks the card, yet a key without access fails every card of the profile alike",
+	"codex@*/forbidden":  "permission_denied: an API 403 blocks the card, yet a key without access fails every card of the profile alike",
+	"claude@*/question":  "succeeded: in print mode Claude Code disables AskUserQuestion, so the question is the final text, which drover does not read as one",
+	"codex@*/question":   "succeeded: codex cannot ask; the question is its final message, which drover does not read as one",
+	"codex@*/refusal":    "unknown: codex drops a refusal content part and exits 0 with no message; nothing in its output says refused",
 }
 
 // wrongFor returns the knownWrong entry for cell c, s.
