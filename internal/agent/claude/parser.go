@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drover-dev/drover/internal/agent/jsonl"
+
 	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/policy"
 )
@@ -20,16 +22,13 @@ func DefaultArgs() []string {
 	return []string{"-p", "--output-format", "stream-json", "--verbose"}
 }
 
-// maxParseErrors bounds how many bad lines are kept (the count goes on).
-const maxParseErrors = 20
-
 // Parser accumulates Claude Code output, one stdout line at a time. The zero
 // value is not ready; use NewParser. Not safe for concurrent use.
 type Parser struct {
 	s          policy.Structured
 	lastLine   string
 	msgUsage   map[string]usage // assistant message id → its latest usage
-	badLines   int
+	bad        jsonl.Problems   // lines that were not events
 	resultSeen bool
 }
 
@@ -122,17 +121,11 @@ func (p *Parser) Feed(line []byte) {
 			p.parseError(fmt.Sprintf("parser panic: %v", r), line)
 		}
 	}()
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return
-	}
 	var ev event
-	if line[0] != '{' {
-		p.parseError("not a JSON event", line)
-		return
-	}
-	if err := json.Unmarshal(line, &ev); err != nil {
-		p.parseError(err.Error(), line)
+	if ok, why := jsonl.Decode(line, &ev); !ok {
+		if why != "" {
+			p.parseError(why, bytes.TrimSpace(line))
+		}
 		return
 	}
 	p.s.Present = true
@@ -155,14 +148,7 @@ func (p *Parser) Feed(line []byte) {
 	}
 }
 
-func (p *Parser) parseError(why string, line []byte) {
-	p.badLines++
-	if len(p.s.ParseErrors) >= maxParseErrors {
-		return
-	}
-	shown := excerpt.Clip(string(line), 120)
-	p.s.ParseErrors = append(p.s.ParseErrors, fmt.Sprintf("line %q: %s", shown, why))
-}
+func (p *Parser) parseError(why string, line []byte) { p.bad.Add(why, line) }
 
 func (p *Parser) assistant(ev *event) {
 	m := ev.Message
@@ -306,10 +292,7 @@ func (p *Parser) Structured() policy.Structured {
 	s.RetryStatuses = append([]int(nil), s.RetryStatuses...)
 	s.RetryErrors = append([]string(nil), s.RetryErrors...)
 	s.DeniedTools = append([]string(nil), s.DeniedTools...)
-	s.ParseErrors = append([]string(nil), s.ParseErrors...)
-	if p.badLines > len(s.ParseErrors) {
-		s.ParseErrors = append(s.ParseErrors, fmt.Sprintf("… %d more bad lines", p.badLines-len(s.ParseErrors)))
-	}
+	s.ParseErrors = p.bad.List()
 	return s
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drover-dev/drover/internal/agent/jsonl"
 )
 
 func feedFile(t testing.TB, p *Parser, path string) {
@@ -132,7 +134,7 @@ func TestParserBadLines(t *testing.T) {
 		p.Feed([]byte("junk"))
 	}
 	s = p.Structured()
-	if len(s.ParseErrors) != maxParseErrors+1 || !strings.Contains(s.ParseErrors[maxParseErrors], "more bad lines") {
+	if len(s.ParseErrors) != jsonl.MaxProblems+1 || !strings.Contains(s.ParseErrors[jsonl.MaxProblems], "more bad lines") {
 		t.Errorf("parse errors not bounded: %d", len(s.ParseErrors))
 	}
 }

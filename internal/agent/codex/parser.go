@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/drover-dev/drover/internal/agent/jsonl"
+
 	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/policy"
 )
@@ -25,8 +27,7 @@ func DefaultArgs() []string {
 const noFinalMessage = "codex exited 0 without a final agent message (a refusal can look like this)"
 
 const (
-	maxParseErrors = 20
-	maxKept        = 100
+	maxKept = 100
 )
 
 type mode int
@@ -44,9 +45,9 @@ type Parser struct {
 	s          policy.Structured
 	mode       mode
 	lastLine   string
-	text       []string // stdout lines in text mode: the final message
-	stderrErrs []string // "ERROR: …" lines from stderr
-	badLines   int
+	text       []string       // stdout lines in text mode: the final message
+	stderrErrs []string       // "ERROR: …" lines from stderr
+	bad        jsonl.Problems // lines that were not events
 }
 
 // NewParser returns an empty parser.
@@ -252,12 +253,7 @@ func (p *Parser) addError(t string) {
 	p.lastLine = excerpt.Clip(t, 200)
 }
 
-func (p *Parser) parseError(why string, line []byte) {
-	p.badLines++
-	if len(p.s.ParseErrors) < maxParseErrors {
-		p.s.ParseErrors = append(p.s.ParseErrors, fmt.Sprintf("line %q: %s", excerpt.Clip(string(line), 120), why))
-	}
-}
+func (p *Parser) parseError(why string, line []byte) { p.bad.Add(why, line) }
 
 // Structured returns what was read so far. Slices are copies.
 func (p *Parser) Structured() policy.Structured {
@@ -266,10 +262,7 @@ func (p *Parser) Structured() policy.Structured {
 	s.ErrorMessages = append([]string(nil), s.ErrorMessages...)
 	s.RetryStatuses = append([]int(nil), s.RetryStatuses...)
 	s.Warnings = append([]string(nil), s.Warnings...)
-	s.ParseErrors = append([]string(nil), s.ParseErrors...)
-	if p.badLines > len(s.ParseErrors) {
-		s.ParseErrors = append(s.ParseErrors, fmt.Sprintf("… %d more bad lines", p.badLines-len(s.ParseErrors)))
-	}
+	s.ParseErrors = p.bad.List()
 	if p.mode != modeJSON {
 		s.ResultText = strings.TrimSpace(strings.Join(p.text, "\n"))
 		if len(s.ErrorMessages) == 0 {

@@ -7,20 +7,20 @@ package gemini
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/drover-dev/drover/internal/agent/jsonl"
 
 	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/policy"
 )
 
 const (
-	maxParseErrors = 20
-	maxKept        = 100
-	maxResultText  = 64 << 10
+	maxKept       = 100
+	maxResultText = 64 << 10
 )
 
 // Parser accumulates Gemini CLI stream-json output. The zero value is not
@@ -29,9 +29,9 @@ type Parser struct {
 	s             policy.Structured
 	text          strings.Builder // assistant text since the last tool call
 	lastLine      string
-	badLines      int
-	stderrStatus  int  // HTTP status of the error object the CLI dumped on stderr
-	terminalQuota bool // stderr named a TerminalQuotaError
+	bad           jsonl.Problems // lines that were not events
+	stderrStatus  int            // HTTP status of the error object the CLI dumped on stderr
+	terminalQuota bool           // stderr named a TerminalQuotaError
 }
 
 // NewParser returns an empty parser.
@@ -119,17 +119,11 @@ func (p *Parser) Feed(line []byte) {
 			p.parseError(fmt.Sprintf("parser panic: %v", r), line)
 		}
 	}()
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return
-	}
-	if line[0] != '{' {
-		p.parseError("not a JSON event", line)
-		return
-	}
 	var ev event
-	if err := json.Unmarshal(line, &ev); err != nil {
-		p.parseError(err.Error(), line)
+	if ok, why := jsonl.Decode(line, &ev); !ok {
+		if why != "" {
+			p.parseError(why, bytes.TrimSpace(line))
+		}
 		return
 	}
 	p.s.Present = true
@@ -283,12 +277,7 @@ func (p *Parser) addError(t string) {
 	}
 }
 
-func (p *Parser) parseError(why string, line []byte) {
-	p.badLines++
-	if len(p.s.ParseErrors) < maxParseErrors {
-		p.s.ParseErrors = append(p.s.ParseErrors, fmt.Sprintf("line %q: %s", excerpt.Clip(string(line), 120), why))
-	}
-}
+func (p *Parser) parseError(why string, line []byte) { p.bad.Add(why, line) }
 
 // Structured returns what was read so far. Slices are copies.
 func (p *Parser) Structured() policy.Structured {
@@ -306,10 +295,7 @@ func (p *Parser) Structured() policy.Structured {
 	}
 	s.ErrorMessages = append([]string(nil), s.ErrorMessages...)
 	s.Warnings = append([]string(nil), s.Warnings...)
-	s.ParseErrors = append([]string(nil), s.ParseErrors...)
-	if p.badLines > len(s.ParseErrors) {
-		s.ParseErrors = append(s.ParseErrors, fmt.Sprintf("… %d more bad lines", p.badLines-len(s.ParseErrors)))
-	}
+	s.ParseErrors = p.bad.List()
 	return s
 }
 

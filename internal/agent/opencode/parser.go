@@ -10,13 +10,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/drover-dev/drover/internal/agent/jsonl"
+
 	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/policy"
 )
 
 const (
-	maxParseErrors = 20
-	maxKept        = 100
+	maxKept = 100
 )
 
 // Parser accumulates opencode output. The zero value is not ready; use
@@ -24,7 +25,7 @@ const (
 type Parser struct {
 	s        policy.Structured
 	lastLine string
-	badLines int
+	bad      jsonl.Problems // lines that were not events
 }
 
 // NewParser returns an empty parser.
@@ -66,17 +67,11 @@ func (p *Parser) Feed(line []byte) {
 			p.parseError(fmt.Sprintf("parser panic: %v", r), line)
 		}
 	}()
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return
-	}
-	if line[0] != '{' {
-		p.parseError("not a JSON event", line)
-		return
-	}
 	var ev event
-	if err := json.Unmarshal(line, &ev); err != nil {
-		p.parseError(err.Error(), line)
+	if ok, why := jsonl.Decode(line, &ev); !ok {
+		if why != "" {
+			p.parseError(why, bytes.TrimSpace(line))
+		}
 		return
 	}
 	p.s.Present = true
@@ -222,21 +217,13 @@ func (p *Parser) addError(t string) {
 	}
 }
 
-func (p *Parser) parseError(why string, line []byte) {
-	p.badLines++
-	if len(p.s.ParseErrors) < maxParseErrors {
-		p.s.ParseErrors = append(p.s.ParseErrors, fmt.Sprintf("line %q: %s", excerpt.Clip(string(line), 120), why))
-	}
-}
+func (p *Parser) parseError(why string, line []byte) { p.bad.Add(why, line) }
 
 // Structured returns what was read so far. Slices are copies.
 func (p *Parser) Structured() policy.Structured {
 	s := p.s
 	s.ErrorMessages = append([]string(nil), s.ErrorMessages...)
-	s.ParseErrors = append([]string(nil), s.ParseErrors...)
-	if p.badLines > len(s.ParseErrors) {
-		s.ParseErrors = append(s.ParseErrors, fmt.Sprintf("… %d more bad lines", p.badLines-len(s.ParseErrors)))
-	}
+	s.ParseErrors = p.bad.List()
 	return s
 }
 
