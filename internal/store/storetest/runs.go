@@ -1,0 +1,163 @@
+package storetest
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/store"
+)
+
+// Runs: one routing per run, half-written transactions, heartbeats,
+// progress and what a run launched.
+
+func testRunRoutedOnce(t *testing.T, s store.Store) {
+	c := mkCard(t, s, "r", "ready")
+	must(t, claim(s, c, "a"))
+	runs, _ := s.ListRuns(ctx, store.RunFilter{CardID: c.ID, Open: store.Bool(true)})
+	if len(runs) != 1 || !runs[0].Open() {
+		t.Fatalf("open runs = %+v", runs)
+	}
+	r := runs[0]
+	r.Outcome, r.Kind, r.Counted = board.OutcomeFailed, "agent_failed", true
+	route := store.Change{Run: &r, RunMustBeOpen: true, Events: []board.Event{{CardID: c.ID, RunID: r.ID, Type: board.EvFinished}},
+		Outbox: []store.OutboxItem{{Key: "card/run/failed", Channel: "slack", Event: "gave_up", Payload: json.RawMessage(`{}`)}}}
+	must(t, s.Apply(ctx, route))
+	if err := s.Apply(ctx, route); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("second routing: err = %v, want ErrConflict", err)
+	}
+	got, _ := s.GetRun(ctx, r.ID)
+	if got.Outcome != board.OutcomeFailed || !got.Counted || got.Attempt != 1 {
+		t.Fatalf("run = %+v", got)
+	}
+	ob, _ := s.ListOutbox(ctx, store.OutboxFilter{})
+	ev, _ := s.ListEvents(ctx, store.EventFilter{CardID: c.ID})
+	if len(ob) != 1 || len(ev) != 3 {
+		t.Fatalf("after double routing: %d outbox rows (want 1), %d events (want 3)", len(ob), len(ev))
+	}
+}
+
+// testRunSessionID: the agent's session id written with a run's outcome is
+// read back, so the attempt after an answer can resume that session.
+func testRunSessionID(t *testing.T, s store.Store) {
+	c := mkCard(t, s, "s", "ready")
+	must(t, claim(s, c, "a"))
+	runs, _ := s.ListRuns(ctx, store.RunFilter{CardID: c.ID})
+	if len(runs) != 1 || runs[0].SessionID != "" {
+		t.Fatalf("a new run has session %+v, want none", runs)
+	}
+	r := runs[0]
+	r.Outcome, r.Kind, r.SessionID = board.OutcomeParked, "input_required", "5f0c1d2e-session"
+	must(t, s.Apply(ctx, store.Change{Run: &r, RunMustBeOpen: true}))
+	got, err := s.GetRun(ctx, r.ID)
+	must(t, err)
+	if got.SessionID != "5f0c1d2e-session" {
+		t.Fatalf("GetRun session = %q, want 5f0c1d2e-session", got.SessionID)
+	}
+	listed, _ := s.ListRuns(ctx, store.RunFilter{CardID: c.ID})
+	if len(listed) != 1 || listed[0].SessionID != "5f0c1d2e-session" {
+		t.Fatalf("ListRuns session = %+v", listed)
+	}
+}
+
+// testHalfWritten: a change whose last statement fails leaves none of its
+// earlier statements behind, as a crash between them would.
+func testHalfWritten(t *testing.T, s store.Store) {
+	c := mkCard(t, s, "h", "ready")
+	must(t, claim(s, c, "a"))
+	c, _ = s.GetCard(ctx, c.ID)
+	before := c.Version
+	c.Title = "half"
+	dup := board.Run{CardID: c.ID, Attempt: 1, RetryEpoch: c.RetryEpoch} // attempt 1 exists already
+	err := s.Apply(ctx, store.Change{Card: &c, Events: []board.Event{{CardID: c.ID, Type: board.EvEdited}}, NewRun: &dup})
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("duplicate attempt: err = %v, want ErrConflict", err)
+	}
+	got, _ := s.GetCard(ctx, c.ID)
+	if got.Title != "h" || got.Version != before {
+		t.Fatalf("card half-written: %+v", got)
+	}
+	ev, _ := s.ListEvents(ctx, store.EventFilter{CardID: c.ID})
+	for _, e := range ev {
+		if e.Type == board.EvEdited {
+			t.Fatal("event of a refused change was kept")
+		}
+	}
+}
+
+func testHeartbeat(t *testing.T, s store.Store) {
+	c := mkCard(t, s, "hb", "ready")
+	must(t, claim(s, c, "a"))
+	c, _ = s.GetCard(ctx, c.ID)
+	until := time.Now().Add(2 * time.Hour).Truncate(time.Millisecond)
+	must(t, s.Heartbeat(ctx, c.ID, "a", c.Claim.Epoch, until))
+	got, _ := s.GetCard(ctx, c.ID)
+	if !got.Claim.LeaseUntil.Equal(until) || got.Version != c.Version {
+		t.Fatalf("heartbeat: lease %v (want %v), version %d (want unchanged %d)", got.Claim.LeaseUntil, until, got.Version, c.Version)
+	}
+	past := time.Now().Add(time.Hour)
+	exp, _ := s.ListCards(ctx, store.CardFilter{LeaseExpiredBefore: &past})
+	if len(exp) != 0 {
+		t.Fatal("a renewed lease is listed as expired")
+	}
+	far := time.Now().Add(3 * time.Hour)
+	exp, _ = s.ListCards(ctx, store.CardFilter{LeaseExpiredBefore: &far})
+	if len(exp) != 1 {
+		t.Fatalf("expired leases = %d, want 1", len(exp))
+	}
+}
+
+func testProgress(t *testing.T, s store.Store) {
+	c := mkCard(t, s, "p", "ready")
+	must(t, claim(s, c, "a"))
+	runs, _ := s.ListRuns(ctx, store.RunFilter{CardID: c.ID})
+	now := time.Now().Truncate(time.Millisecond)
+	must(t, s.UpdateRunProgress(ctx, runs[0].ID, store.RunProgress{LastOutput: "working", TokensIn: 10, TokensOut: 5, CostUSD: 0.25, StartedAt: &now, LogPath: "/l"}))
+	r, _ := s.GetRun(ctx, runs[0].ID)
+	if r.LastOutput != "working" || r.TokensIn != 10 || r.CostUSD != 0.25 || r.StartedAt == nil || r.LogPath != "/l" {
+		t.Fatalf("progress = %+v", r)
+	}
+	// An empty log path keeps the one recorded; a finished run takes no
+	// more progress.
+	must(t, s.UpdateRunProgress(ctx, r.ID, store.RunProgress{LastOutput: "more", Workspace: "/w"}))
+	r, _ = s.GetRun(ctx, r.ID)
+	if r.LastOutput != "more" || r.LogPath != "/l" || r.Workspace != "/w" {
+		t.Fatalf("second progress = %+v", r)
+	}
+	r.Outcome = board.OutcomeSucceeded
+	must(t, s.Apply(ctx, store.Change{Run: &r, RunMustBeOpen: true}))
+	must(t, s.UpdateRunProgress(ctx, r.ID, store.RunProgress{LastOutput: "late"}))
+	if got, _ := s.GetRun(ctx, r.ID); got.LastOutput != "more" {
+		t.Fatalf("progress reached a finished run: %+v", got)
+	}
+}
+
+// testRunLaunch: the command line and variable names an agent ran with are
+// kept on its run; progress without them leaves them alone, and a run
+// written whole keeps its own.
+func testRunLaunch(t *testing.T, s store.Store) {
+	c := mkCard(t, s, "l", "ready")
+	must(t, claim(s, c, "a"))
+	runs, _ := s.ListRuns(ctx, store.RunFilter{CardID: c.ID})
+	r := runs[0]
+	if r.Argv == nil || len(r.Argv) != 0 || len(r.EnvNames) != 0 {
+		t.Fatalf("a new run has argv %q, env %q; want empty lists", r.Argv, r.EnvNames)
+	}
+	argv := []string{"claude", "-p", "--api-key", "[redacted]"}
+	must(t, s.UpdateRunProgress(ctx, r.ID, store.RunProgress{Argv: argv, EnvNames: []string{"ANTHROPIC_API_KEY", "PATH"}}))
+	must(t, s.UpdateRunProgress(ctx, r.ID, store.RunProgress{LastOutput: "working"}))
+	r, _ = s.GetRun(ctx, r.ID)
+	if strings.Join(r.Argv, " ") != "claude -p --api-key [redacted]" || strings.Join(r.EnvNames, " ") != "ANTHROPIC_API_KEY PATH" {
+		t.Fatalf("launch = %q %q", r.Argv, r.EnvNames)
+	}
+	r.Outcome = board.OutcomeSucceeded
+	r.Argv = append(r.Argv, "--model", "x")
+	must(t, s.Apply(ctx, store.Change{Run: &r, RunMustBeOpen: true}))
+	got, _ := s.GetRun(ctx, r.ID)
+	if strings.Join(got.Argv, " ") != "claude -p --api-key [redacted] --model x" || len(got.EnvNames) != 2 {
+		t.Fatalf("after Apply: %q %q", got.Argv, got.EnvNames)
+	}
+}
