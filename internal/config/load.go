@@ -44,22 +44,10 @@ func decodeAll(d *decoder, cfg *Config, top map[string]*yaml.Node, baseDir strin
 // Load reads, parses and validates the WORKFLOW.md at path. Relative paths in
 // it (workspace.root, a sqlite store) are resolved against its directory.
 func Load(path string) (*Config, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	data, info, err := readFile(abs)
+	cfg, err := LoadBestEffort(path)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := Parse(data, filepath.Dir(abs))
-	if err != nil {
-		if e, ok := err.(*Error); ok {
-			e.File = path
-		}
-		return nil, err
-	}
-	cfg.Path, cfg.ModTime, cfg.Size = abs, info.ModTime(), info.Size()
 	return cfg, nil
 }
 
