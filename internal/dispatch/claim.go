@@ -126,7 +126,7 @@ func (d *Dispatcher) claimAndStart(ctx context.Context, c board.Card, profile st
 		if ok, isProbe, _ := policy.Allow(bs[profile].BreakerState, now); !ok || isProbe != probe {
 			err = store.ErrConflict // the next tick sees the breaker as it is now
 		} else if probe {
-			ch.AgentState = agentState(profile, policy.StartProbe(bs[profile].BreakerState, c.ID), bs[profile].version, now)
+			ch.AgentState = agentState(profile, policy.StartProbe(bs[profile].BreakerState, policy.CardRef{ID: c.ID, Identifier: c.Identifier}), bs[profile].version, now)
 		}
 	}
 	if err == nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/store"
 )
 
@@ -39,4 +40,32 @@ func TestExplainNamesABlockerCycle(t *testing.T) {
 		}
 	}
 	t.Fatalf("no blockers check in %+v", e.Checks)
+}
+
+// While a half-open profile waits for its probe, explain names the probe
+// card as operators know it (DRV-n), never by its internal id.
+func TestExplainNamesTheProbeCardByIdentifier(t *testing.T) {
+	w := newWorld(t, 3)
+	ctx := context.Background()
+	probe, waiting := w.add("probe", "sim", `{}`), w.add("waiting", "sim", `{}`)
+	now := time.Now()
+	until := now.Add(-time.Second)
+	st := policy.StartProbe(policy.BreakerState{State: policy.BreakerOpen, Kind: policy.KindProviderUnavailable, Since: &now, Until: &until},
+		policy.CardRef{ID: probe.ID, Identifier: probe.Identifier})
+	if err := w.st.Apply(ctx, store.Change{AgentState: agentState("sim", st, 0, now)}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Explain(ctx, w.st, w.cfg, waiting.Identifier, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range e.Checks {
+		if strings.Contains(c.Hint, "probe card") {
+			if !strings.Contains(c.Hint, "probe card "+probe.Identifier) || strings.Contains(c.Hint, probe.ID) {
+				t.Fatalf("check %+v: want the probe named %s, not %s", c, probe.Identifier, probe.ID)
+			}
+			return
+		}
+	}
+	t.Fatalf("no check names the probe card: %+v", e.Checks)
 }

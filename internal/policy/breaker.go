@@ -24,6 +24,10 @@ type BreakerState struct {
 	Until       *time.Time  `json:"until,omitempty"`  // open: when the probe may start; nil when paused
 	Hits        []time.Time `json:"hits,omitempty"`   // profile-level failures within the window
 	ProbeCardID string      `json:"probe_card_id,omitempty"`
+	// ProbeCard is the probe's identifier (DRV-7), for the words operators
+	// read; ProbeCardID is for matching. A state stored before it existed
+	// has only the id.
+	ProbeCard string `json:"probe_card,omitempty"`
 }
 
 func (st BreakerState) state() string {
@@ -110,7 +114,7 @@ func Observe(cfg Config, st BreakerState, kind Kind, card CardRef, at, retryAt t
 }
 
 func (st BreakerState) open(kind Kind, at, until time.Time, reason string) BreakerState {
-	st.State, st.Kind, st.Reason, st.Since, st.Until, st.ProbeCardID = BreakerOpen, kind, reason, &at, &until, ""
+	st.State, st.Kind, st.Reason, st.Since, st.Until, st.ProbeCardID, st.ProbeCard = BreakerOpen, kind, reason, &at, &until, "", ""
 	return st
 }
 
@@ -140,17 +144,17 @@ func Allow(st BreakerState, now time.Time) (ok bool, probe bool, why string) {
 		return true, true, "breaker cooldown over: one probe run"
 	case BreakerHalfOpen:
 		if st.ProbeCardID != "" {
-			return false, false, fmt.Sprintf("breaker half-open: waiting for probe card %s", st.ProbeCardID)
+			return false, false, fmt.Sprintf("breaker half-open: waiting for probe card %s", CardRef{ID: st.ProbeCardID, Identifier: st.ProbeCard})
 		}
 		return true, true, "breaker half-open: one probe run"
 	}
 	return true, false, ""
 }
 
-// StartProbe records that cardID is the half-open probe.
-func StartProbe(st BreakerState, cardID string) BreakerState {
+// StartProbe records that card is the half-open probe.
+func StartProbe(st BreakerState, card CardRef) BreakerState {
 	st = st.clone()
-	st.State, st.ProbeCardID = BreakerHalfOpen, cardID
+	st.State, st.ProbeCardID, st.ProbeCard = BreakerHalfOpen, card.ID, card.Identifier
 	return st
 }
 
@@ -159,7 +163,7 @@ func StartProbe(st BreakerState, cardID string) BreakerState {
 func ReleaseProbe(st BreakerState) BreakerState {
 	st = st.clone()
 	if st.state() == BreakerHalfOpen {
-		st.ProbeCardID = ""
+		st.ProbeCardID, st.ProbeCard = "", ""
 	}
 	return st
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,9 +41,15 @@ func TestBreakerOpensHalfOpensCloses(t *testing.T) {
 	if !ok || !probe {
 		t.Fatal("after Until one probe is allowed")
 	}
-	st = StartProbe(st, "p1")
-	if ok, _, _ := Allow(st, t0.Add(2*time.Minute)); ok {
+	st = StartProbe(st, CardRef{ID: "p1", Identifier: "DRV-7"})
+	if ok, _, why := Allow(st, t0.Add(2*time.Minute)); ok {
 		t.Fatal("half-open allows exactly one probe")
+	} else if !strings.Contains(why, "probe card DRV-7") || strings.Contains(why, "p1") {
+		t.Fatalf("half-open names the probe by its identifier, not its id: %q", why)
+	}
+	// A state stored before identifiers were kept still names the card.
+	if _, _, why := Allow(BreakerState{State: BreakerHalfOpen, ProbeCardID: "p1"}, t0); !strings.Contains(why, "p1") {
+		t.Fatalf("old half-open state: %q", why)
 	}
 	// The probe's success (any non-profile outcome) closes it.
 	st, changed = Observe(cfg, st, KindSucceeded, CardRef{ID: "p1"}, t0.Add(3*time.Minute), time.Time{})
@@ -61,9 +68,9 @@ func TestBreakerWindowAndProbeFailure(t *testing.T) {
 		}
 	}
 	st = BreakerState{State: BreakerOpen, Kind: KindProviderUnavailable, Until: &t0}
-	st = StartProbe(st, "p")
+	st = StartProbe(st, CardRef{ID: "p", Identifier: "DRV-2"})
 	st2, changed := Observe(cfg, st, KindProviderUnavailable, CardRef{ID: "p"}, t0.Add(time.Second), time.Time{})
-	if !changed || st2.State != BreakerOpen || !st2.Until.Equal(t0.Add(61*time.Second)) || st2.ProbeCardID != "" {
+	if !changed || st2.State != BreakerOpen || !st2.Until.Equal(t0.Add(61*time.Second)) || st2.ProbeCardID != "" || st2.ProbeCard != "" {
 		t.Fatalf("probe failure re-opens: %+v", st2)
 	}
 	st3 := ProbeResult(cfg, st, false, t0)
@@ -73,7 +80,7 @@ func TestBreakerWindowAndProbeFailure(t *testing.T) {
 	if ProbeResult(cfg, st, true, t0).State != BreakerClosed {
 		t.Fatal("ProbeResult(true) closes")
 	}
-	if r := ReleaseProbe(st); r.ProbeCardID != "" || r.State != BreakerHalfOpen {
+	if r := ReleaseProbe(st); r.ProbeCardID != "" || r.ProbeCard != "" || r.State != BreakerHalfOpen {
 		t.Fatalf("ReleaseProbe: %+v", r)
 	}
 }
