@@ -150,8 +150,11 @@ func byStructured(st Structured, text string) (Classification, bool) {
 	src := "error_type=" + st.ErrorType
 	switch st.ErrorType {
 	case "authentication_failed":
+		// Claude Code reports a 403 (permission_error) under this type too:
+		// a key or account that may not use the API fails every card of the
+		// profile alike, so it pauses the profile like a bad key.
 		if st.APIErrorStatus == 403 {
-			return sc(KindPermissionDenied, src+",api_error_status=403")
+			return sc(KindAuthFailed, src+",api_error_status=403")
 		}
 		return sc(KindAuthFailed, src)
 	case "billing_error":
@@ -173,7 +176,7 @@ func byStructured(st Structured, text string) (Classification, bool) {
 	case code == 402:
 		return sc(KindQuotaExhausted, src)
 	case code == 403:
-		return sc(KindPermissionDenied, src)
+		return sc(KindAuthFailed, src) // the key or account may not use this: every card alike
 	case code == 404:
 		return sc(KindConfigError, src) // unknown model or wrong endpoint
 	case code == 413:

@@ -194,3 +194,37 @@ func TestIssueTenExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestForbiddenSplitsByStructure: an API's 403 is the key's or account's and
+// pauses the profile (auth_failed); a tool or sandbox denial inside the agent
+// stays the card's (permission_denied). Evidence: the real claude 2.1.197 and
+// 2.1.332 and codex 0.171.0 403 runs against fakeprovider (tests/realcli
+// forbidden cells; testdata permission_403 fixtures), corpus pc171/pc172.
+func TestForbiddenSplitsByStructure(t *testing.T) {
+	claude403 := Structured{Present: true, IsError: true, Finished: true, ErrorType: "authentication_failed", APIErrorStatus: 403,
+		ErrorMessages: []string{"Failed to authenticate. API Error: 403 Your API key does not have permission to use the specified resource."}}
+	cases := []struct {
+		name string
+		s    Signals
+		want Kind
+		src  string
+	}{
+		{"claude authentication_failed + 403", Signals{AgentKind: "claude", ExitCode: 1, Structured: claude403}, KindAuthFailed, "structured:error_type=authentication_failed,api_error_status=403"},
+		{"claude status 403 alone", Signals{AgentKind: "claude", ExitCode: 1, Structured: Structured{Present: true, IsError: true, APIErrorStatus: 403}}, KindAuthFailed, "structured:api_error_status=403"},
+		{"codex unexpected status 403", Signals{AgentKind: "codex", ExitCode: 1, Structured: Structured{Present: true, IsError: true, Finished: true,
+			ErrorMessages: []string{"unexpected status 403 Forbidden: Country, region, or territory not supported, url: http://127.0.0.1/v1/responses"}}}, KindAuthFailed, "text:status=403"},
+		{"gemini PERMISSION_DENIED", Signals{AgentKind: "gemini", ExitCode: 1, Stderr: `{"error":{"code":403,"message":"Permission denied on resource project demo.","status":"PERMISSION_DENIED"}}`}, KindAuthFailed, "text:status=403"},
+		{"permission_error type", Signals{AgentKind: "claude", ExitCode: 1, Stdout: `{"type":"error","error":{"type":"permission_error","message":"no access"}}`}, KindAuthFailed, "text:type=permission_error"},
+		{"tool EACCES", Signals{AgentKind: "claude", ExitCode: 1, Structured: Structured{Present: true, IsError: true, Finished: true,
+			ErrorMessages: []string{"Error: EACCES: permission denied, open '/etc/shadow'"}}}, KindPermissionDenied, "phrase:tool_permission"},
+		{"sandbox denial", Signals{AgentKind: "codex", ExitCode: 1, Structured: Structured{Present: true, IsError: true, Finished: true,
+			ErrorMessages: []string{"exec failed: Permission denied (os error 13)"}}}, KindPermissionDenied, "phrase:tool_permission"},
+		{"command: a program's 403 with a sandbox denial", Signals{AgentKind: "command", ExitCode: 1, Stderr: "HTTP 403: blocked by the sandbox"}, KindPermissionDenied, "tool_permission"},
+	}
+	for _, c := range cases {
+		got := Classify(c.s, nil)
+		if got.Kind != c.want || !strings.Contains(got.Source, c.src) {
+			t.Errorf("%s → %s (%s); want %s (%s)", c.name, got.Kind, got.Source, c.want, c.src)
+		}
+	}
+}

@@ -421,3 +421,18 @@ func TestAuthPauseNamesTheVariable(t *testing.T) {
 		t.Errorf("no variable named, yet the how speaks of one: %q", r)
 	}
 }
+
+// TestForbiddenPauseNamesTheKeysAccess: a 403 pauses the profile with a how
+// about the key's access, not a new login.
+func TestForbiddenPauseNamesTheKeysAccess(t *testing.T) {
+	in := input(Defaults(), KindAuthFailed, []board.Run{{ID: "r1", Attempt: 1}})
+	in.Classification.Message = "Failed to authenticate. API Error: 403 Your API key does not have permission to use the specified resource."
+	d := Decide(in)
+	if d.PauseProfile == nil || !strings.Contains(d.PauseProfile.Reason, "refused access (HTTP 403") || !strings.Contains(d.PauseProfile.Reason, "drover agent resume") {
+		t.Fatalf("403 pause: %+v", d.PauseProfile)
+	}
+	in.Classification.Message = "Invalid API key · Fix external API key"
+	if r := Decide(in).PauseProfile.Reason; strings.Contains(r, "403") {
+		t.Errorf("a 401 speaks of 403: %q", r)
+	}
+}

@@ -99,8 +99,16 @@ var Phrases = []Phrase{
 		"Reached maximum number of turns (1)",
 		"claude:max_turns"),
 
-	// Permission, before the credentials row ("Failed to authenticate. API Error: 403").
-	phrase("forbidden", `(?i)\bnot authorized to use this\b|\bonly accepts requests from\b|\bcan only be used from within\b|\bdoes not have permission\b|\bFailed to authenticate\. API Error: 403\b|\bunexpected status 403\b|\bForbidden\b`, KindPermissionDenied,
+	// A tool or sandbox denial inside the agent: this card's permissions,
+	// not the key (kept before the account row, so a 403 that says it was a
+	// file or a sandbox stays the card's).
+	phrase("tool_permission", `(?i)\bpermission denied \(os error 13\)|\bEACCES\b|\boperation not permitted\b|\bsandbox (denied|blocked|prevented)\b|\bblocked by (the )?sandbox\b|\brejected by (the )?(user|sandbox|approval policy)\b`, KindPermissionDenied,
+		"Permission denied (os error 13)"),
+
+	// The key or account may not use this API (HTTP 403): every card of the
+	// profile fails alike, so it pauses the profile. Before the credentials
+	// row ("Failed to authenticate. API Error: 403").
+	phrase("account_forbidden", `(?i)\bnot authorized to use this\b|\bonly accepts requests from\b|\bcan only be used from within\b|\b(key|account|organi[sz]ation|token|project) does not have (permission|access)\b|\bFailed to authenticate\. API Error: 403\b|\bunexpected status 403\b|\b(country|region|territory)\b.{0,30}\bnot supported\b|\bunsupported_country_region_territory\b|\b403 Forbidden\b`, KindAuthFailed,
 		"Failed to authenticate. API Error: 403 Your API key does not have permission to use the specified resource.",
 		"pc076", "pc171", "pc172", "claude:permission_403", "codex:permission_403"),
 

@@ -140,12 +140,20 @@ func outageHow(id, profile string) string {
 // `ANTHROPIC_API_KEY` in your environment vars").
 var credentialVarRe = regexp.MustCompile(`\b[A-Z][A-Z0-9_]*_(?:API_KEY|TOKEN|KEY|SECRET)\b`)
 
+// forbiddenRe tells a key the API knows but refuses (HTTP 403, a
+// permission_error) from one it does not know: the fix is the key's access,
+// not a new login.
+var forbiddenRe = regexp.MustCompile(`(?i)\b403\b|\bforbidden\b|\bpermission_error\b|\bPERMISSION_DENIED\b|\bdoes not have (permission|access)\b|\bnot authorized to use\b|\bonly accepts requests from\b|\bcan only be used from within\b`)
+
 // profileHow is how to continue after a profile pause; msg is the agent's
 // or provider's message.
 func profileHow(k Kind, profile, msg string) string {
 	prof := nonEmpty(profile, "PROFILE")
 	switch k {
 	case KindAuthFailed:
+		if forbiddenRe.MatchString(msg) {
+			return fmt.Sprintf("the API key or account of agent profile %s is refused access (HTTP 403: the model, organisation, region or client is not allowed for it): give that key access or set another key in the profile's env, then drover agent resume %s", prof, prof)
+		}
 		if v := credentialVarRe.FindString(msg); v != "" {
 			return fmt.Sprintf("set %s in drover's environment and pass it to the agent (agents.profiles.%s.env_passthrough in WORKFLOW.md, unless the kind passes it already), then drover agent resume %s", v, prof, prof)
 		}

@@ -32,7 +32,11 @@ var (
 		KindConfigError, KindAuthFailed, KindPermissionDenied, KindRefused, KindAgentFailed, KindInvalidInput}}
 	famUnauthorized = family{"401", KindAuthFailed, []Kind{KindQuotaExhausted, KindAuthFailed}}
 	famPayment      = family{"402", KindQuotaExhausted, []Kind{KindUsageLimited, KindQuotaExhausted}}
-	famForbidden    = family{"403", KindPermissionDenied, []Kind{KindRefused, KindPermissionDenied}}
+	// An API's 403 is about the key or account (no access to the model,
+	// organisation, region or client), the same for every card: auth_failed.
+	// A tool or sandbox denial inside the agent that happens to print a 403
+	// is narrowed to permission_denied by its phrase (tool_permission).
+	famForbidden = family{"403", KindAuthFailed, []Kind{KindRefused, KindPermissionDenied, KindAuthFailed}}
 	famNotFound     = family{"404", KindConfigError, []Kind{KindConfigError}}
 	famTimeout      = family{"408", KindTimeout, []Kind{KindTimeout}}
 	famTooLarge     = family{"413", KindContextExhausted, []Kind{KindContextExhausted}}

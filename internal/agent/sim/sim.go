@@ -245,7 +245,9 @@ func outcome(kind policy.Kind, inv agent.Invocation, spec Spec, resetAt time.Tim
 	case policy.KindContextExhausted:
 		return fail(400, "Prompt is too long · the request is ~215384 tokens (limit 200000)")
 	case policy.KindPermissionDenied:
-		return fail(403, "Failed to authenticate. API Error: 403 Your API key does not have permission to use the specified resource.")
+		// A tool the agent may not use inside its sandbox; an API 403 is
+		// the key's (auth_failed), not the card's.
+		return fail(nil, "Error: EACCES: permission denied, open '/etc/drover-protected.conf'")
 	case policy.KindRefused:
 		r, _ := fail(nil, "API Error: Claude Code is unable to respond to this request, which appears to violate our Usage Policy (https://www.anthropic.com/legal/aup).")
 		r["stop_reason"] = "refusal"
