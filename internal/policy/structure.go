@@ -37,12 +37,12 @@ var (
 	// A tool or sandbox denial inside the agent that happens to print a 403
 	// is narrowed to permission_denied by its phrase (tool_permission).
 	famForbidden = family{"403", KindAuthFailed, []Kind{KindRefused, KindPermissionDenied, KindAuthFailed}}
-	famNotFound     = family{"404", KindConfigError, []Kind{KindConfigError}}
-	famTimeout      = family{"408", KindTimeout, []Kind{KindTimeout}}
-	famTooLarge     = family{"413", KindContextExhausted, []Kind{KindContextExhausted}}
-	famTooMany      = family{"429", KindRateLimited, []Kind{KindUsageLimited, KindQuotaExhausted, KindRateLimited}}
-	famUsage        = family{"usage", KindUsageLimited, []Kind{KindUsageLimited}}
-	famServer       = family{"5xx", KindProviderUnavailable, []Kind{KindTimeout, KindStalled, KindNetwork, KindProviderUnavailable}}
+	famNotFound  = family{"404", KindConfigError, []Kind{KindConfigError}}
+	famTimeout   = family{"408", KindTimeout, []Kind{KindTimeout}}
+	famTooLarge  = family{"413", KindContextExhausted, []Kind{KindContextExhausted}}
+	famTooMany   = family{"429", KindRateLimited, []Kind{KindUsageLimited, KindQuotaExhausted, KindRateLimited}}
+	famUsage     = family{"usage", KindUsageLimited, []Kind{KindUsageLimited}}
+	famServer    = family{"5xx", KindProviderUnavailable, []Kind{KindTimeout, KindStalled, KindNetwork, KindProviderUnavailable}}
 )
 
 func statusFamily(code int) (family, bool) {
