@@ -200,9 +200,13 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 	return nil
 }
 
-// question is what a parked run asked: the agent's structured question, else
+// question is what a parked run asked: the question the classifier read (a
+// tool call, the QUESTION: line), else the agent's structured question, else
 // its final text, else the classification's message.
 func question(cls policy.Classification, res *agent.Result) string {
+	if cls.Question != "" {
+		return cls.Question
+	}
 	if res != nil {
 		if st := res.Signals.Structured; st.Question != "" {
 			return st.Question

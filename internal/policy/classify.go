@@ -13,7 +13,10 @@ import (
 //  1. the profile's own rules (rule:NAME);
 //  2. drover's own reason for stopping the process (killed:REASON);
 //  3. a clean exit: succeeded, or input_required when the agent stopped at a
-//     permission it was denied (structured:permission_denials);
+//     permission it was denied (structured:permission_denials), asked through
+//     a tool the CLI could not serve (structured:question), or ended its final
+//     message with drover's QUESTION: line (protocol:question_line, see
+//     question.go);
 //  4. typed fields of the agent's structured output (structured:FIELD), some
 //     narrowed by the phrase table within their family;
 //  5. structure in the error text: an HTTP status (text:status=N), an API
@@ -116,12 +119,29 @@ func bySuccess(s Signals) Classification {
 		}
 		return Classification{Kind: KindInputRequired, Source: "structured:permission_denials", Message: msg}
 	}
+	if q := st.Question; st.Present && q != "" {
+		// The agent asked through a tool the CLI could not serve (Claude's
+		// AskUserQuestion, disabled in print mode): the question is typed.
+		return Classification{Kind: KindInputRequired, Source: "structured:question", Message: q, Question: q}
+	}
+	if q, ok := QuestionLine(finalMessage(s)); ok {
+		return Classification{Kind: KindInputRequired, Source: "protocol:question_line", Message: q, Question: q}
+	}
 	if st.NoFinalMessage != "" && st.Present && st.Finished && strings.TrimSpace(st.ResultText) == "" {
 		// The agent can end a refused turn with exit 0 and no message;
 		// calling that a success would be a confident guess.
 		return Classification{Kind: KindUnknown, Source: "structured:no_agent_message", Message: st.NoFinalMessage}
 	}
 	return Classification{Kind: KindSucceeded, Source: "exit_code", Message: st.ResultText}
+}
+
+// finalMessage is the agent's last message: its structured final text, or
+// for an agent without structured output the end of its stdout.
+func finalMessage(s Signals) string {
+	if s.Structured.Present {
+		return s.Structured.ResultText
+	}
+	return s.Stdout
 }
 
 // byStructured reads typed fields. Families that typed fields cannot split

@@ -40,7 +40,7 @@ type Structured struct {
 	RetryDelay        time.Duration // last retry delay the CLI honoured (server retry-after)
 	ResetsAt          time.Time     // usage/rate limit reset time, when the output states one
 	PermissionDenials int           // claude result.permission_denials count
-	Question          string        // a question the agent asked a human (input_required)
+	Question          string        // a question the agent asked a human through a tool the CLI could not serve (claude AskUserQuestion in print mode): input_required
 	SessionID         string        // claude session_id / codex thread_id
 	Turns             int
 	TokensIn          int64
@@ -85,5 +85,8 @@ type Classification struct {
 	RetryAfter time.Duration `json:"-"`
 	RetryAt    time.Time     `json:"-"` // absolute reset time when known
 	Message    string        `json:"message"`
-	Source     string        `json:"source"` // e.g. "structured:api_error_status", "phrase:rate_limit_exceeded", "exit_code", "rule:NAME"
+	// Question is what the agent asked a human, when Kind is input_required
+	// and the agent said it in so many words (a tool call, the QUESTION: line).
+	Question string `json:"question,omitempty"`
+	Source   string `json:"source"` // e.g. "structured:api_error_status", "phrase:rate_limit_exceeded", "exit_code", "rule:NAME"
 }

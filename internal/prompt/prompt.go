@@ -63,8 +63,11 @@ Comments from the operators since the last attempt:
 {% for c in comments %}- {{ c.author }} ({{ c.at }}): {{ c.text }}
 {% endfor %}{% endif %}
 Work only inside {{ workspace }}. When the work is done, say what you changed
-and how you checked it. If you cannot continue without a human decision, ask
-one clear question and stop.
+and how you checked it. If you cannot continue without a human decision, stop
+and end your final message with one line that starts with QUESTION: and holds
+one clear question, for example:
+QUESTION: Should the fix go to staging or to production?
+A human answers it, and the next attempt continues with the answer.
 `
 
 // Template variables and their fields. card.spec is free-form (the card's

@@ -30,6 +30,8 @@ type outcome struct {
 	counted bool   // the run spent the card's max_attempts
 	paused  bool   // the profile is paused
 	blocked bool   // the card carries a block reason (what/where/how)
+	// question, when set, must show in drover status for the parked card.
+	question string
 }
 
 var (
@@ -58,6 +60,6 @@ var scenarios = []scenario{
 	{name: "stall", steps: []fp.Step{fp.Stall()}, timeout: "5m", stall: "20s", want: retryKill("stalled")},
 	{name: "prompt_too_long", steps: []fp.Step{fp.PromptTooLong()}, want: block("context_exhausted")},
 	{name: "refusal", steps: []fp.Step{fp.Refusal()}, want: block("refused")},
-	{name: "question", steps: []fp.Step{fp.Question("Deploy to staging or production?"), fp.Success("I need to know: deploy to staging or production?")}, want: outcome{kind: "input_required", state: "awaiting_input"}},
+	{name: "question", steps: []fp.Step{fp.Question("Deploy to staging or production?"), fp.Success("I need to know: deploy to staging or production?")}, want: outcome{kind: "input_required", state: "awaiting_input", question: "Deploy to staging or production?"}},
 	{name: "max_turns", steps: []fp.Step{fp.ToolUse("Glob", `{"pattern":"*"}`)}, maxTurns: 2, kinds: []string{"claude"}, want: retryKill("max_turns")},
 }

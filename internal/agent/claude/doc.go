@@ -30,9 +30,19 @@
 //   - A plan usage window is a rate_limit_event {status: rejected, resetsAt}
 //     only for a subscription (CLAUDE_CODE_OAUTH_TOKEN); with an API key the
 //     same 429 is reported as a plain rate limit.
-//   - In print mode AskUserQuestion is disabled ("No such tool available:
-//     AskUserQuestion"): a question to the human arrives as the final text
-//     of a run that exits 0.
+//   - In print mode AskUserQuestion is disabled: the model's tool_use comes
+//     back as a user event whose tool_result has is_error true ("No such tool
+//     available: AskUserQuestion. AskUserQuestion is disabled for this
+//     session…" in 2.1.332, "… exists but is not enabled in this context" in
+//     2.1.197), result.permission_denials stays empty and the run exits 0.
+//     The parser keeps the denied call's input.questions[].question (with its
+//     options) as Structured.Question: the run asked a human
+//     (testdata/*ask_user_question). A QUESTION: line ending the result text
+//     is read too (policy.QuestionLine).
+//   - A 403 (permission_error) arrives as assistant.error
+//     authentication_failed with api_error_status 403 (2.1.332 adds
+//     api_error_type "permission_error"): the key's access, the same for
+//     every card, so auth_failed.
 //   - A server that never answers is waited on for 600 s unless
 //     API_TIMEOUT_MS is set: drover's timeout or stall_timeout ends it.
 //   - It calls POST /v1/messages?beta=true on ANTHROPIC_BASE_URL;

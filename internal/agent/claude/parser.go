@@ -30,11 +30,12 @@ type Parser struct {
 	msgUsage   map[string]usage // assistant message id → its latest usage
 	bad        jsonl.Problems   // lines that were not events
 	resultSeen bool
+	asked      map[string]string // AskUserQuestion tool_use id → its question, until its result
 }
 
 // NewParser returns an empty parser.
 func NewParser() *Parser {
-	return &Parser{msgUsage: map[string]usage{}}
+	return &Parser{msgUsage: map[string]usage{}, asked: map[string]string{}}
 }
 
 type usage struct {
@@ -53,8 +54,12 @@ func (u usage) in() int64 {
 type contentBlock struct {
 	Type  string          `json:"type"`
 	Text  string          `json:"text"`
+	ID    string          `json:"id"`
 	Name  string          `json:"name"`
 	Input json.RawMessage `json:"input"`
+	// tool_result (in user events)
+	ToolUseID string `json:"tool_use_id"`
+	IsError   bool   `json:"is_error"`
 }
 
 // event is the union of the fields drover reads from any line.
@@ -137,6 +142,7 @@ func (p *Parser) Feed(line []byte) {
 		p.assistant(&ev)
 	case "user":
 		p.lastLine = "(tool result)"
+		p.user(&ev)
 	case "system":
 		p.system(&ev)
 	case "rate_limit_event":
@@ -165,6 +171,11 @@ func (p *Parser) assistant(ev *event) {
 			}
 		case "tool_use":
 			p.lastLine = "→ " + b.Name
+			if b.Name == askTool && len(p.asked) < 100 {
+				if q := askedQuestion(b.Input); q != "" {
+					p.asked[b.ID] = q
+				}
+			}
 		}
 	}
 	if ev.Error != nil && *ev.Error != "" {
@@ -185,6 +196,76 @@ func (p *Parser) assistant(ev *event) {
 		}
 		p.s.TokensIn, p.s.TokensOut = in, out
 	}
+}
+
+// askTool is Claude Code's tool for asking the user. Print mode disables
+// it: the call comes back as an error tool_result ("No such tool available:
+// AskUserQuestion …", 2.1.197 and 2.1.332), and that denied call is the
+// structural sign the agent wanted a human decision (result.permission_denials
+// stays empty).
+const askTool = "AskUserQuestion"
+
+// user reads tool results: a denied AskUserQuestion makes its question the
+// run's question.
+func (p *Parser) user(ev *event) {
+	if ev.Message == nil {
+		return
+	}
+	for _, b := range ev.Message.Content {
+		if b.Type != "tool_result" {
+			continue
+		}
+		q, ok := p.asked[b.ToolUseID]
+		if !ok {
+			continue
+		}
+		delete(p.asked, b.ToolUseID)
+		if b.IsError {
+			p.s.Question = q
+		}
+	}
+}
+
+// askedQuestion is the question(s) of an AskUserQuestion input, with the
+// options offered: {"questions":[{"question":…,"options":[{"label":…}]}]}
+// (older inputs: {"question":…}).
+func askedQuestion(in json.RawMessage) string {
+	type option struct {
+		Label string `json:"label"`
+	}
+	type question struct {
+		Question string   `json:"question"`
+		Options  []option `json:"options"`
+	}
+	var v struct {
+		question
+		Questions []question `json:"questions"`
+	}
+	if json.Unmarshal(in, &v) != nil {
+		return ""
+	}
+	qs := v.Questions
+	if v.Question != "" {
+		qs = append([]question{v.question}, qs...)
+	}
+	var parts []string
+	for _, q := range qs {
+		t := strings.TrimSpace(q.Question)
+		if t == "" {
+			continue
+		}
+		var labels []string
+		for _, o := range q.Options {
+			if l := strings.TrimSpace(o.Label); l != "" {
+				labels = append(labels, l)
+			}
+		}
+		if len(labels) > 0 {
+			t += " (options: " + strings.Join(labels, ", ") + ")"
+		}
+		parts = append(parts, t)
+	}
+	return excerpt.Line(strings.Join(parts, " "), policy.MaxQuestion)
 }
 
 func (p *Parser) system(ev *event) {

@@ -145,3 +145,26 @@ func TestDefaultArgs(t *testing.T) {
 		t.Errorf("DefaultArgs = %q", got)
 	}
 }
+
+// A denied AskUserQuestion call (print mode) is the run's question; one the
+// CLI served (its tool_result is no error) was answered and is not.
+func TestParserAskUserQuestion(t *testing.T) {
+	call := `{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"tu1","name":"AskUserQuestion","input":{"questions":[{"question":"Which region?","options":[{"label":"eu"},{"label":"us"}]}]}}]}}`
+	for _, c := range []struct {
+		name, result, want string
+	}{
+		{"denied", `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu1","is_error":true,"content":"<tool_use_error>Error: No such tool available: AskUserQuestion.</tool_use_error>"}]}}`, "Which region? (options: eu, us)"},
+		{"answered", `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu1","content":"eu"}]}}`, ""},
+		{"another tool's error", `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"other","is_error":true,"content":"x"}]}}`, ""},
+	} {
+		p := NewParser()
+		p.Feed([]byte(call))
+		p.Feed([]byte(c.result))
+		if got := p.Structured().Question; got != c.want {
+			t.Errorf("%s: Question %q, want %q", c.name, got, c.want)
+		}
+	}
+	if got := askedQuestion([]byte(`{"question":"Old shape?"}`)); got != "Old shape?" {
+		t.Errorf("old input shape: %q", got)
+	}
+}

@@ -24,9 +24,20 @@
 //     A connection reset mid-stream reads "stream disconnected before
 //     completion: Transport error: network error: error decoding response
 //     body".
-//   - A refusal content part is dropped: the run exits 0 with no
-//     agent_message (NoFinalMessage). An unknown model name adds a non-fatal
+//   - A refusal content part is dropped without a trace: exec --json prints
+//     turn.started, then turn.completed with output_tokens > 0 and no
+//     agent_message, and exits 0; the session rollout
+//     ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-….jsonl) ends with
+//     task_complete, last_agent_message null, and holds neither the refusal
+//     text nor a refusal item; logs_2.sqlite has nothing either. With no
+//     structural sign of a refusal, such a run is unknown (NoFinalMessage),
+//     not refused and not a success. An unknown model name adds a non-fatal
 //     item of type error ("Model metadata for `x` not found…").
+//   - codex exec cannot ask a human: a question is its final agent_message.
+//     drover reads it by the QUESTION: line protocol (policy.QuestionLine,
+//     asked for by the default prompt); a question in prose is a success.
+//   - A 403 reads "unexpected status 403 Forbidden: Country, region, or
+//     territory not supported…": the account's access, auth_failed.
 //   - It is pointed at another endpoint by a provider in
 //     $CODEX_HOME/config.toml (model_provider, [model_providers.NAME] with
 //     base_url, env_key, wire_api = "responses", request_max_retries,

@@ -47,7 +47,9 @@ func ToolUse(name, input string) Step {
 }
 
 // Question asks the user: Anthropic's AskUserQuestion tool (which a CLI in
-// print mode denies), and for APIs without one, the question as text.
+// print mode denies), and for APIs without one, a final message that ends
+// with drover's protocol line "QUESTION: q" (what drover's default prompt
+// asks a headless agent to do; policy.QuestionLine reads it).
 func Question(q string) Step {
 	in := `{"questions":[{"question":` + quote(q) + `,"header":"Choice","multiSelect":false,"options":[{"label":"staging","description":"deploy to staging"},{"label":"production","description":"deploy to production"}]}]}`
 	return Step{Kind: "question", Text: q, Tool: &ToolCall{Name: "AskUserQuestion", Input: in}}
