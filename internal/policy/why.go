@@ -9,7 +9,8 @@ import (
 // prints it. It is read back from Classification.Source.
 type Why struct {
 	// By is the deciding signal: rule, killed, structured, status, type,
-	// errno, phrase, exit_code or fallback (nothing recognised the text).
+	// errno, protocol (the QUESTION: line), phrase, exit_code or fallback
+	// (nothing recognised the text).
 	By     string `json:"by"`
 	Detail string `json:"detail,omitempty"` // the rule, field, status, type, errno or exit code
 	// Phrase is the phrase row (its rule id) that decided or narrowed the
@@ -43,6 +44,8 @@ func Explain(c Classification) Why {
 		case "errno":
 			w.Words = fmt.Sprintf("the errno %s in the error text: the request never got an answer from a server", val)
 		}
+	case "protocol":
+		w = Why{By: "protocol", Detail: detail, Words: "the agent's final message ends with drover's QUESTION: line (the question protocol the default prompt asks for)"}
 	case "phrase":
 		w = Why{By: "phrase", Words: "a phrase family of the built-in table"}
 		rest = parts

@@ -20,6 +20,8 @@ func TestExplainNamesTheSignal(t *testing.T) {
 		{Signals{ExitCode: -1, Signaled: true, KilledFor: "stall"}, "killed", "stall", ""},
 		{Signals{ExitCode: 3, Stderr: "the frobnicator said XJ-9"}, "fallback", "3", ""},
 		{Signals{ExitCode: 2}, "exit_code", "2", ""},
+		{Signals{AgentKind: "codex", Structured: Structured{Present: true, Finished: true, ResultText: "QUESTION: Which region?"}}, "protocol", "question_line", ""},
+		{Signals{AgentKind: "claude", Structured: Structured{Present: true, Finished: true, Question: "Which region?"}}, "structured", "question", ""},
 	}
 	for _, c := range cases {
 		cl := Classify(c.s, nil)
