@@ -382,6 +382,9 @@ type blockReason struct{ What, Where, How string }
 
 type run struct {
 	ID         string     `json:"id"`
+	Attempt    int        `json:"attempt"`
+	SessionID  string     `json:"session_id"`
+	Argv       []string   `json:"argv"`
 	Kind       string     `json:"kind"`
 	Counted    bool       `json:"counted"`
 	Error      string     `json:"error"`
