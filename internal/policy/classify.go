@@ -309,13 +309,17 @@ func primaryMessage(s Signals) string {
 	return lastLine(strings.TrimSpace(s.Stdout))
 }
 
-// matchedLine is the line of text in which p matched.
+// matchedLine is the line of text in which p matched (the flattened text's
+// match when only it matched: a message wrapped over lines).
 func matchedLine(p Phrase, text string) string {
-	loc := p.Re.FindStringIndex(text)
-	if loc == nil {
-		return ""
+	if loc := p.Re.FindStringIndex(text); loc != nil {
+		return lineAt(text, loc[0])
 	}
-	return lineAt(text, loc[0])
+	flat := flatten(text)
+	if loc := p.Re.FindStringIndex(flat); loc != nil {
+		return flat[max(loc[0]-120, 0):min(loc[1]+120, len(flat))]
+	}
+	return ""
 }
 
 // lineAt is the line of text holding byte offset at.

@@ -1,6 +1,9 @@
 package policy
 
-import "regexp"
+import (
+	"regexp"
+	"strings"
+)
 
 // Phrase is one row of the built-in phrase table: a family of stems for one
 // kind of failure, the way agent CLIs word it. Cite is one real message the
@@ -52,14 +55,14 @@ var Phrases = []Phrase{
 	phrase("credit_balance_too_low", `(?i)\bcredit balance (is )?too low\b|\bcredit limit reached\b`, KindQuotaExhausted,
 		"Credit balance is too low",
 		"pc032", "pc033", "pc034", "pc035", "pc036", "claude:credit_balance_too_low"),
-	phrase("quota_exceeded", `(?i)\binsufficient[ _]quota\b|\bexceeded your current quota\b|\bquota exceeded\b.{0,20}\b(plan|billing)\b|\bcheck your plan and billing\b|\bbilling details\b`, KindQuotaExhausted,
+	phrase("quota_exceeded", `(?i)\binsufficient[ _]quota\b|\bexceeded your current quota\b|\bquota exceeded\b.{0,20}\b(plan|billing)\b|\bcheck your plan and billing\b|\bbilling details\b|\b(request|credit|token|spend(ing)?) budget (is |has been )?(exhausted|exceeded|used up)\b`, KindQuotaExhausted,
 		"Quota exceeded. Check your plan and billing details.",
-		"pc150", "pc157", "pc158", "pc160", "pc163", "codex:insufficient_quota_sse"),
+		"pc150", "pc157", "pc158", "pc160", "pc163", "codex:insufficient_quota_sse", "ho014"),
 
 	// Input too large for the model.
-	phrase("context_window", `(?i)\bprompt is too long\b|\bcontext[ _](window|length)\b|ContextWindowExceeded|\bmaximum context length\b|\bexceeds? (the )?context limit\b|\blonger than the model's context length\b|\binput tokens exceed the configured limit\b|\bran out of room\b`, KindContextExhausted,
+	phrase("context_window", `(?i)\bprompt is too long\b|\bcontext[ _](window|length)\b|ContextWindowExceeded|\bmaximum context length\b|\bexceeds? (the )?context limit\b|\blonger than the model's context length\b|\binput tokens exceed the configured limit\b|\bexceeds the maximum number of tokens\b|\bran out of room\b`, KindContextExhausted,
 		"Prompt is too long · the request is ~215384 tokens (limit 200000) but this conversation is only ~1536 tokens",
-		"pc093", "pc097", "pc098", "pc103", "pc197", "pc201", "claude:prompt_too_long", "codex:context_length_exceeded"),
+		"pc093", "pc097", "pc098", "pc103", "pc197", "pc201", "claude:prompt_too_long", "codex:context_length_exceeded", "ho019"),
 
 	// The model's answer hit its output cap inside the run.
 	phrase("claude_max_output_tokens", `(?i)response exceeded the \d+ output token maximum`, KindAgentFailed,
@@ -70,12 +73,12 @@ var Phrases = []Phrase{
 	phrase("max_tokens_over_cap", `(?i)\bmax_tokens: \d+ > \d+`, KindConfigError,
 		`API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: 128001 > 128000, which is the maximum allowed number of output tokens for claude-opus-4-6"}}`,
 		"pc096"),
-	phrase("model_missing", "(?is)\\bmodel\\b.{0,80}?\\b(does not exist|doesn['’]t exist|not found|was not found|is not supported)\\b|\\bissue with the selected model\\b|\\bLLM Provider NOT provided\\b|\\b(model_not_found|not_found_error|ProviderInitError|ProviderModelNotFoundError)\\b", KindConfigError,
+	phrase("model_missing", "(?is)\\bmodels?\\b.{0,80}?\\b(does not exist|doesn['’]t exist|not found|was not found|is not supported)\\b|\\bissue with the selected model\\b|\\brequested entity was not found\\b|\\bLLM Provider NOT provided\\b|\\b(model_not_found|not_found_error|ProviderInitError|ProviderModelNotFoundError)\\b", KindConfigError,
 		"The model `gpt-nonexistent-9` does not exist or you do not have access to it.",
-		"pc139", "pc147", "pc173", "pc188", "pc190", "pc193", "claude:model_not_found", "codex:model_not_found"),
-	phrase("claude_unknown_option", `(?im)^error: unknown option '`, KindConfigError,
+		"pc139", "pc147", "pc173", "pc188", "pc190", "pc193", "claude:model_not_found", "codex:model_not_found", "ho021", "ho022", "ho023"),
+	phrase("claude_unknown_option", `(?im)^error: unknown option\b`, KindConfigError,
 		"error: unknown option '--bogus-flag'",
-		"claude:invalid_flag"),
+		"claude:invalid_flag", "ho044"),
 	phrase("codex_unexpected_argument", `(?im)^error: unexpected argument '`, KindConfigError,
 		"error: unexpected argument '--bogus-flag' found",
 		"codex:invalid_flag"),
@@ -103,7 +106,7 @@ var Phrases = []Phrase{
 	// not the key (kept before the account row, so a 403 that says it was a
 	// file or a sandbox stays the card's).
 	phrase("tool_permission", `(?i)\bpermission denied \(os error 13\)|\bEACCES\b|\boperation not permitted\b|\bsandbox (denied|blocked|prevented)\b|\bblocked by (the )?sandbox\b|\brejected by (the )?(user|sandbox|approval policy)\b`, KindPermissionDenied,
-		"Permission denied (os error 13)"),
+		"Permission denied (os error 13)", "ho045"),
 
 	// The key or account may not use this API (HTTP 403): every card of the
 	// profile fails alike, so it pauses the profile. Before the credentials
@@ -115,9 +118,9 @@ var Phrases = []Phrase{
 	// Credentials: missing, wrong or expired. A missing key variable is the
 	// credential the CLI did not get (drover passes only the variables a kind
 	// documents plus env_passthrough).
-	phrase("credentials", `(?i)\btoken (has )?expired\b|\binvalid (x-)?api[ -]key\b|\bapi key not (valid|found)\b|\bincorrect api key\b|\bmissing (\w+ )?api key\b|\bmissing environment variable\b|\bcould not resolve authentication method\b|\bnot logged in\b|\binvalid authentication credentials\b|\bmissing bearer\b|\bauthentication (did not complete|failed)\b|\brequire(s)? authentication\b|\bfailed to authenticate\b|\bunauthorized\b|\bcould not be refreshed\b|\bfailed to refresh (the |your )?token\b|\b(sign|log) in again\b`, KindAuthFailed,
+	phrase("credentials", `(?i)\btoken (has |is )?(been )?expired\b|\bno refresh token\b|\binvalid (x-)?api[ -]key\b|\bapi[ -]key (is )?(invalid|not valid|expired|revoked)\b|\bapi key not (valid|found)\b|\bincorrect api key\b|\bmissing (\w+ )?api key\b|\bmissing environment variable\b|\bcould not resolve authentication method\b|\bnot logged in\b|\binvalid authentication credentials\b|\bmissing bearer\b|\bauthentication (did not complete|failed)\b|\brequire(s)? authentication\b|\bfailed to authenticate\b|\bunauthorized\b|\bcould not be refreshed\b|\bfailed to refresh (the |your )?token\b|\b(sign|log) in again\b`, KindAuthFailed,
 		"Invalid API key · Fix external API key",
-		"pc020", "pc022", "pc027", "pc037", "pc039", "pc106", "pc141", "pc195", "pc205", "pc209", "pc211", "pc214", "claude:auth_401", "claude:missing_api_key", "codex:auth_401", "codex:builtin_provider_missing_api_key"),
+		"pc020", "pc022", "pc027", "pc037", "pc039", "pc106", "pc141", "pc195", "pc205", "pc209", "pc211", "pc214", "claude:auth_401", "claude:missing_api_key", "codex:auth_401", "codex:builtin_provider_missing_api_key", "ho018", "ho037"),
 
 	// Network: the request never got an answer from a server. The fix is on
 	// the operator's side (proxy, DNS, firewall), not the provider's.
@@ -126,14 +129,14 @@ var Phrases = []Phrase{
 		"pc060", "pc062", "pc064", "pc068", "pc079", "pc083", "pc167", "pc208", "claude:dns_failure"),
 
 	// Rate limits: wait and retry, the card's budget untouched.
-	phrase("rate_limit", `(?i)\brate[ _-]?limit(s|ed)?\b|\btoo many requests\b|\bresource (has been )?exhausted\b|\brequest rejected \(429\)`, KindRateLimited,
+	phrase("rate_limit", `(?i)\brate[ _-]?limit(s|ed)?\b|\btoo many requests\b|\bresource (has been )?exhausted\b|\brequest rejected \(429\)|\b429 status code\b|(?s:\b(quota|limit)\b.{0,100}\bper minute\b)`, KindRateLimited,
 		"API Error: Request rejected (429) · This request would exceed the rate limit for your organization (1f3e2a4b-0000-4000-8000-fakefakefake) of 30,000 input tokens per minute.",
-		"pc013", "pc048", "pc109", "pc110", "pc130", "pc135", "claude:rate_limit_429", "codex:builtin_provider_rate_limit"),
+		"pc013", "pc048", "pc109", "pc110", "pc130", "pc135", "claude:rate_limit_429", "codex:builtin_provider_rate_limit", "ho002", "ho009", "ho010"),
 
 	// Provider trouble: overload, capacity, 5xx wording, streams the server cut.
-	phrase("provider_trouble", `(?i)\boverloaded\b|\bat capacity\b|\bhigh demand\b|\bserver[- ]side issue\b|\binternal server error\b|\bserver error\b|\bservice unavailable\b|\btemporarily unavailable\b|\bbad gateway\b|\bgateway timeout\b|\btry your request again\b|\bstream disconnected before completion\b|\bstream closed before\b|\bunexpected EOF\b|\bprovider returned error\b|\ban error occurred while processing your request\b`, KindProviderUnavailable,
+	phrase("provider_trouble", `(?i)\boverloaded\b|\bat capacity\b|\bhigh demand\b|\bserver[- ]side issue\b|\binternal server error\b|\bserver error\b|\bservice unavailable\b|\btemporarily unavailable\b|\bbad gateway\b|\bgateway timeout\b|\btry your request again\b|\bstream disconnected before completion\b|\bstream closed before\b|\bunexpected EOF\b|\bprovider returned error\b|\ban error occurred while processing your request\b|\bno (healthy )?(models|deployments|upstreams) available\b`, KindProviderUnavailable,
 		"API Error: Repeated 529 Overloaded errors. The API is at capacity — this is usually temporary. Try again in a moment.",
-		"pc001", "pc003", "pc009", "pc042", "pc044", "pc121", "pc183", "pc186", "claude:overloaded_529"),
+		"pc001", "pc003", "pc009", "pc042", "pc044", "pc121", "pc183", "pc186", "claude:overloaded_529", "ho042"),
 
 	// A request the API rejected as malformed: the card's input, not the setup.
 	phrase("bad_request", `(?i)\binvalid_request_error\b|\bINVALID_ARGUMENT\b|\bbad request\b|\brequest contains an invalid argument\b|\bno tool call found\b`, KindInvalidInput,
@@ -147,21 +150,33 @@ func matchPhrase(text string) (Phrase, bool) {
 }
 
 // matchPhraseIn returns the first row that matches text and whose kind is
-// one of allowed (any kind when allowed is empty).
+// one of allowed (any kind when allowed is empty). A row matches the text as
+// it is or with its runs of white space (line breaks included) made one
+// space: terminals and JSON-in-a-log wrap a message anywhere ("Resource\nhas
+// been exhausted"), and the stems are words, not layout.
 func matchPhraseIn(text string, allowed []Kind) (Phrase, bool) {
 	if text == "" {
 		return Phrase{}, false
 	}
+	flat := flatten(text)
 	for _, p := range Phrases {
 		if len(allowed) > 0 && !hasKind(allowed, p.Kind) {
 			continue
 		}
-		if p.Re.MatchString(text) {
+		if p.Re.MatchString(text) || p.Re.MatchString(flat) {
 			return p, true
 		}
 	}
 	return Phrase{}, false
 }
+
+// flatten makes every run of white space, and the two-character escapes
+// \n, \t and \r of JSON embedded in a log line, one space.
+func flatten(text string) string {
+	return strings.Join(strings.Fields(jsonEscapes.Replace(text)), " ")
+}
+
+var jsonEscapes = strings.NewReplacer(`\n`, " ", `\t`, " ", `\r`, " ")
 
 func hasKind(ks []Kind, k Kind) bool {
 	for _, x := range ks {

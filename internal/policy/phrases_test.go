@@ -40,3 +40,22 @@ func TestPhrasesNeedAFailure(t *testing.T) {
 		}
 	}
 }
+
+// A message a terminal or a log wrapped over lines still meets its phrase
+// family: the rows match the text with its white space made one space.
+func TestPhraseSurvivesWrapping(t *testing.T) {
+	cases := []struct {
+		text string
+		want Kind
+	}{
+		{"Error: \"message\": \"Resource\nhas been exhausted (e.g. check quota).\"", KindRateLimited},
+		{`{\n  "error": "Your credit balance is\n too low"}`, KindQuotaExhausted},
+		{"the request was fine\nall tests passed", KindUnknown},
+	}
+	for _, c := range cases {
+		got := Classify(Signals{AgentKind: "command", ExitCode: 1, Stderr: c.text}, nil)
+		if got.Kind != c.want {
+			t.Errorf("%q → %s (%s); want %s", c.text, got.Kind, got.Source, c.want)
+		}
+	}
+}

@@ -78,6 +78,7 @@ var statusRes = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)\berror:? \(?(\d{3})\b`),               // "Error: 400 {…}", "API error (429):", "Error 400:"
 	regexp.MustCompile(`\bcode\\?"?\s*:\s*(\d{3})\b`),              // Gemini JSON: "code": 429, \"code\": 429, code: 429
 	regexp.MustCompile(`(?m)^\s*(\d{3}) [{:]`),                     // "400 {"type":"error",…}"
+	regexp.MustCompile(`\b(\d{3}) status code\b`),                  // Anthropic/OpenAI JS SDKs (cline): "429 status code (no body)"
 	regexp.MustCompile(`(?i)\b(\d{3}) (?:Too Many Requests|Service Unavailable|Bad Gateway|Gateway Timeout|Internal Server Error|Unauthorized|Forbidden|Not Found|Bad Request|Overloaded)\b`),
 }
 
@@ -118,7 +119,7 @@ var typeTokens = []typeToken{
 	tok(`rate_limit_error|rate_limit_exceeded|provider_rate_limit_exceeded|rateLimitExceeded|RATE_LIMIT_EXCEEDED|RESOURCE_EXHAUSTED|RateLimitError`, famTooMany),
 	tok(`authentication_error|UNAUTHENTICATED|API_KEY_INVALID|ACCESS_TOKEN_TYPE_UNSUPPORTED|AuthenticationError`, famUnauthorized),
 	tok(`permission_error|PERMISSION_DENIED|client_validation_error|PermissionDeniedError`, famForbidden),
-	tok(`not_found_error|model_not_found|NotFoundError|ProviderInitError|ProviderModelNotFoundError`, famNotFound),
+	tok(`not_found_error|model_not_found|NotFoundError|ProviderInitError|ProviderModelNotFoundError|NOT_FOUND`, famNotFound),
 	tok(`overloaded_error|server_is_overloaded|api_error|UNAVAILABLE|stream_read_error|internalServerException|InternalServerError|ServiceUnavailableError|APIConnectionError`, famServer),
 	tok(`invalid_request_error|INVALID_ARGUMENT|BadRequestError|invalid_value`, famBadRequest),
 }
