@@ -172,8 +172,9 @@ func (s *State) sinks(ctx context.Context, st store.Store, b board.Board) error 
 	return nil
 }
 
-// Question is what a parked card asks: its last comment by an agent, or its
-// state reason when no agent commented.
+// Question is what a parked card asks: its last comment by an agent (without
+// the "Question: " the dispatcher writes before it), or its state reason when
+// no agent commented.
 func Question(ctx context.Context, st store.Store, c board.Card) (string, error) {
 	cms, err := st.ListComments(ctx, c.ID)
 	if err != nil {
@@ -181,7 +182,7 @@ func Question(ctx context.Context, st store.Store, c board.Card) (string, error)
 	}
 	for i := len(cms) - 1; i >= 0; i-- {
 		if strings.HasPrefix(cms[i].Author, "agent") {
-			return cms[i].Body, nil
+			return strings.TrimPrefix(cms[i].Body, "Question: "), nil
 		}
 	}
 	return c.StateReason, nil

@@ -122,7 +122,7 @@ func Seed(t testing.TB, st store.Store, cfg *config.Config, now time.Time) World
 	c = mk("Pick a logo colour", "ready", 4)
 	c.State = "awaiting_input"
 	c.StateReason = "the agent asked a question"
-	apply(store.Change{Card: &c, Comments: []board.Comment{{CardID: c.ID, Author: "agent:sim", Body: "Blue or green?", At: now.Add(-time.Minute)}},
+	apply(store.Change{Card: &c, Comments: []board.Comment{{CardID: c.ID, Author: "agent:sim", Body: "Question: Blue or green?", At: now.Add(-time.Minute)}},
 		Events: []board.Event{{At: now.Add(-time.Minute), CardID: c.ID, Type: board.EvParked, Actor: "dispatcher:node-a", Reason: "input_required"}}})
 	w.Parked, _ = st.GetCard(ctx, c.ID)
 
