@@ -152,11 +152,13 @@ func (a *app) classifyCmd() *cobra.Command {
 		Short: "Classify an agent's output (read from stdin) the way the dispatcher does",
 		Long: `Classify an agent's output (read from stdin) the way the dispatcher does.
 
-It prints one JSON object: kind, message, source, retry_after_s. With
---explain it says which signal decided instead: a profile match rule, drover's
-own stop, a typed field of the agent's structured output, an HTTP status, an
-API error type or an errno in the error text, a phrase family (with the public
-corpus entries it was written for), or the fallback (unknown). With --explain
+It prints one JSON object: kind, message, source, retry_after_s (and
+question, when the agent asked one). With --explain it says which signal
+decided instead: a profile match rule, drover's own stop, a typed field of the
+agent's structured output, the QUESTION: line ending a clean run's final
+message, an HTTP status, an API error type or an errno in the error text, a
+phrase family (with the public corpus entries it was written for), or the
+fallback (unknown). With --explain
 --json the JSON object gains an "explain" field.`,
 		Example: `  claude -p "fix it" --output-format stream-json --verbose > out.jsonl; echo $? 
   drover classify --agent claude --exit-code 1 < out.jsonl
@@ -200,6 +202,9 @@ corpus entries it was written for), or the fallback (unknown). With --explain
 			}
 			if !cls.RetryAt.IsZero() {
 				out["retry_at"] = cls.RetryAt.UTC().Format(time.RFC3339)
+			}
+			if cls.Question != "" {
+				out["question"] = cls.Question
 			}
 			why := policy.Explain(cls)
 			if explain && !a.asJSON {

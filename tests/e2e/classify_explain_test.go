@@ -40,3 +40,25 @@ func TestClassifyExplain(t *testing.T) {
 		t.Errorf("--explain --json = %s", out)
 	}
 }
+
+// A clean run whose final message ends with the QUESTION: line classifies as
+// input_required with the question, and --explain names the protocol.
+func TestClassifyQuestionLine(t *testing.T) {
+	t.Parallel()
+	e := &env{t: t, dir: t.TempDir()}
+	out, errOut, rc := e.drover(strings.NewReader("I read the config.\nQUESTION: Which region, eu or us?\n"),
+		"--json", "classify", "--agent", "command", "--exit-code", "0", "--explain")
+	if rc != 0 {
+		t.Fatalf("exit %d: %s", rc, errOut)
+	}
+	var got struct {
+		Kind, Question string
+		Explain        struct{ By string }
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got.Kind != "input_required" || got.Question != "Which region, eu or us?" || got.Explain.By != "protocol" {
+		t.Errorf("classify --json --explain = %s", out)
+	}
+}
