@@ -51,6 +51,7 @@ var knownWrong = map[string]string{
 	"claude@*/question":  "succeeded: in print mode Claude Code disables AskUserQuestion, so the question is the final text, which drover does not read as one",
 	"codex@*/question":   "succeeded: codex cannot ask; the question is its final message, which drover does not read as one",
 	"codex@*/refusal":    "unknown: codex drops a refusal content part and exits 0 with no message; nothing in its output says refused",
+	"gemini@*/question":  "succeeded: headless Gemini CLI offers the model no ask_user tool, so the question is the final text, which drover does not read as one",
 }
 
 // wrongFor returns the knownWrong entry for cell c, s.
@@ -175,6 +176,8 @@ stream_idle_timeout_ms = 300000
 			env = append(env, "FAKE_OPENAI_API_KEY=fake-key-not-secret")
 		}
 		return append(env, s.env...)
+	case "gemini":
+		return h.geminiEnv(c, s, home, base)
 	}
 	h.t.Fatalf("no profile env for kind %s", c.kind)
 	return nil
