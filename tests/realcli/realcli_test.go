@@ -51,6 +51,7 @@ var knownWrong = map[string]string{
 	"claude@*/question":  "succeeded: in print mode Claude Code disables AskUserQuestion, so the question is the final text, which drover does not read as one",
 	"codex@*/question":   "succeeded: codex cannot ask; the question is its final message, which drover does not read as one",
 	"codex@*/refusal":    "unknown: codex drops a refusal content part and exits 0 with no message; nothing in its output says refused",
+	"gemini@*/forbidden": "permission_denied: a Gemini API 403 PERMISSION_DENIED (a key or project without access: unregistered caller, API disabled) blocks the card, yet it fails every card of the profile alike; the 403 split in policy is the truth branch's",
 	"gemini@*/question":  "succeeded: headless Gemini CLI offers the model no ask_user tool, so the question is the final text, which drover does not read as one",
 }
 

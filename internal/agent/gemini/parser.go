@@ -1,8 +1,3 @@
-// Package gemini reads what Gemini CLI prints in headless mode with
-// --output-format stream-json: one JSON event per line (init, message,
-// tool_use, tool_result, error, result). kind.go registers the kind; the
-// README's "Agent kinds" section and testdata/README.md say what was learnt
-// from the captures.
 package gemini
 
 import (
