@@ -27,10 +27,12 @@ func TestGeminiCLI(t *testing.T) { matrix(t, "gemini") }
 //   - model.name: without a model the CLI first asks a router model
 //     (generateContent, expecting JSON) which model to use, an extra call
 //     per turn with retries of its own.
+//   - model.maxSessionTurns, for a scenario with a turn limit: the CLI
+//     has no flag for one, so drover cannot pass dispatch.max_turns on.
 const geminiSettings = `{
   "security": {"auth": {"selectedType": "gemini-api-key"}},
   "general": {"maxAttempts": 1},
-  "model": {"name": "gemini-2.5-flash"}
+  "model": {"name": "gemini-2.5-flash", "maxSessionTurns": %d}
 }
 `
 
@@ -41,7 +43,11 @@ func (h *harness) geminiEnv(c cli, s scenario, home, base string) []string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		h.t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(geminiSettings), 0o644); err != nil {
+	turns := -1 // unlimited, the CLI's default
+	if s.maxTurns > 0 {
+		turns = s.maxTurns
+	}
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(fmt.Sprintf(geminiSettings, turns)), 0o644); err != nil {
 		h.t.Fatal(err)
 	}
 	env := []string{"PATH=" + filepath.Dir(c.bin) + ":/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "GOOGLE_GEMINI_BASE_URL=" + base}
