@@ -2,6 +2,7 @@ package fakeprovider
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -54,8 +55,17 @@ func TestGeminiStream(t *testing.T) {
 	if !strings.Contains(b, `"functionCall":{"name":"run_shell_command","args":{"command":"ls"}}`) {
 		t.Fatalf("tool call: %q", b)
 	}
-	if got := s.Marked("GS"); len(got) != 2 || got[0].Path != "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse" {
+	req, _ := http.NewRequest("POST", geminiStream(s, "gemini-2.5-flash"), strings.NewReader(`{"contents":"GS"}`))
+	req.Header.Set("x-goog-api-key", "AIza-secret")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	got := s.Marked("GS")
+	if len(got) != 3 || got[0].Path != "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse" {
 		t.Fatalf("log: %+v", got)
+	}
+	if k := got[2].Header.Get("x-goog-api-key"); k != "[redacted]" {
+		t.Errorf("the Gemini key kept in the log: %q", k)
 	}
 }
 
