@@ -58,6 +58,8 @@ func selected(s scenario) bool {
 var knownWrong = map[string]string{
 	"codex@*/refusal": "unknown: codex 0.171.0 drops a Responses API refusal content part: exec --json prints turn.completed (output_tokens > 0) with no agent_message and exits 0, " +
 		"its session rollout ($CODEX_HOME/sessions/…jsonl) has task_complete with last_agent_message null and no trace of the refusal text; nothing structural says refused, so drover keeps it unknown (counted) rather than guess",
+	"gemini@*/forbidden": "permission_denied: a Gemini API 403 PERMISSION_DENIED (a key or project without access: unregistered caller, API disabled) blocks the card, yet it fails every card of the profile alike; the 403 split in policy is the truth branch's",
+	"gemini@*/question":  "succeeded: headless Gemini CLI offers the model no ask_user tool, so the question is the final text, which drover does not read as one",
 }
 
 // wrongFor returns the knownWrong entry for cell c, s.
@@ -182,6 +184,8 @@ stream_idle_timeout_ms = 300000
 			env = append(env, "FAKE_OPENAI_API_KEY=fake-key-not-secret")
 		}
 		return append(env, s.env...)
+	case "gemini":
+		return h.geminiEnv(c, s, home, base)
 	}
 	h.t.Fatalf("no profile env for kind %s", c.kind)
 	return nil

@@ -14,7 +14,7 @@ type scenario struct {
 	// Profile limits ("" = 300s and 180s: long, so a slow start on a loaded
 	// machine is not taken for a stall); short where a kill is the point.
 	timeout, stall string
-	maxTurns       int      // dispatch.max_turns for this scenario's serve (claude --max-turns)
+	maxTurns       int      // dispatch.max_turns for this scenario's serve (claude --max-turns; gemini: model.maxSessionTurns in its settings)
 	kinds          []string // the CLI kinds it applies to (nil = all)
 	// Credentials: "" a dummy API key, "oauth" a dummy subscription token
 	// (claude), "none" no credential at all.
@@ -61,5 +61,5 @@ var scenarios = []scenario{
 	{name: "prompt_too_long", steps: []fp.Step{fp.PromptTooLong()}, want: block("context_exhausted")},
 	{name: "refusal", steps: []fp.Step{fp.Refusal()}, want: block("refused")},
 	{name: "question", steps: []fp.Step{fp.Question("Deploy to staging or production?"), fp.Success("I need to know: deploy to staging or production?")}, want: outcome{kind: "input_required", state: "awaiting_input", question: "Deploy to staging or production?"}},
-	{name: "max_turns", steps: []fp.Step{fp.ToolUse("Glob", `{"pattern":"*"}`)}, maxTurns: 2, kinds: []string{"claude"}, want: retryKill("max_turns")},
+	{name: "max_turns", steps: []fp.Step{fp.ToolUse("Glob", `{"pattern":"*"}`)}, maxTurns: 2, kinds: []string{"claude", "gemini"}, want: retryKill("max_turns")},
 }

@@ -102,6 +102,14 @@ func (a *commandAgent) Run(ctx context.Context, inv agent.Invocation) (agent.Res
 	res.Signals.KilledFor = ex.KilledFor
 	res.Signals.Stdout = ex.StdoutTail
 	res.Signals.Stderr = ex.StderrTail
+	if f, ok := w.parser.(agent.StderrFeeder); ok {
+		// Parsers that read stderr (gemini: start-up refusals, the failed
+		// request's status; codex) get it as `drover classify` gives it:
+		// after stdout, line by line.
+		for l := range strings.Lines(ex.StderrTail) {
+			f.FeedStderr([]byte(strings.TrimSuffix(l, "\n")))
+		}
+	}
 	if w.parser != nil {
 		res.Signals.Structured = w.parser.Structured()
 	}

@@ -145,6 +145,30 @@ func (c *countingParser) Structured() policy.Structured {
 }
 func (c *countingParser) Progress() (string, int64, int64, float64) { return c.last, c.n, 2 * c.n, 0.5 }
 
+// stderrParser is a countingParser that also reads stderr.
+type stderrParser struct {
+	countingParser
+	stderr []string
+}
+
+func (c *stderrParser) FeedStderr(b []byte) { c.stderr = append(c.stderr, string(b)) }
+func (c *stderrParser) Structured() policy.Structured {
+	return policy.Structured{Present: true, ErrorMessages: c.stderr}
+}
+
+// TestParserReadsStderr: a parser that reads stderr gets every stderr line
+// of the run, without its newline, as drover classify gives them.
+func TestParserReadsStderr(t *testing.T) {
+	p := agent.Profile{Command: "sh", Args: []string{"-c", `echo out; echo "first problem" >&2; echo "  status: 429" >&2; exit 3`}}
+	res, err := New(p, func() agent.Parser { return &stderrParser{} }).Run(context.Background(), inv(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Signals.Structured.ErrorMessages; strings.Join(got, "|") != "first problem|  status: 429" {
+		t.Errorf("stderr lines the parser read: %q", got)
+	}
+}
+
 func TestParserAndThrottledProgress(t *testing.T) {
 	in := inv(t)
 	var mu sync.Mutex

@@ -19,11 +19,13 @@ func DefaultArgs() []string {
 	return []string{"--output-format", "stream-json", "--skip-trust", "--yolo"}
 }
 
-// PassEnv are the variables Gemini CLI documents for credentials and
-// endpoints (API key, Vertex AI, a base URL); agents of this kind inherit
-// them from drover's environment when set.
+// PassEnv are the variables Gemini CLI documents (docs/reference/
+// configuration.md, 0.61.0) for credentials, auth choice, endpoints, the
+// model and its home: agents of this kind inherit them from drover's
+// environment when set.
 var PassEnv = []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_GENAI_USE_VERTEXAI",
-	"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS"}
+	"GOOGLE_GENAI_USE_GCA", "GOOGLE_VERTEX_BASE_URL", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION",
+	"GOOGLE_APPLICATION_CREDENTIALS", "GEMINI_MODEL", "GEMINI_CLI_HOME"}
 
 // Registration is the gemini kind's entry in agent/registry: Gemini CLI in
 // headless mode, run through agent/command with this package's parser.
@@ -35,6 +37,7 @@ func Registration() agent.Registration {
 		DefaultArgs:    func(agent.Profile) []string { return DefaultArgs() },
 		NewParser:      newParser,
 		PassEnv:        PassEnv,
+		ResumeArgs:     ResumeArgs,
 		New: func(p agent.Profile) (agent.Agent, error) {
 			return command.New(p, newParser), nil
 		},

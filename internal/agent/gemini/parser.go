@@ -1,8 +1,3 @@
-// Package gemini reads what Gemini CLI prints in headless mode with
-// --output-format stream-json: one JSON event per line (init, message,
-// tool_use, tool_result, error, result). kind.go registers the kind; the
-// README's "Agent kinds" section and testdata/README.md say what was learnt
-// from the captures.
 package gemini
 
 import (
@@ -32,6 +27,7 @@ type Parser struct {
 	bad           jsonl.Problems // lines that were not events
 	stderrStatus  int            // HTTP status of the error object the CLI dumped on stderr
 	terminalQuota bool           // stderr named a TerminalQuotaError
+	transport     string         // the errno (or fetch failure) of a request that got no answer
 }
 
 // NewParser returns an empty parser.
@@ -81,6 +77,15 @@ var (
 	retryRe = regexp.MustCompile(`^Attempt \d+ failed\b`)
 	// The API's answer to a prompt over the model's context window.
 	tooLongRe = regexp.MustCompile(`(?i)input token count.{0,40}exceeds the maximum|exceeds the maximum number of tokens`)
+	// Node's transport errors in the error object the CLI dumps on stderr
+	// ("[cause]: Error: read ECONNRESET" under "TypeError: terminated" when
+	// a stream is cut; undici's UND_ERR_* codes): the request got no
+	// answer from a server.
+	errnoRe = regexp.MustCompile(`\b(ECONNRESET|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|ECONNABORTED|UND_ERR_[A-Z_]+)\b`)
+	// The CLI's own words for a request that never reached a server
+	// (refused, DNS; the captures connection_refused and dns_failure): it
+	// prints no errno then.
+	fetchFailedRe = regexp.MustCompile(`\bfetch failed sending request\b`)
 	// Headless start-up refusals of Gemini CLI's auth check (exit 41),
 	// printed on stderr before any event.
 	authSetupRe = regexp.MustCompile(`(?i)please set an auth method|must specify the GEMINI_API_KEY|invalid auth method selected|GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION`)
@@ -251,6 +256,10 @@ func (p *Parser) FeedStderr(line []byte) {
 		p.s.Retries++
 	case strings.Contains(l, "TerminalQuotaError"):
 		p.terminalQuota = true
+	case errnoRe.MatchString(l):
+		p.transport = errnoRe.FindString(l)
+	case fetchFailedRe.MatchString(l) && p.transport == "":
+		p.transport = "fetch failed"
 	case authSetupRe.MatchString(l):
 		p.s.Present, p.s.IsError = true, true
 		p.s.ErrorType = "authentication_failed"
@@ -287,6 +296,9 @@ func (p *Parser) Structured() policy.Structured {
 	}
 	if s.IsError && s.APIErrorStatus == 0 {
 		s.APIErrorStatus = p.stderrStatus
+	}
+	if s.IsError && s.APIErrorStatus == 0 && p.transport != "" && s.ErrorType == "" {
+		s.APIError = "connection_failed" // no server answered: the operator's network
 	}
 	if s.IsError && p.terminalQuota {
 		// The CLI calls a quota it will not retry (a daily or plan

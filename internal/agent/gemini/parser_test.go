@@ -68,3 +68,35 @@ func TestErrorsByStructure(t *testing.T) {
 		}
 	}
 }
+
+// TestTransportFromStderr: a request that got no answer from a server
+// (refused, DNS, a stream cut mid-way) is the network. The CLI's result
+// says only "[API Error: terminated]" for a cut stream; the errno is in the
+// error object on stderr (lines from a real-CLI run of 0.61.0 against
+// fakeprovider's reset_midstream step).
+func TestTransportFromStderr(t *testing.T) {
+	p := NewParser()
+	p.Feed([]byte(`{"type":"init","session_id":"s1","model":"gemini-2.5-flash"}`))
+	p.Feed([]byte(`{"type":"message","role":"assistant","content":"Let me","delta":true}`))
+	p.Feed([]byte(`{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: terminated]"}}`))
+	for _, l := range []string{
+		"Error when talking to Gemini API Full report available at: /tmp/x.json TypeError: terminated",
+		"    at Fetch.onAborted (node:internal/deps/undici/undici:11350:53)",
+		"  [cause]: Error: read ECONNRESET",
+		"      at TCP.onStreamRead (node:internal/stream_base_commons:218:20)",
+	} {
+		p.FeedStderr([]byte(l))
+	}
+	if s := p.Structured(); s.APIError != "connection_failed" || s.APIErrorStatus != 0 {
+		t.Errorf("cut stream: api error %q status %d; want connection_failed", s.APIError, s.APIErrorStatus)
+	}
+	for _, name := range []string{"connection_refused", "dns_failure"} {
+		if s := feedFixture(t, name).Structured(); s.APIError != "connection_failed" {
+			t.Errorf("%s: api error %q; want connection_failed", name, s.APIError)
+		}
+	}
+	// An HTTP answer is not a transport failure, whatever stderr says.
+	if s := feedFixture(t, "server_500").Structured(); s.APIError != "" || s.APIErrorStatus != 500 {
+		t.Errorf("server_500: api error %q status %d", s.APIError, s.APIErrorStatus)
+	}
+}

@@ -46,6 +46,11 @@ func TestResumeArgv(t *testing.T) {
 		{"codex option resume lacks", agent.Profile{Kind: "codex", Args: []string{"--sandbox", "workspace-write"}}, ""},
 		{"codex ephemeral", agent.Profile{Kind: "codex", Args: []string{"--ephemeral"}}, ""},
 		{"codex prompt as argument", agent.Profile{Kind: "codex", Prompt: "arg", Args: []string{"exec", "--json"}}, ""},
+		{"gemini defaults", agent.Profile{Kind: "gemini"}, "--output-format stream-json --skip-trust --yolo --resume sess-1"},
+		{"gemini with a model", agent.Profile{Kind: "gemini", Args: []string{"-m", "gemini-2.5-pro"}}, "--output-format stream-json --skip-trust --yolo -m gemini-2.5-pro --resume sess-1"},
+		{"gemini resume never", agent.Profile{Kind: "gemini", Resume: agent.ResumeNever}, ""},
+		{"gemini profile picks its session", agent.Profile{Kind: "gemini", Args: []string{"--resume=latest"}}, ""},
+		{"gemini profile names a new session", agent.Profile{Kind: "gemini", Args: []string{"--session-id", "0b6c…"}}, ""},
 		{"command kind", agent.Profile{Kind: "command", Command: "./agent.sh"}, ""},
 	}
 	for _, tc := range cases {

@@ -1,7 +1,7 @@
 // Package fakeprovider is a model provider for tests: an HTTP server on
 // 127.0.0.1 that speaks the documented streaming shapes of the Anthropic
-// Messages API (anthropic.go) and the OpenAI Responses API (openai.go) and
-// answers each request with a scripted Step. Another API is another file
+// Messages API (anthropic.go), the OpenAI Responses API (openai.go) and the
+// Gemini API (gemini.go) and answers each request with a scripted Step. Another API is another file
 // with a route and a writer for each Step; the script and the request log
 // are shared.
 //
@@ -97,6 +97,10 @@ func PromptTooLong() Step { return Step{Kind: "prompt_too_long"} }
 // content part).
 func Refusal() Step { return Step{Kind: "refusal", Text: "I can't help with that."} }
 
+// MaxTokens ends the answer at the output limit: Gemini's finishReason
+// MAX_TOKENS (the other APIs answer it as a plain success for now).
+func MaxTokens(text string) Step { return Step{Kind: "max_tokens", Text: text} }
+
 // Request is one request the server received.
 type Request struct {
 	At      time.Time
@@ -130,6 +134,7 @@ func New(t testing.TB) *Server {
 	mux := http.NewServeMux()
 	s.routeAnthropic(mux)
 	s.routeOpenAI(mux)
+	s.routeGemini(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.record(r, "", "", "not_found")
 		http.Error(w, `{"error":{"type":"not_found_error","message":"no such route"}}`, http.StatusNotFound)
@@ -211,7 +216,7 @@ func (s *Server) take(r *http.Request, body string) (Step, int) {
 }
 
 // secretHeaders are never kept in the log.
-var secretHeaders = []string{"Authorization", "X-Api-Key", "Cookie", "Openai-Api-Key"}
+var secretHeaders = []string{"Authorization", "X-Api-Key", "Cookie", "Openai-Api-Key", "X-Goog-Api-Key"}
 
 // record logs a request and returns its index in the log.
 func (s *Server) record(r *http.Request, body, marker, step string) int {
