@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 
+	"github.com/drover-dev/drover/internal/agent/codex/codexerr"
 	"github.com/drover-dev/drover/internal/agent/jsonl"
 
 	"github.com/drover-dev/drover/internal/excerpt"
@@ -56,8 +56,6 @@ func NewParser() *Parser { return &Parser{} }
 var (
 	// "Reconnecting... 1/1 (unexpected status 401 Unauthorized: …)"
 	reconnectRe = regexp.MustCompile(`^Reconnecting\.\.\.\s*\d+/\d+`)
-	// "unexpected status 403 Forbidden: …", "exceeded retry limit, last status: 429 Too Many Requests"
-	statusRe = regexp.MustCompile(`(?:unexpected status|last status:)\s*(\d{3})\b`)
 )
 
 type event struct {
@@ -213,31 +211,8 @@ func (p *Parser) FeedStderr(line []byte) {
 	}
 }
 
-// cannedStatus gives back the HTTP status of the errors codex replaces by
-// fixed texts of its own, dropping both the status and the API's message
-// (codex 0.171.0; the Display strings of its typed errors, which change far
-// less than the API's wording).
-var cannedStatus = []struct {
-	text   string
-	status int
-}{
-	{"currently experiencing high demand", 500}, // an HTTP 500; "We’re" with a curly apostrophe
-	{"Selected model is at capacity", 503},      // an overloaded server (503 server_is_overloaded)
-}
-
 // status is the HTTP status msg reports, or 0.
-func status(msg string) int {
-	if m := statusRe.FindStringSubmatch(msg); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return n
-	}
-	for _, c := range cannedStatus {
-		if strings.Contains(msg, c.text) {
-			return c.status
-		}
-	}
-	return 0
-}
+func status(msg string) int { return codexerr.Status(msg) }
 
 func (p *Parser) addError(t string) {
 	t = strings.TrimSpace(t)
