@@ -12,8 +12,9 @@ import (
 // Order, first answer wins:
 //  1. the profile's own rules (rule:NAME);
 //  2. drover's own reason for stopping the process (killed:REASON);
-//  3. a clean exit: succeeded, or input_required when the agent stopped at a
-//     permission it was denied (structured:permission_denials);
+//  3. a clean exit: succeeded, or input_required when the agent asked a
+//     question (structured:question) or stopped at a permission it was
+//     denied (structured:permission_denials);
 //  4. typed fields of the agent's structured output (structured:FIELD), some
 //     narrowed by the phrase table within their family;
 //  5. structure in the error text: an HTTP status (text:status=N), an API
@@ -107,6 +108,12 @@ func byKill(s Signals) (Classification, bool) {
 // bySuccess handles exit 0 with no error flagged.
 func bySuccess(s Signals) Classification {
 	st := s.Structured
+	if st.Present && strings.TrimSpace(st.Question) != "" {
+		// The agent asked its human a question through its own protocol
+		// (codex app-server's request_user_input, drover_ask_human) and
+		// stopped for the answer.
+		return Classification{Kind: KindInputRequired, Source: "structured:question", Message: st.Question}
+	}
 	if st.Present && st.PermissionDenials > 0 {
 		// Claude stopped at a permission it was denied and said what it
 		// needs; granting it (a human answer) is what changes the outcome.
