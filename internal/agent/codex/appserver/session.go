@@ -66,11 +66,10 @@ type session struct {
 	tid string // the thread
 
 	// Set while a turn runs.
-	turnID      string
-	turnStatus  string // "" until turn/completed
-	parking     bool   // a question was asked: the turn is being interrupted
-	done        bool   // drover_done was called
-	interruptID string
+	turnID     string
+	turnStatus string // "" until turn/completed
+	parking    bool   // a question was asked: the turn is being interrupted
+	done       bool   // drover_done was called
 }
 
 func newSession(w io.Writer, in <-chan []byte, o Options) *session {
@@ -173,7 +172,7 @@ func (s *session) turn(text string) error {
 		params["sandboxPolicy"] = s.o.TurnSandboxPolicy
 	}
 	s.turnID, s.turnStatus, s.st.lastMessage = "", "", ""
-	res, err := s.callTurn(params)
+	res, err := s.call("turn/start", params)
 	if err != nil {
 		var re *rpcError
 		if errors.As(err, &re) {
@@ -201,10 +200,6 @@ func (s *session) turn(text string) error {
 	}
 	return nil
 }
-
-// callTurn sends turn/start and waits for its answer; turn/started may come
-// first.
-func (s *session) callTurn(params any) (json.RawMessage, error) { return s.call("turn/start", params) }
 
 func (s *session) startTurn(id string) {
 	if s.turnID == "" {
@@ -377,7 +372,7 @@ func (s *session) park(question string) {
 	}
 	s.parking = true
 	if s.turnID != "" {
-		s.interruptID, _ = s.c.request("turn/interrupt", map[string]any{"threadId": s.tid, "turnId": s.turnID})
+		_, _ = s.c.request("turn/interrupt", map[string]any{"threadId": s.tid, "turnId": s.turnID})
 	}
 }
 
