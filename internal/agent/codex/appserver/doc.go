@@ -51,9 +51,12 @@
 //     (httpConnectionFailed, responseStreamConnectionFailed,
 //     responseStreamDisconnected, responseTooManyFailedAttempts). Against
 //     the fake provider a 401 and a 503 came as httpConnectionFailed with
-//     the status, a 429 as responseTooManyFailedAttempts; the messages
-//     are exec mode's ("unexpected status 401 Unauthorized: …"), so
-//     codexerr reads a status the info leaves out.
+//     the status, a 429 as responseTooManyFailedAttempts, and an
+//     insufficient_quota 429 as usageLimitExceeded with "Quota exceeded.
+//     Check your plan and billing details." (so usageLimitExceeded alone
+//     does not tell a plan's window from spent credit: the phrase table
+//     does); the messages are exec mode's ("unexpected status 401
+//     Unauthorized: …"), so codexerr reads a status the info leaves out.
 //   - Server requests: item/commandExecution/requestApproval {command,
 //     cwd, reason, availableDecisions} and item/fileChange/requestApproval
 //     answer {decision: accept|acceptForSession|decline|cancel}; the v1

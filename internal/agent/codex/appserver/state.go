@@ -182,9 +182,12 @@ func applyErrorInfo(s *policy.Structured, e turnError) {
 	switch name {
 	case "contextWindowExceeded":
 		s.TerminalReason = "prompt_too_long"
-	case "usageLimitExceeded":
-		s.ErrorType, s.RateLimitStatus = "rate_limit", "rejected"
-	case "rateLimitExceeded":
+	case "usageLimitExceeded", "rateLimitExceeded":
+		// The 429 family. usageLimitExceeded is both a plan's usage window
+		// ("You’ve hit your usage limit …") and exhausted API credit (an
+		// insufficient_quota 429 read "Quota exceeded. Check your plan and
+		// billing details." against the fake provider), so the phrase table
+		// narrows it, as for Claude's rate_limit error type.
 		s.ErrorType = "rate_limit"
 	case "serverOverloaded":
 		if s.APIErrorStatus == 0 {
