@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/drover-dev/drover/internal/agent/codex/appserver"
 	"github.com/drover-dev/drover/internal/agent/codex/codexerr"
 	"github.com/drover-dev/drover/internal/agent/jsonl"
 
@@ -36,6 +37,7 @@ const (
 	modeUnknown mode = iota
 	modeJSON
 	modeText
+	modeAppServer // JSON-RPC messages: codex app-server's output, read by appserver.LogParser
 )
 
 // Parser accumulates codex output. Feed takes stdout lines; FeedStderr takes
@@ -48,6 +50,7 @@ type Parser struct {
 	text       []string       // stdout lines in text mode: the final message
 	stderrErrs []string       // "ERROR: …" lines from stderr
 	bad        jsonl.Problems // lines that were not events
+	as         *appserver.LogParser
 }
 
 // NewParser returns an empty parser.
@@ -78,7 +81,9 @@ type event struct {
 }
 
 // Feed reads one stdout line. It never panics. The first non-empty line
-// decides the mode: a JSON object means --json, anything else plain text.
+// decides the mode: a JSON-RPC message means app-server output (a run log
+// of app-server mode, read by appserver.LogParser), another JSON object
+// --json, anything else plain text.
 // In --json mode a line that is not an event goes to ParseErrors.
 func (p *Parser) Feed(line []byte) {
 	defer func() {
@@ -94,8 +99,17 @@ func (p *Parser) Feed(line []byte) {
 		}
 		return
 	}
+	if p.mode == modeAppServer {
+		p.as.Feed(trimmed)
+		return
+	}
 	var ev event
 	if p.mode == modeUnknown {
+		if trimmed[0] == '{' && appserver.IsMessage(trimmed) {
+			p.mode, p.as = modeAppServer, appserver.NewLogParser()
+			p.as.Feed(trimmed)
+			return
+		}
 		if trimmed[0] == '{' && json.Unmarshal(trimmed, &ev) == nil && ev.Type != "" {
 			p.mode = modeJSON
 			p.s.Present = true
@@ -193,6 +207,9 @@ func (p *Parser) item(ev *event) {
 // FeedStderr reads one stderr line. In plain-text mode codex prints its
 // banner ("session id: …"), errors ("ERROR: …") and "tokens used" there.
 func (p *Parser) FeedStderr(line []byte) {
+	if p.mode == modeAppServer {
+		return // the app-server's stderr is its tracing log
+	}
 	l := strings.TrimSpace(string(line))
 	switch {
 	case strings.HasPrefix(l, "session id: ") && p.s.SessionID == "" && p.mode != modeJSON:
@@ -232,6 +249,9 @@ func (p *Parser) parseError(why string, line []byte) { p.bad.Add(why, line) }
 
 // Structured returns what was read so far. Slices are copies.
 func (p *Parser) Structured() policy.Structured {
+	if p.mode == modeAppServer {
+		return p.as.Structured()
+	}
 	s := p.s
 	s.NoFinalMessage = noFinalMessage
 	s.ErrorMessages = append([]string(nil), s.ErrorMessages...)
@@ -252,5 +272,8 @@ func (p *Parser) Structured() policy.Structured {
 // Progress is the live view: the last thing codex said or did and tokens of
 // completed turns (codex reports no cost).
 func (p *Parser) Progress() (lastLine string, tokensIn, tokensOut int64, costUSD float64) {
+	if p.mode == modeAppServer {
+		return p.as.Progress()
+	}
 	return p.lastLine, p.s.TokensIn, p.s.TokensOut, 0
 }

@@ -3,6 +3,7 @@ package appserver
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -66,6 +67,9 @@ func decode(line []byte) (m message, ok bool, why string) {
 	return m, true, ""
 }
 
+// errNoConn is a write on a conn without a writer (LogParser's replay).
+var errNoConn = errors.New("no connection to the app-server")
+
 // conn writes messages to the app-server's stdin, one JSON object a line.
 // Safe for concurrent use.
 type conn struct {
@@ -82,6 +86,9 @@ func (c *conn) write(m message) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.w == nil {
+		return errNoConn
+	}
 	if c.err != nil {
 		return c.err
 	}
