@@ -49,12 +49,22 @@ func (s *session) serverRequest(m message) {
 		if q == "" {
 			q = "the agent asked for input (request_user_input) without a readable question"
 		}
-		s.park(q)
+		s.park(q, requestTurn(m.Params))
 	case "item/tool/call":
 		s.toolCall(m)
 	default:
 		_ = s.c.fail(m.ID, codeMethodNotFound, fmt.Sprintf("drover does not answer %s", m.Method))
 	}
+}
+
+// requestTurn is the turn a server request belongs to ("" when it names
+// none): a request can come before drover has read turn/start's answer.
+func requestTurn(params json.RawMessage) string {
+	var p struct {
+		TurnID string `json:"turnId"`
+	}
+	_ = json.Unmarshal(params, &p)
+	return p.TurnID
 }
 
 // declined is the reason drover gives the model for a declined approval.

@@ -359,7 +359,7 @@ func (s *session) turnCompleted(params json.RawMessage) {
 // park records the agent's question and interrupts the turn: the card
 // parks with it, and the answer is the next run's first turn on the same
 // thread.
-func (s *session) park(question string) {
+func (s *session) park(question, turnID string) {
 	st := &s.st.s
 	if st.Question == "" {
 		st.Question = question
@@ -371,8 +371,11 @@ func (s *session) park(question string) {
 		return
 	}
 	s.parking = true
-	if s.turnID != "" {
-		_, _ = s.c.request("turn/interrupt", map[string]any{"threadId": s.tid, "turnId": s.turnID})
+	if turnID == "" {
+		turnID = s.turnID
+	}
+	if turnID != "" {
+		_, _ = s.c.request("turn/interrupt", map[string]any{"threadId": s.tid, "turnId": turnID})
 	}
 }
 

@@ -73,7 +73,7 @@ func (s *session) toolCall(m message) {
 			q += " Options: " + strings.Join(args.Options, "; ")
 		}
 		ok("drover parks the card with your question; the human's answer will be your next message on this thread. Stop here.")
-		s.park(q)
+		s.park(q, requestTurn(m.Params))
 	case ToolDone:
 		s.done = true
 		s.st.summary = strings.TrimSpace(args.Summary)
