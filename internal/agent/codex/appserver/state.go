@@ -23,13 +23,11 @@ type state struct {
 	turns    map[string]bool // the turns this run started
 	// Token totals are the thread's: a resumed thread first reports what
 	// earlier runs used, which is this run's baseline.
-	baseIn, baseOut     int64
-	totalIn, totalOut   int64
-	seenOwnTotal        bool
-	lastMessage         string // the last agent message of the current turn
-	summary             string // drover_done's summary
-	rateLimitResetsAt   time.Time
-	rateLimitReachedTyp string
+	baseIn, baseOut   int64
+	totalIn, totalOut int64
+	seenOwnTotal      bool
+	lastMessage       string // the last agent message of the current turn
+	summary           string // drover_done's summary
 }
 
 func newState() *state { return &state{turns: map[string]bool{}} }
