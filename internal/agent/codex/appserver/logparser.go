@@ -1,6 +1,10 @@
 package appserver
 
-import "github.com/drover-dev/drover/internal/policy"
+import (
+	"encoding/json"
+
+	"github.com/drover-dev/drover/internal/policy"
+)
 
 // LogParser reads what an app-server printed (a run log's stdout lines:
 // the server's messages) as the live conversation did, for `drover
@@ -27,6 +31,18 @@ func (p *LogParser) Feed(line []byte) {
 		return
 	}
 	p.s.st.s.Present = true
+	if m.isResponse() {
+		// The thread/start or thread/resume answer names the thread.
+		var r struct {
+			Thread struct {
+				ID string `json:"id"`
+			} `json:"thread"`
+		}
+		if json.Unmarshal(m.Result, &r) == nil && r.Thread.ID != "" {
+			p.s.tid, p.s.st.s.SessionID = r.Thread.ID, r.Thread.ID
+		}
+		return
+	}
 	p.s.handle(m)
 }
 

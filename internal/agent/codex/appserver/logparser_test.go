@@ -22,7 +22,7 @@ func TestLogParserReplaysAParkedRun(t *testing.T) {
 	}
 	st := p.Structured()
 	c := policy.Classify(policy.Signals{ExitCode: 0, Structured: st}, nil)
-	if c.Kind != policy.KindInputRequired || st.Question != "Env: Staging or production?" || st.TokensIn != 900 || st.Turns != 1 {
+	if c.Kind != policy.KindInputRequired || st.Question != "Env: Staging or production?" || st.TokensIn != 900 || st.Turns != 1 || st.SessionID != "thr-9" {
 		t.Errorf("verdict %+v, structured %+v", c, st)
 	}
 }
