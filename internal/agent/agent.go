@@ -43,6 +43,11 @@ type Invocation struct {
 	// Started, when set, is called once the command line is known, before
 	// the program starts: what ran, for the run's record.
 	Started func(Launch)
+	// Continue, when set, is asked by kinds that run several turns in one
+	// session (codex app-server) after each turn that ended well: whether
+	// the card still wants work, i.e. it is still in its running column
+	// under this run's claim. nil = one turn.
+	Continue func(ctx context.Context) bool
 }
 
 // Launch is what an agent ran: the argument vector with secrets redacted
@@ -109,6 +114,15 @@ type Profile struct {
 	// set by the dispatcher, not read from the profile; kinds whose program
 	// can bound its turns pass it on (0 = none).
 	MaxTurns int `json:"-"`
+	// Codex app-server settings (Symphony's codex.approval_policy,
+	// codex.thread_sandbox, codex.turn_sandbox_policy): sent with
+	// thread/start and turn/start; only a codex profile in app-server mode
+	// reads them. ApprovalPolicy and TurnSandboxPolicy are JSON values (a
+	// string or an object), TurnSandboxPolicy an object; nil/"" = Codex's
+	// own configuration decides.
+	ApprovalPolicy    any    `json:"approval_policy,omitempty"`
+	ThreadSandbox     string `json:"thread_sandbox,omitempty"`
+	TurnSandboxPolicy any    `json:"turn_sandbox_policy,omitempty"`
 }
 
 // String is the launch as one line for the run log: the command line (each

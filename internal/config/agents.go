@@ -45,7 +45,7 @@ const (
 	DefaultStallTimeout   = 5 * time.Minute
 )
 
-var profileKeys = []string{"kind", "command", "args", "args_mode", "env", "env_passthrough", "prompt", "timeout", "stall_timeout", "provider", "spec_schema", "match", "price_in_per_mtok", "price_out_per_mtok", "max_log_bytes", "resume"}
+var profileKeys = []string{"kind", "command", "args", "args_mode", "env", "env_passthrough", "prompt", "timeout", "stall_timeout", "provider", "spec_schema", "match", "price_in_per_mtok", "price_out_per_mtok", "max_log_bytes", "resume", "approval_policy", "thread_sandbox", "turn_sandbox_policy"}
 
 func decodeAgents(d *decoder, n *yaml.Node, haveCodex bool, cx Codex) Agents {
 	f := d.fields(n, "agents", []string{"default", "profiles"}, strict)
@@ -169,6 +169,7 @@ func decodeProfile(d *decoder, name string, n *yaml.Node, path string) agent.Pro
 			}
 		}
 	}
+	decodeProfileAppServer(d, f, &p, path)
 	if v, ok := f["max_log_bytes"]; ok {
 		if x, ok := d.integer(v, path+".max_log_bytes"); ok && x < 0 {
 			d.errf(deref(v), path+".max_log_bytes", "%d is negative; use 0 for the default", x)
@@ -177,6 +178,34 @@ func decodeProfile(d *decoder, name string, n *yaml.Node, path string) agent.Pro
 		}
 	}
 	return p
+}
+
+// decodeProfileAppServer reads a profile's codex app-server keys. Only a
+// codex profile takes them, and only app-server mode (its args run
+// app-server) reads them.
+func decodeProfileAppServer(d *decoder, f map[string]*yaml.Node, p *agent.Profile, path string) {
+	var given []string
+	for _, k := range appServerKeys {
+		if _, ok := f[k]; ok {
+			given = append(given, k)
+		}
+	}
+	if len(given) == 0 {
+		return
+	}
+	if p.Kind != registry.SymphonyCodexKind {
+		for _, k := range given {
+			d.errf(deref(f[k]), path+"."+k, "only a %s profile in app-server mode reads it; remove it or set kind: %s with args: [app-server]", registry.SymphonyCodexKind, registry.SymphonyCodexKind)
+		}
+		return
+	}
+	p.ApprovalPolicy, p.ThreadSandbox, p.TurnSandboxPolicy = decodeAppServerKeys(d, f, path)
+	if !contains(p.Args, "app-server") {
+		for _, k := range given {
+			d.ignored = append(d.ignored, path+"."+k)
+			d.warnf(path+"."+k, "not used: the profile runs `codex exec`; only app-server mode (args: [app-server]) reads it")
+		}
+	}
 }
 
 // decodeSchemaDoc reads a spec_schema written in YAML (or as a JSON string)

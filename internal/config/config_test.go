@@ -55,19 +55,28 @@ func TestSymphonyWorkflowLoads(t *testing.T) {
 		t.Errorf("server = %+v", cfg.Server)
 	}
 	p, ok := cfg.Agents.Profiles["codex"]
-	if !ok || cfg.Agents.Default != "codex" || p.Kind != "codex" || p.Command != "codex" || len(p.Args) != 0 || p.Timeout != time.Hour || p.StallTimeout != 5*time.Minute {
+	if !ok || cfg.Agents.Default != "codex" || p.Kind != "codex" || p.Command != "codex" || strings.Join(p.Args, " ") != "app-server" || p.ArgsMode != "replace" || p.Timeout != time.Hour || p.StallTimeout != 5*time.Minute {
 		t.Errorf("codex profile = %+v (default %q)", p, cfg.Agents.Default)
+	}
+	// codex app-server: drover speaks its protocol with Symphony's settings.
+	if tsp, _ := p.TurnSandboxPolicy.(map[string]any); p.ApprovalPolicy != "never" || p.ThreadSandbox != "workspace-write" || tsp["type"] != "workspaceWrite" {
+		t.Errorf("codex app-server settings = %v, %q, %v", p.ApprovalPolicy, p.ThreadSandbox, p.TurnSandboxPolicy)
 	}
 	if cfg.Policy.Backoff.Max != 5*time.Minute {
 		t.Errorf("backoff max = %v", cfg.Policy.Backoff.Max)
 	}
-	for _, want := range []string{"codex.model", "codex.approval_policy", "codex.thread_sandbox", "codex.turn_sandbox_policy", "codex.read_timeout_ms"} {
+	for _, want := range []string{"codex.model", "codex.read_timeout_ms"} {
 		found := false
 		for _, k := range cfg.Ignored {
 			found = found || k == want
 		}
 		if !found {
 			t.Errorf("Ignored %v lacks %s", cfg.Ignored, want)
+		}
+	}
+	for _, k := range cfg.Ignored {
+		if strings.HasPrefix(k, "codex.") && contains(appServerKeys, strings.TrimPrefix(k, "codex.")) {
+			t.Errorf("%s is applied in app-server mode, yet listed as ignored", k)
 		}
 	}
 	if len(cfg.Warnings) < len(cfg.Ignored) {

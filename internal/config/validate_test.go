@@ -225,3 +225,43 @@ func TestSymphonyCodexCommand(t *testing.T) {
 		t.Errorf("codex exec without --json: %v", err)
 	}
 }
+
+// TestCodexAppServerKeys: a codex profile in app-server mode takes
+// Symphony's approval and sandbox keys; a bad value is refused naming the
+// field and the values codex takes; another kind, or exec mode, does not
+// read them and says so.
+func TestCodexAppServerKeys(t *testing.T) {
+	prof := func(body string) string {
+		return "---\nagents:\n  profiles:\n    cx: {" + body + "}\n---\nhello\n"
+	}
+	cfg, err := Parse([]byte(prof("kind: codex, args: [app-server], approval_policy: {granular: {sandbox_approval: true}}, thread_sandbox: read-only, turn_sandbox_policy: {type: readOnly, networkAccess: false}")), "/srv/proj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Agents.Profiles["cx"]
+	ap, _ := p.ApprovalPolicy.(map[string]any)
+	tsp, _ := p.TurnSandboxPolicy.(map[string]any)
+	if ap["granular"] == nil || p.ThreadSandbox != "read-only" || tsp["type"] != "readOnly" || len(cfg.Ignored) != 0 {
+		t.Errorf("profile %+v, ignored %v", p, cfg.Ignored)
+	}
+	for body, want := range map[string]string{
+		"kind: codex, args: [app-server], approval_policy: sometimes":         `agents.profiles.cx.approval_policy: "sometimes" is not an approval policy; use one of untrusted, on-request, never`,
+		"kind: codex, args: [app-server], thread_sandbox: rw":                 `agents.profiles.cx.thread_sandbox: "rw" is not a sandbox mode`,
+		"kind: codex, args: [app-server], turn_sandbox_policy: workspace":     `agents.profiles.cx.turn_sandbox_policy: "workspace" is not a sandbox policy`,
+		"kind: codex, args: [app-server], turn_sandbox_policy: {type: bogus}": `agents.profiles.cx.turn_sandbox_policy:`,
+		"kind: claude, approval_policy: never":                                `agents.profiles.cx.approval_policy: only a codex profile in app-server mode reads it`,
+	} {
+		_, err := Parse([]byte(prof(body)), "/srv/proj")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want it to contain %q", body, err, want)
+		}
+	}
+	cfg, err = Parse([]byte(prof("kind: codex, approval_policy: never")), "/srv/proj")
+	if err != nil || len(cfg.Ignored) != 1 || cfg.Ignored[0] != "agents.profiles.cx.approval_policy" {
+		t.Errorf("exec mode: err %v, ignored %v", err, cfg.Ignored)
+	}
+	cfg, err = Parse([]byte("---\ncodex: {command: 'codex exec --json', approval_policy: never}\n---\nhello\n"), "/srv/proj")
+	if err != nil || !contains(cfg.Ignored, "codex.approval_policy") {
+		t.Errorf("codex exec: err %v, ignored %v", err, cfg.Ignored)
+	}
+}

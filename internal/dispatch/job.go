@@ -188,6 +188,7 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	log.Info("agent started", "agent", j.profile, "workspace", ws)
 	inv := agent.Invocation{Card: j.card, Run: j.run, Prompt: text, Workspace: ws, LogPath: logPath, Env: env,
 		Timeout: p.Timeout, StallTimeout: p.StallTimeout, Progress: d.progress(j), ResumeSession: resumed,
+		Continue: func(ctx context.Context) bool { return d.wantsWork(ctx, j) },
 		Started: func(l agent.Launch) {
 			log.Info("agent command", "argv", strings.Join(l.Argv, " "), "env", strings.Join(l.EnvNames, " "))
 			_ = d.o.Store.UpdateRunProgress(bg, j.run.ID, store.RunProgress{Argv: l.Argv, EnvNames: l.EnvNames})
@@ -208,6 +209,22 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	// after_run cannot change the verdict: it runs once the run is classified.
 	_ = runHook(context.WithoutCancel(j.ctx), hooks, workspace.HookAfterRun, ws, envList, hw)
 	return res, cls, runErr
+}
+
+// wantsWork says whether j's card still wants work after one of its
+// agent's turns ended well: the run is live, the card is still in a
+// running column and the claim is still j's. An agent (or operator) that
+// moved the card on to review has said the work is done; a store error
+// says no, so a turn is never started on a guess.
+func (d *Dispatcher) wantsWork(ctx context.Context, j *job) bool {
+	if j.ctx.Err() != nil {
+		return false
+	}
+	c, err := d.o.Store.GetCard(ctx, j.card.ID)
+	if err != nil || c.Claim == nil || c.Claim.Owner != j.claim.Owner || c.Claim.Epoch != j.claim.Epoch {
+		return false
+	}
+	return d.cfg.Load().Board.RoleOf(c.State) == board.RoleRunning
 }
 
 // resumeNote is what the started event adds for a resumed session.

@@ -110,6 +110,12 @@ func byKill(s Signals) (Classification, bool) {
 // bySuccess handles exit 0 with no error flagged.
 func bySuccess(s Signals) Classification {
 	st := s.Structured
+	if st.Present && strings.TrimSpace(st.Question) != "" {
+		// The agent asked its human a question through its own protocol
+		// (codex app-server's request_user_input, drover_ask_human) and
+		// stopped for the answer.
+		return Classification{Kind: KindInputRequired, Source: "structured:question", Message: st.Question}
+	}
 	if st.Present && st.PermissionDenials > 0 {
 		// Claude stopped at a permission it was denied and said what it
 		// needs; granting it (a human answer) is what changes the outcome.

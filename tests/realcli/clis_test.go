@@ -12,7 +12,8 @@ import (
 type cli struct {
 	kind    string // drover's agent kind
 	version string
-	bin     string // the executable
+	bin     string   // the executable
+	args    []string // the profile's args ("" = the kind's defaults); a mode such as codex app-server
 }
 
 // packages maps an npm package to drover's kind and the binary it installs.

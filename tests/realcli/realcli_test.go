@@ -19,11 +19,18 @@ func TestClaudeCode(t *testing.T) { matrix(t, "claude") }
 
 func TestCodex(t *testing.T) { matrix(t, "codex") }
 
+// TestCodexAppServerMatrix runs the same scenarios with the codex profiles
+// in app-server mode (args: [app-server]): drover reads the failures from
+// the JSON-RPC protocol, and must settle each card as in exec mode.
+func TestCodexAppServerMatrix(t *testing.T) { matrix(t, "codex", "app-server") }
+
 // matrix runs every scenario against each installed version of kind: one
 // drover serve per version (and per max_turns setting), one profile and one
-// card per scenario, so a paused profile holds only its own card.
-func matrix(t *testing.T, kind string) {
+// card per scenario, so a paused profile holds only its own card. args, when
+// given, are every profile's args (a mode of the kind, as codex app-server).
+func matrix(t *testing.T, kind string, args ...string) {
 	for _, c := range installed(t, kind) {
+		c.args = args
 		t.Run(c.version, func(t *testing.T) {
 			t.Parallel()
 			groups := map[int][]scenario{}
@@ -60,10 +67,20 @@ var knownWrong = map[string]string{
 		"its session rollout ($CODEX_HOME/sessions/…jsonl) has task_complete with last_agent_message null and no trace of the refusal text; nothing structural says refused, so drover keeps it unknown (counted) rather than guess",
 	"gemini@*/forbidden": "permission_denied: a Gemini API 403 PERMISSION_DENIED (a key or project without access: unregistered caller, API disabled) blocks the card, yet it fails every card of the profile alike; the 403 split in policy is the truth branch's",
 	"gemini@*/question":  "succeeded: headless Gemini CLI offers the model no ask_user tool, so the question is the final text, which drover does not read as one",
+	// app-server mode can ask (request_user_input parks the card, see
+	// TestCodexAppServer), but this scenario asks in prose.
+	"codex+app-server@*/question": "succeeded: the scenario's question is the final message (the fake provider's question step has no tool for OpenAI), which drover does not read as one",
 }
 
-// wrongFor returns the knownWrong entry for cell c, s.
+// wrongFor returns the knownWrong entry for cell c, s (a mode's cell falls
+// back to its kind's).
 func wrongFor(c cli, s scenario) (string, bool) {
+	if len(c.args) > 0 {
+		mode := c.kind + "+" + strings.Join(c.args, "+")
+		if why, ok := knownWrong[mode+"@*/"+s.name]; ok {
+			return why, true
+		}
+	}
 	if why, ok := knownWrong[c.kind+"@"+c.version+"/"+s.name]; ok {
 		return why, true
 	}
@@ -86,8 +103,12 @@ func runGroup(t *testing.T, c cli, turns int, ss []scenario) {
 		}
 		p.Script(marker(s), s.steps...)
 		env := h.profileEnv(c, s, base)
-		fmt.Fprintf(&prof, "  %s:\n    kind: %s\n    command: %s\n    timeout: %s\n    stall_timeout: %s\n    env:\n",
+		fmt.Fprintf(&prof, "  %s:\n    kind: %s\n    command: %s\n    timeout: %s\n    stall_timeout: %s\n",
 			profName(s), c.kind, c.bin, or(s.timeout, "300s"), or(s.stall, "180s"))
+		if len(c.args) > 0 {
+			fmt.Fprintf(&prof, "    args: [%s]\n", strings.Join(c.args, ", "))
+		}
+		prof.WriteString("    env:\n")
 		for _, kv := range env {
 			k, v, _ := strings.Cut(kv, "=")
 			fmt.Fprintf(&prof, "      %s: %q\n", k, v)

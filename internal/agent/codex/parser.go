@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 
+	"github.com/drover-dev/drover/internal/agent/codex/appserver"
+	"github.com/drover-dev/drover/internal/agent/codex/codexerr"
 	"github.com/drover-dev/drover/internal/agent/jsonl"
 
 	"github.com/drover-dev/drover/internal/excerpt"
@@ -36,6 +37,7 @@ const (
 	modeUnknown mode = iota
 	modeJSON
 	modeText
+	modeAppServer // JSON-RPC messages: codex app-server's output, read by appserver.LogParser
 )
 
 // Parser accumulates codex output. Feed takes stdout lines; FeedStderr takes
@@ -48,6 +50,7 @@ type Parser struct {
 	text       []string       // stdout lines in text mode: the final message
 	stderrErrs []string       // "ERROR: …" lines from stderr
 	bad        jsonl.Problems // lines that were not events
+	as         *appserver.LogParser
 }
 
 // NewParser returns an empty parser.
@@ -56,8 +59,6 @@ func NewParser() *Parser { return &Parser{} }
 var (
 	// "Reconnecting... 1/1 (unexpected status 401 Unauthorized: …)"
 	reconnectRe = regexp.MustCompile(`^Reconnecting\.\.\.\s*\d+/\d+`)
-	// "unexpected status 403 Forbidden: …", "exceeded retry limit, last status: 429 Too Many Requests"
-	statusRe = regexp.MustCompile(`(?:unexpected status|last status:)\s*(\d{3})\b`)
 )
 
 type event struct {
@@ -80,7 +81,9 @@ type event struct {
 }
 
 // Feed reads one stdout line. It never panics. The first non-empty line
-// decides the mode: a JSON object means --json, anything else plain text.
+// decides the mode: a JSON-RPC message means app-server output (a run log
+// of app-server mode, read by appserver.LogParser), another JSON object
+// --json, anything else plain text.
 // In --json mode a line that is not an event goes to ParseErrors.
 func (p *Parser) Feed(line []byte) {
 	defer func() {
@@ -96,8 +99,17 @@ func (p *Parser) Feed(line []byte) {
 		}
 		return
 	}
+	if p.mode == modeAppServer {
+		p.as.Feed(trimmed)
+		return
+	}
 	var ev event
 	if p.mode == modeUnknown {
+		if trimmed[0] == '{' && appserver.IsMessage(trimmed) {
+			p.mode, p.as = modeAppServer, appserver.NewLogParser()
+			p.as.Feed(trimmed)
+			return
+		}
 		if trimmed[0] == '{' && json.Unmarshal(trimmed, &ev) == nil && ev.Type != "" {
 			p.mode = modeJSON
 			p.s.Present = true
@@ -195,6 +207,9 @@ func (p *Parser) item(ev *event) {
 // FeedStderr reads one stderr line. In plain-text mode codex prints its
 // banner ("session id: …"), errors ("ERROR: …") and "tokens used" there.
 func (p *Parser) FeedStderr(line []byte) {
+	if p.mode == modeAppServer {
+		return // the app-server's stderr is its tracing log
+	}
 	l := strings.TrimSpace(string(line))
 	switch {
 	case strings.HasPrefix(l, "session id: ") && p.s.SessionID == "" && p.mode != modeJSON:
@@ -213,31 +228,8 @@ func (p *Parser) FeedStderr(line []byte) {
 	}
 }
 
-// cannedStatus gives back the HTTP status of the errors codex replaces by
-// fixed texts of its own, dropping both the status and the API's message
-// (codex 0.171.0; the Display strings of its typed errors, which change far
-// less than the API's wording).
-var cannedStatus = []struct {
-	text   string
-	status int
-}{
-	{"currently experiencing high demand", 500}, // an HTTP 500; "We’re" with a curly apostrophe
-	{"Selected model is at capacity", 503},      // an overloaded server (503 server_is_overloaded)
-}
-
 // status is the HTTP status msg reports, or 0.
-func status(msg string) int {
-	if m := statusRe.FindStringSubmatch(msg); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return n
-	}
-	for _, c := range cannedStatus {
-		if strings.Contains(msg, c.text) {
-			return c.status
-		}
-	}
-	return 0
-}
+func status(msg string) int { return codexerr.Status(msg) }
 
 func (p *Parser) addError(t string) {
 	t = strings.TrimSpace(t)
@@ -257,6 +249,9 @@ func (p *Parser) parseError(why string, line []byte) { p.bad.Add(why, line) }
 
 // Structured returns what was read so far. Slices are copies.
 func (p *Parser) Structured() policy.Structured {
+	if p.mode == modeAppServer {
+		return p.as.Structured()
+	}
 	s := p.s
 	s.NoFinalMessage = noFinalMessage
 	s.ErrorMessages = append([]string(nil), s.ErrorMessages...)
@@ -277,5 +272,8 @@ func (p *Parser) Structured() policy.Structured {
 // Progress is the live view: the last thing codex said or did and tokens of
 // completed turns (codex reports no cost).
 func (p *Parser) Progress() (lastLine string, tokensIn, tokensOut int64, costUSD float64) {
+	if p.mode == modeAppServer {
+		return p.as.Progress()
+	}
 	return p.lastLine, p.s.TokensIn, p.s.TokensOut, 0
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/drover-dev/drover/internal/agent"
+	"github.com/drover-dev/drover/internal/agent/codex/appserver"
 )
 
 // Options `codex exec resume` accepts (codex-cli 0.171.0, `codex exec resume
@@ -27,7 +28,14 @@ var resumeOptions = map[string]bool{
 // does not run `exec` with the prompt on stdin, passes an option resume
 // does not take, or runs --ephemeral (such a session is not kept to
 // resume).
+//
+// In app-server mode the arguments stay as they are: the app-server
+// resumes the thread over the protocol (thread/resume with the id the
+// agent gets in Invocation.ResumeSession).
 func ResumeArgs(p agent.Profile, sessionID string) []string {
+	if appserver.Mode(p.Args) {
+		return slices.Clone(p.Args)
+	}
 	if len(p.Args) == 0 || p.Args[0] != "exec" || (p.Prompt != "" && p.Prompt != "stdin") {
 		return nil
 	}

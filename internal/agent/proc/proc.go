@@ -41,6 +41,12 @@ type Spec struct {
 	// drover's own environment except what the caller puts here (see BaseEnv).
 	Env   []string
 	Stdin []byte // written to the child's stdin, then closed; nil = /dev/null
+	// StdinPipe, when set, makes stdin a pipe whose write end is handed to
+	// it once the program has started (before any output callback): the
+	// caller writes to it as the conversation goes (a JSON-RPC client) and
+	// closes it when done. Stdin is ignored then. Run closes the pipe when
+	// it returns, so a late write fails instead of blocking.
+	StdinPipe func(w io.WriteCloser)
 	// LogPath receives stdout and stderr (created with its directory,
 	// appended to). Stdout lines are written as they are, stderr lines with
 	// StderrPrefix, drover's own lines with NotePrefix. Log is used instead
@@ -120,7 +126,7 @@ func Run(ctx context.Context, s Spec) (Exit, error) {
 		sink.note(s.Header)
 	}
 
-	p, err := openPipes(s.Stdin != nil)
+	p, err := openPipes(s.Stdin != nil || s.StdinPipe != nil)
 	if err != nil {
 		return Exit{Code: -1}, err
 	}
@@ -178,6 +184,9 @@ func Run(ctx context.Context, s Spec) (Exit, error) {
 	if s.OnStart != nil { // before the readers start: callbacks never overlap
 		s.OnStart(pgid)
 	}
+	if s.StdinPipe != nil {
+		s.StdinPipe(p.inW)
+	}
 	var cbMu sync.Mutex
 	var lastOut atomic.Int64
 	lastOut.Store(time.Now().UnixNano())
@@ -199,7 +208,7 @@ func Run(ctx context.Context, s Spec) (Exit, error) {
 	readers.Add(2)
 	go func() { defer readers.Done(); out.run(p.outR) }()
 	go func() { defer readers.Done(); errs.run(p.errR) }()
-	if p.inW != nil {
+	if p.inW != nil && s.StdinPipe == nil {
 		go func() { p.inW.Write(s.Stdin); p.inW.Close() }()
 	}
 
