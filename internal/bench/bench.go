@@ -26,7 +26,7 @@ import (
 )
 
 // Scenarios are the names `drover bench` accepts, in the order it lists them.
-var Scenarios = []string{"store", "wakeup", "dispatch", "history"}
+var Scenarios = []string{"store", "wakeup", "dispatch", "compare", "history"}
 
 // simSpec scripts the sim agent: succeed at once.
 const simSpec = `{"sim": ["succeeded"], "sim_delay": "0s", "sim_cost_usd": 0}`
@@ -40,7 +40,7 @@ agents:
     sim: {kind: ` + registry.DemoKind + `}
 workspace: {root: %q, cleanup: never}
 dispatch:
-  node: bench
+  node: %s
   lease: 30s
   poll_interval: %s
   max_concurrent: %d
@@ -82,7 +82,8 @@ func (o *observed) Watch(ctx context.Context) <-chan struct{} {
 	return o.Store.Watch(ctx)
 }
 
-// rig is a dispatcher running on a SQLite store in dir.
+// rig is a dispatcher running on the store dsn names, with its workspaces and
+// logs in dir.
 type rig struct {
 	dir     string
 	dsn     string
@@ -96,14 +97,19 @@ type rig struct {
 	lastTick atomic.Int64
 }
 
-func startRig(ctx context.Context, dir string, poll time.Duration, slots int, obs *observed) (*rig, error) {
-	r := &rig{dir: dir, dsn: "sqlite:" + filepath.Join(dir, "drover.db"), obs: obs, done: make(chan error, 1), started: make(chan struct{})}
+// sqliteIn is the DSN of a bench store in the scratch directory dir.
+func sqliteIn(dir string) string { return "sqlite:" + filepath.Join(dir, "drover.db") }
+
+// startRig opens its own handle on the store dsn names and makes a
+// dispatcher named node on it (not yet running).
+func startRig(ctx context.Context, dsn, dir, node string, poll time.Duration, slots int, obs *observed) (*rig, error) {
+	r := &rig{dir: dir, dsn: dsn, obs: obs, done: make(chan error, 1), started: make(chan struct{})}
 	var err error
 	if r.st, err = sqlstore.Open(ctx, r.dsn); err != nil {
 		return nil, err
 	}
 	r.obs.Store = r.st
-	cfg, err := config.Parse([]byte(fmt.Sprintf(workflow, filepath.Join(dir, "workspaces"), poll, slots)), dir)
+	cfg, err := config.Parse([]byte(fmt.Sprintf(workflow, filepath.Join(dir, "workspaces"), node, poll, slots)), dir)
 	if err != nil {
 		r.st.Close()
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"sync"
@@ -62,7 +63,7 @@ func StartWaker(ctx context.Context, dir string, poll time.Duration, path WakePa
 		claimed: func(id string, at time.Time) { w.note(func() { w.claims[id] = at }) },
 		routed:  func(id string, _ time.Time) { w.note(func() { w.routed[id] = true }) },
 	}
-	if w.r, err = startRig(ctx, scratch, poll, 4, obs); err != nil {
+	if w.r, err = startRig(ctx, sqliteIn(scratch), scratch, "bench", poll, 4, obs); err != nil {
 		cleanup()
 		return nil, err
 	}
@@ -196,9 +197,12 @@ func (w *Waker) Close() error {
 type WakeStats struct {
 	Path    WakePath `json:"path"`
 	Samples int      `json:"samples"`
-	// MeanMS, P50MS and MaxMS are claim latencies in milliseconds.
+	// MeanMS, P50MS, P99MS and MaxMS are claim latencies in milliseconds
+	// (percentiles by nearest rank: with fewer than 100 samples p99 is the
+	// maximum).
 	MeanMS float64 `json:"mean_ms"`
 	P50MS  float64 `json:"p50_ms"`
+	P99MS  float64 `json:"p99_ms"`
 	MaxMS  float64 `json:"max_ms"`
 	// PollMS is the poll interval the dispatcher ran with.
 	PollMS float64 `json:"poll_interval_ms"`
@@ -221,6 +225,7 @@ func Summarise(path WakePath, poll time.Duration, lat []time.Duration) WakeStats
 	}
 	s.MeanMS = msOf(sum / time.Duration(len(lat)))
 	s.P50MS = msOf(sorted[len(sorted)/2])
+	s.P99MS = msOf(percentile(sorted, 0.99))
 	s.MaxMS = msOf(sorted[len(sorted)-1])
 	s.FractionOfPoll = s.MeanMS / s.PollMS
 	return s
@@ -249,3 +254,9 @@ func MeasureWake(ctx context.Context, dir string, poll time.Duration, path WakeP
 }
 
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// percentile is the nearest-rank percentile p (0..1] of sorted durations.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}

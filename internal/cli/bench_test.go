@@ -3,6 +3,9 @@ package cli_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,7 +76,7 @@ func TestBenchWakeup(t *testing.T) {
 		"scenario", string(bench.CrossProcess), string(bench.InProcess))
 	for _, p := range []bench.WakePath{bench.CrossProcess, bench.InProcess} {
 		st, _ := got[string(p)].(map[string]any)
-		for _, k := range []string{"mean_ms", "p50_ms", "max_ms", "poll_interval_ms", "fraction_of_poll"} {
+		for _, k := range []string{"mean_ms", "p50_ms", "p99_ms", "max_ms", "poll_interval_ms", "fraction_of_poll"} {
 			if v, ok := st[k].(float64); !ok || v <= 0 {
 				t.Errorf("%s.%s = %v, want a positive number", p, k, st[k])
 			}
@@ -90,6 +93,92 @@ func TestBenchDispatch(t *testing.T) {
 		[]string{"cards", "slots", "wall_ms", "cards_per_s", "per_card_ms", "ideal_ms", "wall_vs_ideal"}, "scenario")
 	if got["cards"] != 4.0 || got["slots"] != 2.0 {
 		t.Errorf("cards/slots = %v/%v, want 4/2", got["cards"], got["slots"])
+	}
+}
+
+// dispatch on PostgreSQL: the cards go through several dispatchers sharing
+// a scratch schema, which is dropped after.
+func TestBenchDispatchPostgres(t *testing.T) {
+	dsn := testkit.DSN(t, testkit.Postgres)
+	got := benchJSON(t, []string{"bench", "dispatch", "--backend", "postgres", "--dsn", dsn, "--cards", "6", "--slots", "2", "--nodes", "2"},
+		[]string{"cards", "slots", "nodes", "wall_ms", "cards_per_s", "per_card_ms", "ideal_ms", "wall_vs_ideal"}, "scenario")
+	if got["backend"] != "postgres" || got["nodes"] != 2.0 || got["cards"] != 6.0 {
+		t.Errorf("backend/nodes/cards = %v/%v/%v, want postgres/2/6", got["backend"], got["nodes"], got["cards"])
+	}
+}
+
+func TestBenchDispatchNodes(t *testing.T) {
+	got := benchJSON(t, []string{"bench", "dispatch", "--cards", "6", "--slots", "1", "--nodes", "3"},
+		[]string{"cards_per_s", "ideal_ms"}, "scenario")
+	if got["backend"] != "sqlite" || got["nodes"] != 3.0 {
+		t.Errorf("backend/nodes = %v/%v, want sqlite/3", got["backend"], got["nodes"])
+	}
+}
+
+// compare builds bench/river from this checkout, runs River in both
+// settings and drover on a tiny size, and reports every figure and the
+// ratios (what they are is the benchmark's business, not the test's).
+func TestBenchCompare(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds bench/river")
+	}
+	args := []string{"bench", "compare", "--cards", "5", "--rounds", "2", "--slots", "2"}
+	backends := []string{"sqlite"}
+	if dsn := os.Getenv("DROVER_TEST_POSTGRES_URL"); dsn != "" {
+		args = append(args, "--dsn", dsn)
+		backends = append(backends, "postgres")
+	}
+	got := benchJSON(t, args, []string{"jobs", "rounds", "slots"}, "river_version", "figures", "ratios")
+	figs, _ := got["figures"].([]any)
+	if len(figs) != 3*len(backends) {
+		t.Fatalf("%d figures, want 3 per backend (%v): %v", len(figs), backends, figs)
+	}
+	for _, fv := range figs {
+		f, _ := fv.(map[string]any)
+		per, _ := f["per_s"].([]any)
+		if len(per) != 2 {
+			t.Errorf("%v: %d samples, want one per round (2)", f, len(per))
+		}
+		for _, k := range []string{"median_per_s", "min_per_s", "max_per_s", "workers"} {
+			if v, ok := f[k].(float64); !ok || v <= 0 {
+				t.Errorf("%v/%v/%v: %s = %v, want a positive number", f["backend"], f["system"], f["setting"], k, f[k])
+			}
+		}
+	}
+	ratios, _ := got["ratios"].([]any)
+	seen := map[string]bool{}
+	for _, rv := range ratios {
+		r, _ := rv.(map[string]any)
+		seen[fmt.Sprint(r["backend"], "/", r["against"])] = true
+		d, _ := r["drover_per_s"].(float64)
+		rr, _ := r["river_per_s"].(float64)
+		if ratio, _ := r["ratio"].(float64); rr <= 0 || math.Abs(ratio-d/rr) > 1e-9*ratio {
+			t.Errorf("ratio %v is not drover_per_s / river_per_s", r)
+		}
+	}
+	for _, b := range backends {
+		for _, s := range bench.RiverSettings {
+			if !seen[b+"/"+s] {
+				t.Errorf("no ratio of drover against River %s on %s: %v", s, b, ratios)
+			}
+		}
+	}
+}
+
+func TestBenchBackendUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"bench", "dispatch", "--backend", "postgres"},
+		{"bench", "dispatch", "--backend", "mysql"},
+		{"bench", "dispatch", "--backend", "sqlite,sqlite"},
+		{"bench", "dispatch", "--dsn", "sqlite:/tmp/x.db", "--backend", "postgres"},
+		{"bench", "dispatch", "--nodes", "0"},
+		{"bench", "compare", "--rounds", "0"},
+		{"bench", "dispatch", "--backend", "sqlite,postgres", "--dsn", "postgres://u@127.0.0.1:1/x"},
+	} {
+		code, _, errw := runCLI(t, args...)
+		if code != cli.ExitInvalid || !strings.Contains(errw, "--") {
+			t.Errorf("drover %s: exit %d, stderr %q; want exit %d naming the flag", strings.Join(args, " "), code, errw, cli.ExitInvalid)
+		}
 	}
 }
 
