@@ -26,7 +26,7 @@ import (
 )
 
 // Scenarios are the names `drover bench` accepts, in the order it lists them.
-var Scenarios = []string{"store", "wakeup", "dispatch", "compare", "history"}
+var Scenarios = []string{"store", "wakeup", "dispatch", "compare", "history", "board", "recover", "supervise"}
 
 // simSpec scripts the sim agent: succeed at once.
 const simSpec = `{"sim": ["succeeded"], "sim_delay": "0s", "sim_cost_usd": 0}`
@@ -38,6 +38,7 @@ agents:
   default: sim
   profiles:
     sim: {kind: ` + registry.DemoKind + `}
+%s
 workspace: {root: %q, cleanup: never}
 dispatch:
   node: %s
@@ -103,13 +104,19 @@ func sqliteIn(dir string) string { return "sqlite:" + filepath.Join(dir, "drover
 // startRig opens its own handle on the store dsn names and makes a
 // dispatcher named node on it (not yet running).
 func startRig(ctx context.Context, dsn, dir, node string, poll time.Duration, slots int, obs *observed) (*rig, error) {
+	return startRigProfiles(ctx, dsn, dir, node, poll, slots, "", obs)
+}
+
+// startRigProfiles is startRig with more agent profiles (YAML lines
+// indented under agents.profiles) beside the sim one.
+func startRigProfiles(ctx context.Context, dsn, dir, node string, poll time.Duration, slots int, profiles string, obs *observed) (*rig, error) {
 	r := &rig{dir: dir, dsn: dsn, obs: obs, done: make(chan error, 1), started: make(chan struct{})}
 	var err error
 	if r.st, err = sqlstore.Open(ctx, r.dsn); err != nil {
 		return nil, err
 	}
 	r.obs.Store = r.st
-	cfg, err := config.Parse([]byte(fmt.Sprintf(workflow, filepath.Join(dir, "workspaces"), node, poll, slots)), dir)
+	cfg, err := config.Parse([]byte(fmt.Sprintf(workflow, profiles, filepath.Join(dir, "workspaces"), node, poll, slots)), dir)
 	if err != nil {
 		r.st.Close()
 		return nil, err

@@ -239,3 +239,86 @@ func TestBenchHistory(t *testing.T) {
 		t.Errorf("--events 0: exit %d, want %d", code, cli.ExitInvalid)
 	}
 }
+
+func TestBenchBoard(t *testing.T) {
+	got := benchJSON(t, []string{"bench", "board", "--cards", "30"}, []string{"cards", "samples", "seed_s"}, "scenario", "backend")
+	benchOps(t, got, "p50_ms", "max_ms")("status", "dashboard", "tick")
+}
+
+func TestBenchBoardPostgres(t *testing.T) {
+	dsn := testkit.DSN(t, testkit.Postgres)
+	got := benchJSON(t, []string{"bench", "board", "--backend", "postgres", "--dsn", dsn, "--cards", "30"}, []string{"cards"}, "scenario")
+	if got["backend"] != "postgres" {
+		t.Errorf("backend = %v, want postgres", got["backend"])
+	}
+	benchOps(t, got, "p50_ms", "max_ms")("status", "dashboard", "tick")
+}
+
+// benchOps checks that got's ops carry positive keys and returns a check
+// that the named ops were measured.
+func benchOps(t *testing.T, got map[string]any, keys ...string) func(names ...string) {
+	t.Helper()
+	ops, _ := got["ops"].([]any)
+	seen := map[string]bool{}
+	for _, o := range ops {
+		op, _ := o.(map[string]any)
+		seen[fmt.Sprint(op["name"])] = true
+		for _, k := range keys {
+			if v, ok := op[k].(float64); !ok || v <= 0 {
+				t.Errorf("%v.%s = %v, want a positive number", op["name"], k, op[k])
+			}
+		}
+	}
+	return func(names ...string) {
+		t.Helper()
+		for _, n := range names {
+			if !seen[n] {
+				t.Errorf("op %q not measured: %v", n, ops)
+			}
+		}
+	}
+}
+
+func TestBenchRecover(t *testing.T) {
+	got := benchJSON(t, []string{"bench", "recover", "--cards", "5"}, []string{"runs", "recovered", "wall_ms", "runs_per_s", "first_ms", "per_run_ms"}, "scenario", "backend")
+	if got["runs"] != 5.0 || got["recovered"] != 5.0 {
+		t.Errorf("runs/recovered = %v/%v, want 5/5", got["runs"], got["recovered"])
+	}
+}
+
+// supervise runs real child processes (sh loops) and samples this
+// process; the figures' size is not the test's business.
+func TestBenchSupervise(t *testing.T) {
+	got := benchJSON(t, []string{"bench", "supervise", "--agents", "3", "--window", "2s"},
+		[]string{"agents", "window_s", "ramp_s", "cpu_share", "rss_mb", "max_rss_mb", "start_cpu_ms_per_agent"}, "scenario", "supervisors", "supervisor_cpu_share", "supervisor_pss_mb")
+	if got["agents"] != 3.0 {
+		t.Errorf("agents = %v, want 3", got["agents"])
+	}
+	for _, args := range [][]string{{"bench", "supervise", "--agents", "0"}, {"bench", "supervise", "--window", "0s"}} {
+		if code, _, errw := runCLI(t, args...); code != cli.ExitInvalid || !strings.Contains(errw, args[2]) {
+			t.Errorf("drover %s: exit %d, stderr %q", strings.Join(args, " "), code, errw)
+		}
+	}
+}
+
+// The text output of each scale scenario says what it measured.
+func TestBenchScaleText(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"bench", "board", "--cards", "10"}, []string{"board: 10 cards", "status", "dashboard", "tick"}},
+		{[]string{"bench", "recover", "--cards", "3"}, []string{"recover: 3 open runs", "all routed", "first routed"}},
+		{[]string{"bench", "wakeup", "--cards", "1"}, []string{"p99", "cross_process", "in_process"}},
+	} {
+		code, out, errw := runCLI(t, c.args...)
+		if code != 0 {
+			t.Fatalf("drover %s: exit %d, stderr %s", strings.Join(c.args, " "), code, errw)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("drover %s: output lacks %q:\n%s", strings.Join(c.args, " "), w, out)
+			}
+		}
+	}
+}
