@@ -8,7 +8,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -134,6 +133,12 @@ func startRigProfiles(ctx context.Context, dsn, dir, node string, poll time.Dura
 	return r, nil
 }
 
+// firstTickLimit bounds the wait for a dispatcher's first tick: on a big
+// ready backlog the first tick claims a slot's worth of cards and can take
+// long on a loaded machine (which is what the benchmark measures, not a
+// reason to give up).
+const firstTickLimit = 5 * time.Minute
+
 // run starts the dispatcher and waits for its first tick.
 func (r *rig) run(ctx context.Context) error {
 	ctx, r.cancel = context.WithCancel(ctx)
@@ -143,8 +148,8 @@ func (r *rig) run(ctx context.Context) error {
 		return nil
 	case err := <-r.done:
 		return fmt.Errorf("dispatcher stopped before its first tick: %v", err)
-	case <-time.After(30 * time.Second):
-		return errors.New("dispatcher did not tick within 30s")
+	case <-time.After(firstTickLimit):
+		return fmt.Errorf("dispatcher did not finish its first tick within %s", firstTickLimit)
 	}
 }
 
