@@ -72,9 +72,9 @@ func TestBenchStorePostgres(t *testing.T) {
 }
 
 func TestBenchWakeup(t *testing.T) {
-	got := benchJSON(t, []string{"bench", "wakeup", "--cards", "1"}, []string{"poll_interval_ms", "samples"},
-		"scenario", string(bench.CrossProcess), string(bench.InProcess))
-	for _, p := range []bench.WakePath{bench.CrossProcess, bench.InProcess} {
+	got := benchJSON(t, []string{"bench", "wakeup", "--cards", "2", "--drover-bin", testkit.Binary(t)}, []string{"poll_interval_ms", "samples"},
+		"scenario", string(bench.OtherProcess), string(bench.CrossProcess), string(bench.InProcess))
+	for _, p := range []bench.WakePath{bench.OtherProcess, bench.CrossProcess, bench.InProcess} {
 		st, _ := got[string(p)].(map[string]any)
 		for _, k := range []string{"mean_ms", "p50_ms", "p99_ms", "max_ms", "poll_interval_ms", "fraction_of_poll"} {
 			if v, ok := st[k].(float64); !ok || v <= 0 {
@@ -309,7 +309,7 @@ func TestBenchScaleText(t *testing.T) {
 	}{
 		{[]string{"bench", "board", "--cards", "10"}, []string{"board: 10 cards", "status", "dashboard", "tick"}},
 		{[]string{"bench", "recover", "--cards", "3"}, []string{"recover: 3 open runs", "all routed", "first routed"}},
-		{[]string{"bench", "wakeup", "--cards", "1"}, []string{"p99", "cross_process", "in_process"}},
+		{[]string{"bench", "wakeup", "--cards", "1"}, []string{"p99", "cross_process", "in_process"}}, // a test binary: no other_process
 	} {
 		code, out, errw := runCLI(t, c.args...)
 		if code != 0 {
