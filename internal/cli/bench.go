@@ -150,8 +150,8 @@ Scenarios:
 	c.Flags().IntVar(&f.events, "events", 10_000_000, "history: events in the long store")
 	c.Flags().IntVar(&f.nodes, "nodes", 1, "dispatch: dispatchers sharing the store, each with its own store handle and node name")
 	c.Flags().IntVar(&f.rounds, "rounds", 3, "compare: rounds of interleaved measurements")
-	c.Flags().StringSliceVar(&f.backends, "backend", nil, "dispatch, compare: sqlite or postgres (compare: a list; default sqlite, and postgres too when --dsn is set)")
-	c.Flags().StringVar(&f.dsn, "dsn", "", "dispatch, compare: the PostgreSQL database for --backend postgres (scratch schemas in it, dropped after); default the --store DSN when it is PostgreSQL")
+	c.Flags().StringSliceVar(&f.backends, "backend", nil, "dispatch, compare, board, recover, supervise: sqlite or postgres (compare: a list); default postgres when --dsn (or a PostgreSQL --store) is set, else sqlite; compare: sqlite, and postgres too then")
+	c.Flags().StringVar(&f.dsn, "dsn", "", "the PostgreSQL database for --backend postgres (scratch schemas in it, dropped after); default the --store DSN when it is PostgreSQL")
 	c.Flags().StringVar(&f.droverBin, "drover-bin", "", "wakeup: the drover binary whose card add makes the other_process cards (default: this one)")
 	c.Flags().StringVar(&f.riverBin, "river-bin", "", "compare: a prebuilt bench/river binary (default: build bench/river of this checkout)")
 	c.Flags().IntVar(&f.agents, "agents", 500, "supervise: agents supervised at once")
@@ -159,9 +159,10 @@ Scenarios:
 	return c
 }
 
-// benchBackends resolves --backend and --dsn. Without --backend, compare
-// runs SQLite and, when a PostgreSQL DSN is known, PostgreSQL; dispatch
-// runs SQLite.
+// benchBackends resolves --backend and --dsn (or a PostgreSQL --store).
+// Without --backend, compare runs SQLite and, when a PostgreSQL DSN is
+// known, PostgreSQL too; the other scenarios run on PostgreSQL when one is
+// known, else on SQLite.
 func (a *app) benchBackends(f benchFlags, compare bool) ([]bench.Backend, error) {
 	dsn := f.dsn
 	if dsn == "" && a.storeDSN != "" && isPostgres(a.storeDSN) {
@@ -171,11 +172,15 @@ func (a *app) benchBackends(f benchFlags, compare bool) ([]bench.Backend, error)
 		return nil, usagef("--dsn %q is not a PostgreSQL URL; want postgres://user@host:port/db", store.RedactDSN(dsn))
 	}
 	names := f.backends
-	if len(names) == 0 {
+	switch {
+	case len(names) > 0:
+	case compare && dsn != "":
+		names = []string{"sqlite", "postgres"}
+	case !compare && dsn != "":
+		// drover bench dispatch --store postgres://… (or --dsn) runs there.
+		names = []string{"postgres"}
+	default:
 		names = []string{"sqlite"}
-		if compare && dsn != "" {
-			names = append(names, "postgres")
-		}
 	}
 	var out []bench.Backend
 	seen := map[string]bool{}

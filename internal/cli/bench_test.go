@@ -107,6 +107,15 @@ func TestBenchDispatchPostgres(t *testing.T) {
 	}
 }
 
+// INTERFACES.md: drover bench dispatch --store DSN runs on that backend.
+func TestBenchDispatchStorePostgres(t *testing.T) {
+	dsn := testkit.DSN(t, testkit.Postgres)
+	got := benchJSON(t, []string{"bench", "dispatch", "--store", dsn, "--cards", "3", "--slots", "2"}, []string{"cards_per_s"}, "scenario")
+	if got["backend"] != "postgres" {
+		t.Errorf("backend = %v, want postgres", got["backend"])
+	}
+}
+
 func TestBenchDispatchNodes(t *testing.T) {
 	got := benchJSON(t, []string{"bench", "dispatch", "--cards", "6", "--slots", "1", "--nodes", "3"},
 		[]string{"cards_per_s", "ideal_ms"}, "scenario")
