@@ -113,12 +113,12 @@ func MeasureDispatch(ctx context.Context, dir string, o DispatchOptions) (Dispat
 		}
 	}
 	start := time.Now()
+	limit := time.Duration(cards)*time.Second + time.Minute
 	for _, r := range rigs {
-		if err := r.run(ctx); err != nil {
+		if err := r.run(ctx, limit); err != nil {
 			return st, err
 		}
 	}
-	limit := time.Duration(cards)*time.Second + time.Minute
 	select {
 	case <-all:
 	case <-ctx.Done():

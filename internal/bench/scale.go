@@ -134,7 +134,7 @@ func firstTick(ctx context.Context, dsn, dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := r.run(ctx); err != nil {
+	if err := r.run(ctx, time.Hour); err != nil {
 		r.close()
 		return err
 	}
@@ -250,10 +250,10 @@ func MeasureRecover(ctx context.Context, dir, storeDSN string, runs int) (Recove
 	}
 	rs.SeedS = time.Since(start).Seconds()
 	start = time.Now()
-	if err := r.run(ctx); err != nil {
+	limit := time.Duration(runs)*100*time.Millisecond + time.Minute
+	if err := r.run(ctx, limit); err != nil {
 		return rs, err
 	}
-	limit := time.Duration(runs)*100*time.Millisecond + time.Minute
 	select {
 	case <-all:
 	case <-ctx.Done():

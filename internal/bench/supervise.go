@@ -78,10 +78,10 @@ func MeasureSupervise(ctx context.Context, dir, storeDSN string, agents int, win
 	}
 	cpu0 := selfCPU()
 	start := time.Now()
-	if err := r.run(ctx); err != nil {
+	limit := time.Duration(agents)*200*time.Millisecond + time.Minute
+	if err := r.run(ctx, limit); err != nil {
 		return ss, err
 	}
-	limit := time.Duration(agents)*200*time.Millisecond + time.Minute
 	for r.d.Running() < agents {
 		if time.Since(start) > limit {
 			return ss, fmt.Errorf("bench: %d of %d agents running after %s", r.d.Running(), agents, limit)

@@ -86,7 +86,7 @@ func StartWaker(ctx context.Context, dir string, poll time.Duration, path WakePa
 		}
 		w.creator = other
 	}
-	if err := w.r.run(ctx); err != nil {
+	if err := w.r.run(ctx, firstTickLimit); err != nil {
 		w.Close()
 		return nil, err
 	}
