@@ -2,10 +2,15 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -28,6 +33,10 @@ const (
 	CrossProcess WakePath = "cross_process"
 	// InProcess: the dispatcher's own store handle creates the card.
 	InProcess WakePath = "in_process"
+	// OtherProcess: a separate drover process (`drover card add`) creates
+	// the card; the latency runs from the card's created_at (set by that
+	// process before its insert, in milliseconds) to the claim's commit.
+	OtherProcess WakePath = "other_process"
 	// PollOnly: like CrossProcess with the store's Watch switched off, so
 	// only the poll interval wakes the dispatcher (the reference).
 	PollOnly WakePath = "poll_only"
@@ -40,6 +49,8 @@ type Waker struct {
 	path    WakePath
 	r       *rig
 	creator store.Store
+	// bin is the drover binary that creates OtherProcess cards.
+	bin     string
 	cleanup func()
 
 	mu      sync.Mutex
@@ -62,12 +73,12 @@ func StartWaker(ctx context.Context, dir string, poll time.Duration, path WakePa
 		claimed: func(id string, at time.Time) { w.note(func() { w.claims[id] = at }) },
 		routed:  func(id string, _ time.Time) { w.note(func() { w.routed[id] = true }) },
 	}
-	if w.r, err = startRig(ctx, scratch, poll, 4, obs); err != nil {
+	if w.r, err = startRig(ctx, sqliteIn(scratch), scratch, "bench", poll, 4, obs); err != nil {
 		cleanup()
 		return nil, err
 	}
 	w.creator = w.r.st
-	if path != InProcess {
+	if path != InProcess && path != OtherProcess {
 		other, err := sqlstore.Open(ctx, w.r.dsn)
 		if err != nil {
 			w.Close()
@@ -75,7 +86,7 @@ func StartWaker(ctx context.Context, dir string, poll time.Duration, path WakePa
 		}
 		w.creator = other
 	}
-	if err := w.r.run(ctx); err != nil {
+	if err := w.r.run(ctx, firstTickLimit); err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -97,6 +108,9 @@ func (w *Waker) note(record func()) {
 // commit included) to the commit of the card's claim. The run it starts is
 // left running; call Settle before the next Once for an idle dispatcher.
 func (w *Waker) Once(ctx context.Context) (time.Duration, error) {
+	if w.path == OtherProcess {
+		return w.onceProcess(ctx)
+	}
 	start := time.Now()
 	c, err := createSim(ctx, w.creator, "wake-up")
 	if err != nil {
@@ -107,6 +121,48 @@ func (w *Waker) Once(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	return at.Sub(start), nil
+}
+
+// StartProcessWaker is StartWaker on the OtherProcess path: bin is the
+// drover binary whose `card add` creates each card.
+func StartProcessWaker(ctx context.Context, dir string, poll time.Duration, bin string) (*Waker, error) {
+	if bin == "" {
+		return nil, errors.New("bench: other_process needs the drover binary")
+	}
+	w, err := StartWaker(ctx, dir, poll, OtherProcess)
+	if err != nil {
+		return nil, err
+	}
+	w.bin = bin
+	return w, nil
+}
+
+// onceProcess runs `drover card add` in a process of its own and times the
+// card from its created_at to its claim.
+func (w *Waker) onceProcess(ctx context.Context) (time.Duration, error) {
+	cmd := exec.CommandContext(ctx, w.bin, "--config", filepath.Join(w.r.dir, "WORKFLOW.md"), "--store", w.r.dsn, "--json",
+		"card", "add", "--title", "wake-up", "--state", "ready", "--spec", simSpec)
+	cmd.Env = append(os.Environ(), "DROVER_STORE=")
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		return 0, fmt.Errorf("bench: %s card add: %v: %s", w.bin, err, stderr)
+	}
+	var c struct {
+		ID        string    `json:"id"`
+		CreatedAt time.Time `json:"created_at"`
+	}
+	if err := json.Unmarshal(out, &c); err != nil || c.ID == "" {
+		return 0, fmt.Errorf("bench: %s card add printed %q, not a card: %v", w.bin, out, err)
+	}
+	at, err := w.wait(ctx, c.ID, 3*w.Poll+30*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	return at.Sub(c.CreatedAt), nil
 }
 
 // quiet is how long the dispatcher must go without a tick before Settle
@@ -196,9 +252,12 @@ func (w *Waker) Close() error {
 type WakeStats struct {
 	Path    WakePath `json:"path"`
 	Samples int      `json:"samples"`
-	// MeanMS, P50MS and MaxMS are claim latencies in milliseconds.
+	// MeanMS, P50MS, P99MS and MaxMS are claim latencies in milliseconds
+	// (percentiles by nearest rank: with fewer than 100 samples p99 is the
+	// maximum).
 	MeanMS float64 `json:"mean_ms"`
 	P50MS  float64 `json:"p50_ms"`
+	P99MS  float64 `json:"p99_ms"`
 	MaxMS  float64 `json:"max_ms"`
 	// PollMS is the poll interval the dispatcher ran with.
 	PollMS float64 `json:"poll_interval_ms"`
@@ -221,14 +280,22 @@ func Summarise(path WakePath, poll time.Duration, lat []time.Duration) WakeStats
 	}
 	s.MeanMS = msOf(sum / time.Duration(len(lat)))
 	s.P50MS = msOf(sorted[len(sorted)/2])
+	s.P99MS = msOf(percentile(sorted, 0.99))
 	s.MaxMS = msOf(sorted[len(sorted)-1])
 	s.FractionOfPoll = s.MeanMS / s.PollMS
 	return s
 }
 
-// MeasureWake runs samples wake-ups on a fresh Waker and summarises them.
-func MeasureWake(ctx context.Context, dir string, poll time.Duration, path WakePath, samples int) (WakeStats, error) {
-	w, err := StartWaker(ctx, dir, poll, path)
+// MeasureWake runs samples wake-ups on a fresh Waker and summarises them;
+// bin is the drover binary of the OtherProcess path (unused on the others).
+func MeasureWake(ctx context.Context, dir string, poll time.Duration, path WakePath, samples int, bin string) (WakeStats, error) {
+	var w *Waker
+	var err error
+	if path == OtherProcess {
+		w, err = StartProcessWaker(ctx, dir, poll, bin)
+	} else {
+		w, err = StartWaker(ctx, dir, poll, path)
+	}
 	if err != nil {
 		return WakeStats{}, err
 	}
@@ -249,3 +316,9 @@ func MeasureWake(ctx context.Context, dir string, poll time.Duration, path WakeP
 }
 
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// percentile is the nearest-rank percentile p (0..1] of sorted durations.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}

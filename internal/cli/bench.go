@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -16,11 +17,20 @@ import (
 // long enough that only a wake-up can explain a fast claim.
 const benchWakePoll = 30 * time.Second
 
+// benchFlags are the flags of drover bench; each scenario reads its own.
+type benchFlags struct {
+	cards, slots, events, nodes, rounds int
+	backends                            []string
+	dsn, riverBin, droverBin            string
+	agents                              int
+	window                              time.Duration
+}
+
 func (a *app) benchCmd() *cobra.Command {
-	var cards, slots, events int
+	var f benchFlags
 	c := &cobra.Command{
 		Use:   "bench SCENARIO",
-		Short: "Measure the store, wake-ups and dispatch on this machine (scenarios: " + strings.Join(bench.Scenarios, ", ") + ")",
+		Short: "Measure drover on this machine, and beside River (scenarios: " + strings.Join(bench.Scenarios, ", ") + ")",
 		Long: `Measure drover on this machine. Every number is measured in this run and is
 shown beside a ratio to a reference from the same run (or to the configured
 poll interval), never against figures from elsewhere.
@@ -33,23 +43,38 @@ Scenarios:
             store; PostgreSQL: a new schema, dropped after): your board is not
             touched. Default --cards 5000.
   wakeup    a dispatcher on a scratch SQLite store with poll_interval 30s;
-            N cards created by another store handle (as another process
-            would) and N by the dispatcher's own: the time to their claim
-            and its fraction of the poll interval. Default --cards 20.
-  dispatch  N sim cards that succeed at once through a dispatcher with
-            --slots K on a scratch SQLite store: cards/s, and wall time
-            against the ideal N/K × the per-card time measured in the run.
+            N cards created by another drover process (drover card add;
+            timed from the card's created_at), N by another store handle in
+            this process and N by the dispatcher's own: the time to their
+            claim (mean, p50, p99, max) and its fraction of the poll
+            interval. Default --cards 20.
+  dispatch  N sim cards that succeed at once through --nodes dispatchers
+            with --slots K each on a scratch store (--backend sqlite: a temp
+            file; --backend postgres: a scratch schema in --dsn's database,
+            dropped after): cards/s, and wall time against the ideal
+            N/(K×nodes) × the per-card time measured in the run.
             Default --cards 200.
+  compare   River (bench/river: River's own benchmark settings, and its
+            defaults with 100 workers) and drover's dispatch burn down the
+            same N jobs on each --backend, interleaved, --rounds times: each
+            figure's median and spread and drover/River. Builds bench/river
+            from this checkout unless --river-bin is given.
+            Default --cards 10000 --rounds 3 --slots 100.
   history   the same board (N cards, a fifth ready) on two scratch stores of
             the configured backend, one fresh and one with --events events
             over the past year and ten finished runs per card: the median
             time of status, the dashboard's reads, card show and a claim on
             each, and their ratio (about 1: a long history costs nothing).
-            Default --cards 1000 --events 10000000.`,
+            Default --cards 1000 --events 10000000.
+` + benchScaleHelp,
 		Example: `  drover bench store --cards 10000
   drover bench wakeup --json
   drover bench dispatch --cards 500 --slots 8
-  drover bench history --events 1000000 --json`,
+  drover bench dispatch --backend postgres --dsn postgres://postgres@127.0.0.1:5432/test --nodes 3
+  drover bench compare --backend sqlite,postgres --dsn postgres://postgres@127.0.0.1:5432/test --rounds 5
+  drover bench history --events 1000000 --json
+  drover bench board --cards 100000
+  drover bench supervise --agents 500 --window 1m`,
 		Args: func(c *cobra.Command, args []string) error {
 			valid := strings.Join(bench.Scenarios, ", ")
 			if len(args) != 1 {
@@ -63,15 +88,27 @@ Scenarios:
 			return usagef("unknown bench scenario %q; valid scenarios: %s", args[0], valid)
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			if c.Flags().Changed("cards") && cards <= 0 {
-				return usagef("--cards must be positive (got %d)", cards)
+			if c.Flags().Changed("cards") && f.cards <= 0 {
+				return usagef("--cards must be positive (got %d)", f.cards)
 			}
-			if slots <= 0 {
-				return usagef("--slots must be positive (got %d)", slots)
+			if c.Flags().Changed("slots") && f.slots <= 0 {
+				return usagef("--slots must be positive (got %d)", f.slots)
+			}
+			if f.nodes <= 0 {
+				return usagef("--nodes must be positive (got %d)", f.nodes)
+			}
+			if f.rounds <= 0 {
+				return usagef("--rounds must be positive (got %d)", f.rounds)
 			}
 			n := func(def int) int {
-				if cards > 0 {
-					return cards
+				if f.cards > 0 {
+					return f.cards
+				}
+				return def
+			}
+			slots := func(def int) int {
+				if f.slots > 0 {
+					return f.slots
 				}
 				return def
 			}
@@ -79,24 +116,94 @@ Scenarios:
 			case "store":
 				return a.benchStore(c, n(5000))
 			case "wakeup":
-				return a.benchWakeup(c, n(20))
+				return a.benchWakeup(c, n(20), f.droverBin)
 			case "history":
-				if events <= 0 {
-					return usagef("--events must be positive (got %d)", events)
+				if f.events <= 0 {
+					return usagef("--events must be positive (got %d)", f.events)
 				}
 				if n(1000) < 200 {
 					return usagef("history needs --cards 200 or more (a fifth are claimed while measuring)")
 				}
-				return a.benchHistory(c, n(1000), events)
+				return a.benchHistory(c, n(1000), f.events)
+			case "compare":
+				backends, err := a.benchBackends(f, true)
+				if err != nil {
+					return err
+				}
+				return a.benchCompare(c, backends, n(10000), slots(100), f.rounds, f.riverBin)
+			case "dispatch":
+				backends, err := a.benchBackends(f, false)
+				if err != nil {
+					return err
+				}
+				if len(backends) != 1 {
+					return usagef("dispatch runs on one --backend (got %s); compare runs several", strings.Join(f.backends, ","))
+				}
+				return a.benchDispatch(c, backends[0], n(200), slots(4), f.nodes)
 			default:
-				return a.benchDispatch(c, n(200), slots)
+				return a.benchScale(c, args[0], f)
 			}
 		},
 	}
-	c.Flags().IntVar(&cards, "cards", 0, "number of cards (default per scenario: store 5000, wakeup 20 per path, dispatch 200)")
-	c.Flags().IntVar(&slots, "slots", 4, "dispatch: agent slots (max_concurrent)")
-	c.Flags().IntVar(&events, "events", 10_000_000, "history: events in the long store")
+	c.Flags().IntVar(&f.cards, "cards", 0, "number of cards (default per scenario: store 5000, wakeup 20 per path, dispatch 200, compare 10000, board 100000, recover 1000)")
+	c.Flags().IntVar(&f.slots, "slots", 0, "dispatch, compare: agent slots (max_concurrent) of each dispatcher (default dispatch 4, compare 100)")
+	c.Flags().IntVar(&f.events, "events", 10_000_000, "history: events in the long store")
+	c.Flags().IntVar(&f.nodes, "nodes", 1, "dispatch: dispatchers sharing the store, each with its own store handle and node name")
+	c.Flags().IntVar(&f.rounds, "rounds", 3, "compare: rounds of interleaved measurements")
+	c.Flags().StringSliceVar(&f.backends, "backend", nil, "dispatch, compare, board, recover, supervise: sqlite or postgres (compare: a list); default postgres when --dsn (or a PostgreSQL --store) is set, else sqlite; compare: sqlite, and postgres too then")
+	c.Flags().StringVar(&f.dsn, "dsn", "", "the PostgreSQL database for --backend postgres (scratch schemas in it, dropped after); default the --store DSN when it is PostgreSQL")
+	c.Flags().StringVar(&f.droverBin, "drover-bin", "", "wakeup: the drover binary whose card add makes the other_process cards (default: this one)")
+	c.Flags().StringVar(&f.riverBin, "river-bin", "", "compare: a prebuilt bench/river binary (default: build bench/river of this checkout)")
+	c.Flags().IntVar(&f.agents, "agents", 500, "supervise: agents supervised at once")
+	c.Flags().DurationVar(&f.window, "window", time.Minute, "supervise: how long CPU and memory are sampled once every agent runs")
 	return c
+}
+
+// benchBackends resolves --backend and --dsn (or a PostgreSQL --store).
+// Without --backend, compare runs SQLite and, when a PostgreSQL DSN is
+// known, PostgreSQL too; the other scenarios run on PostgreSQL when one is
+// known, else on SQLite.
+func (a *app) benchBackends(f benchFlags, compare bool) ([]bench.Backend, error) {
+	dsn := f.dsn
+	if dsn == "" && a.storeDSN != "" && isPostgres(a.storeDSN) {
+		dsn = a.storeDSN
+	}
+	if dsn != "" && !isPostgres(dsn) {
+		return nil, usagef("--dsn %q is not a PostgreSQL URL; want postgres://user@host:port/db", store.RedactDSN(dsn))
+	}
+	names := f.backends
+	switch {
+	case len(names) > 0:
+	case compare && dsn != "":
+		names = []string{"sqlite", "postgres"}
+	case !compare && dsn != "":
+		// drover bench dispatch --store postgres://… (or --dsn) runs there.
+		names = []string{"postgres"}
+	default:
+		names = []string{"sqlite"}
+	}
+	var out []bench.Backend
+	seen := map[string]bool{}
+	for _, n := range names {
+		switch {
+		case seen[n]:
+			return nil, usagef("--backend names %s twice", n)
+		case n == "sqlite":
+			out = append(out, bench.Backend{Name: n})
+		case n == "postgres" && dsn == "":
+			return nil, usagef("--backend postgres needs --dsn postgres://user@host:port/db (or --store with a PostgreSQL DSN)")
+		case n == "postgres":
+			out = append(out, bench.Backend{Name: n, DSN: dsn})
+		default:
+			return nil, usagef("unknown --backend %q; valid backends: sqlite, postgres", n)
+		}
+		seen[n] = true
+	}
+	return out, nil
+}
+
+func isPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
 func (a *app) benchStore(c *cobra.Command, cards int) error {
@@ -140,32 +247,43 @@ func (a *app) benchStore(c *cobra.Command, cards int) error {
 	return nil
 }
 
-func (a *app) benchWakeup(c *cobra.Command, samples int) error {
+func (a *app) benchWakeup(c *cobra.Command, samples int, bin string) error {
 	ctx := c.Context()
-	var out []bench.WakeStats
-	for _, p := range []bench.WakePath{bench.CrossProcess, bench.InProcess} {
-		st, err := bench.MeasureWake(ctx, "", benchWakePoll, p, samples)
+	if bin == "" {
+		// A test binary is not drover: its tests pass --drover-bin.
+		if exe, err := os.Executable(); err == nil && !strings.HasSuffix(exe, ".test") {
+			bin = exe
+		}
+	}
+	paths := []bench.WakePath{bench.CrossProcess, bench.InProcess}
+	if bin != "" {
+		paths = append([]bench.WakePath{bench.OtherProcess}, paths...)
+	}
+	out := map[string]any{"scenario": "wakeup", "poll_interval_ms": benchWakePoll.Milliseconds(), "samples": samples}
+	var stats []bench.WakeStats
+	for _, p := range paths {
+		st, err := bench.MeasureWake(ctx, "", benchWakePoll, p, samples, bin)
 		if err != nil {
 			return err
 		}
-		out = append(out, st)
+		stats = append(stats, st)
+		out[string(p)] = st
 	}
 	if a.asJSON {
-		return a.printJSON(map[string]any{"scenario": "wakeup", "poll_interval_ms": benchWakePoll.Milliseconds(),
-			"samples": samples, string(out[0].Path): out[0], string(out[1].Path): out[1]})
+		return a.printJSON(out)
 	}
 	w := a.out
 	fmt.Fprintf(w, "wakeup: dispatcher on a scratch SQLite store, poll_interval %s, %d cards per path\n", benchWakePoll, samples)
-	fmt.Fprintf(w, "  %-14s %10s %10s %10s %18s\n", "created by", "mean", "p50", "max", "mean / poll")
-	for _, st := range out {
-		fmt.Fprintf(w, "  %-14s %8.1fms %8.1fms %8.1fms %18.5f\n", st.Path, st.MeanMS, st.P50MS, st.MaxMS, st.FractionOfPoll)
+	fmt.Fprintf(w, "  %-14s %10s %10s %10s %10s %18s\n", "created by", "mean", "p50", "p99", "max", "mean / poll")
+	for _, st := range stats {
+		fmt.Fprintf(w, "  %-14s %8.1fms %8.1fms %8.1fms %8.1fms %18.5f\n", st.Path, st.MeanMS, st.P50MS, st.P99MS, st.MaxMS, st.FractionOfPoll)
 	}
-	fmt.Fprintf(w, "  (cross_process: another store handle on the same file; in_process: the dispatcher's own handle)\n")
+	fmt.Fprintf(w, "  (other_process: drover card add in a process of its own, from its created_at, in ms; cross_process: another store handle on the same file; in_process: the dispatcher's own handle)\n")
 	return nil
 }
 
-func (a *app) benchDispatch(c *cobra.Command, cards, slots int) error {
-	st, err := bench.MeasureDispatch(c.Context(), "", cards, slots)
+func (a *app) benchDispatch(c *cobra.Command, b bench.Backend, cards, slots, nodes int) error {
+	st, err := bench.MeasureDispatch(c.Context(), "", bench.DispatchOptions{Store: b.DSN, Cards: cards, Slots: slots, Nodes: nodes})
 	if err != nil {
 		return err
 	}
@@ -176,10 +294,14 @@ func (a *app) benchDispatch(c *cobra.Command, cards, slots int) error {
 		}{"dispatch", st})
 	}
 	w := a.out
-	fmt.Fprintf(w, "dispatch: %d sim cards (zero delay), a dispatcher with %d slot(s), a scratch SQLite store\n", st.Cards, st.Slots)
+	where := "a scratch SQLite store"
+	if st.Backend == "postgres" {
+		where = "a scratch schema in " + store.RedactDSN(b.DSN)
+	}
+	fmt.Fprintf(w, "dispatch: %d sim cards (zero delay), %d dispatcher(s) with %d slot(s) each, %s\n", st.Cards, st.Nodes, st.Slots, where)
 	fmt.Fprintf(w, "  wall           %10.0fms  %.1f cards/s\n", st.WallMS, st.CardsPerS)
 	fmt.Fprintf(w, "  per card       %10.1fms  claim → routed, mean\n", st.PerCardMS)
-	fmt.Fprintf(w, "  ideal          %10.0fms  %d/%d × per card\n", st.IdealMS, st.Cards, st.Slots)
+	fmt.Fprintf(w, "  ideal          %10.0fms  %d/(%d×%d) × per card\n", st.IdealMS, st.Cards, st.Slots, st.Nodes)
 	fmt.Fprintf(w, "  wall / ideal   %10.2f\n", st.WallVsIdeal)
 	return nil
 }

@@ -1,0 +1,210 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+)
+
+// linesProfile is a command-kind agent that prints a line a second until it
+// is stopped.
+const linesProfile = `    lines: {kind: command, command: /bin/sh, args: ["-c", "i=0; while :; do i=$$((i+1)); echo \"line $$i\"; sleep 1; done"], prompt: stdin, stall_timeout: 1h, timeout: 2h}`
+
+// SuperviseStats is the cost of supervising many agents at once.
+type SuperviseStats struct {
+	Backend string  `json:"backend"`
+	Agents  int     `json:"agents"`
+	WindowS float64 `json:"window_s"`
+	// RampS is the time from the dispatcher's start until every agent ran;
+	// StartCPUMSPerAgent is the drover process's CPU over the ramp per agent.
+	RampS              float64 `json:"ramp_s"`
+	StartCPUMSPerAgent float64 `json:"start_cpu_ms_per_agent"`
+	// CPUShare is the drover process's CPU time over the window divided by
+	// the window: 0.1 is 10% of one core.
+	CPUShare float64 `json:"cpu_share"`
+	// RSSMB is the drover process's resident memory at the window's end,
+	// MaxRSSMB the most it had at a sample (one a second).
+	RSSMB    float64 `json:"rss_mb"`
+	MaxRSSMB float64 `json:"max_rss_mb"`
+	// Supervisors are the per-run supervisor processes (drover re-executed,
+	// when it runs them: the drover binary does, a test binary does not):
+	// how many, their CPU share together and their proportional memory
+	// (PSS, so the pages they share are counted once) together.
+	Supervisors        int     `json:"supervisors"`
+	SupervisorCPUShare float64 `json:"supervisor_cpu_share"`
+	SupervisorPSSMB    float64 `json:"supervisor_pss_mb"`
+}
+
+// MeasureSupervise runs agents command-kind agents at once (each a shell
+// loop printing a line a second) under one dispatcher on a scratch store,
+// waits until all run, then samples the drover process's CPU and memory
+// over window.
+func MeasureSupervise(ctx context.Context, dir, storeDSN string, agents int, window time.Duration) (SuperviseStats, error) {
+	ss := SuperviseStats{Agents: agents, WindowS: window.Seconds()}
+	if agents <= 0 || window <= 0 {
+		return ss, fmt.Errorf("bench: agents and window must be positive (got %d and %s)", agents, window)
+	}
+	scratch, cleanup, err := tempDir(dir)
+	if err != nil {
+		return ss, err
+	}
+	defer cleanup()
+	dsn := sqliteIn(scratch)
+	if storeDSN != "" {
+		var drop func()
+		if dsn, drop, err = Scratch(ctx, storeDSN); err != nil {
+			return ss, err
+		}
+		defer drop()
+	}
+	r, err := startRigProfiles(ctx, dsn, scratch, "bench", time.Second, agents, linesProfile, &observed{})
+	if err != nil {
+		return ss, err
+	}
+	defer r.close()
+	ss.Backend = r.st.Backend()
+	for i := range agents {
+		if _, err := r.st.CreateCard(ctx, "BEN", board.Card{Title: fmt.Sprint("agent ", i), State: "ready", Agent: "lines"}, "bench"); err != nil {
+			return ss, err
+		}
+	}
+	cpu0 := selfCPU()
+	start := time.Now()
+	limit := time.Duration(agents)*200*time.Millisecond + time.Minute
+	if err := r.run(ctx, limit); err != nil {
+		return ss, err
+	}
+	for r.d.Running() < agents {
+		if time.Since(start) > limit {
+			return ss, fmt.Errorf("bench: %d of %d agents running after %s", r.d.Running(), agents, limit)
+		}
+		select {
+		case <-ctx.Done():
+			return ss, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	ss.RampS = time.Since(start).Seconds()
+	ss.StartCPUMSPerAgent = msOf(selfCPU()-cpu0) / float64(agents)
+
+	sup0 := supervisors()
+	cpu1, t1 := selfCPU(), time.Now()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	end := time.After(window)
+	for done := false; !done; {
+		select {
+		case <-ctx.Done():
+			return ss, ctx.Err()
+		case <-tick.C:
+			ss.MaxRSSMB = max(ss.MaxRSSMB, selfRSSMB())
+		case <-end:
+			done = true
+		}
+	}
+	elapsed := time.Since(t1)
+	ss.CPUShare = (selfCPU() - cpu1).Seconds() / elapsed.Seconds()
+	ss.RSSMB = selfRSSMB()
+	ss.MaxRSSMB = max(ss.MaxRSSMB, ss.RSSMB)
+	sup1 := supervisors()
+	var supCPU time.Duration
+	for pid, p := range sup1 {
+		if q, ok := sup0[pid]; ok {
+			supCPU += p.cpu - q.cpu
+		}
+		ss.SupervisorPSSMB += p.pssMB
+	}
+	ss.Supervisors = len(sup1)
+	ss.SupervisorCPUShare = supCPU.Seconds() / elapsed.Seconds()
+	if n := r.d.Running(); n < agents {
+		return ss, fmt.Errorf("bench: only %d of %d agents still ran at the window's end", n, agents)
+	}
+	return ss, nil
+}
+
+// selfCPU is this process's user and system CPU time.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// selfRSSMB is this process's resident set (VmRSS) in MiB.
+func selfRSSMB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	return kbField(b, "VmRSS:") / 1024
+}
+
+// kbField reads a "Name:   123 kB" line.
+func kbField(b []byte, name string) float64 {
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, name); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				v, _ := strconv.ParseFloat(f[0], 64)
+				return v
+			}
+		}
+	}
+	return 0
+}
+
+type procSample struct {
+	cpu   time.Duration
+	pssMB float64
+}
+
+// clockTick is the unit of utime and stime in /proc/PID/stat (USER_HZ,
+// 100 on Linux).
+const clockTick = 10 * time.Millisecond
+
+// supervisors finds this process's children that run this process's own
+// executable (the per-run supervisors) and reads their CPU time and PSS.
+func supervisors() map[string]procSample {
+	out := map[string]procSample{}
+	self, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		return out
+	}
+	me := strconv.Itoa(os.Getpid())
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		stat, err := os.ReadFile(filepath.Join(d, "stat"))
+		if err != nil {
+			continue
+		}
+		// Fields after the command name, which is in parentheses.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 13 || f[1] != me {
+			continue
+		}
+		if exe, err := os.Readlink(filepath.Join(d, "exe")); err != nil || exe != self {
+			continue
+		}
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		s := procSample{cpu: time.Duration(ut+st) * clockTick}
+		if b, err := os.ReadFile(filepath.Join(d, "smaps_rollup")); err == nil {
+			s.pssMB = kbField(b, "Pss:") / 1024
+		}
+		out[filepath.Base(d)] = s
+	}
+	return out
+}
