@@ -110,11 +110,12 @@ func byKill(s Signals) (Classification, bool) {
 // bySuccess handles exit 0 with no error flagged.
 func bySuccess(s Signals) Classification {
 	st := s.Structured
-	if st.Present && strings.TrimSpace(st.Question) != "" {
-		// The agent asked its human a question through its own protocol
-		// (codex app-server's request_user_input, drover_ask_human) and
-		// stopped for the answer.
-		return Classification{Kind: KindInputRequired, Source: "structured:question", Message: st.Question}
+	if q := strings.TrimSpace(st.Question); st.Present && q != "" {
+		// The agent asked its human a typed question: through its own
+		// protocol (codex app-server's request_user_input) or through a tool
+		// the CLI could not serve (Claude's AskUserQuestion, disabled in
+		// print mode). It stopped for the answer.
+		return Classification{Kind: KindInputRequired, Source: "structured:question", Message: q, Question: q}
 	}
 	if st.Present && st.PermissionDenials > 0 {
 		// Claude stopped at a permission it was denied and said what it
@@ -124,11 +125,6 @@ func bySuccess(s Signals) Classification {
 			msg = fmt.Sprintf("denied: %s; %s", strings.Join(st.DeniedTools, ", "), msg)
 		}
 		return Classification{Kind: KindInputRequired, Source: "structured:permission_denials", Message: msg}
-	}
-	if q := st.Question; st.Present && q != "" {
-		// The agent asked through a tool the CLI could not serve (Claude's
-		// AskUserQuestion, disabled in print mode): the question is typed.
-		return Classification{Kind: KindInputRequired, Source: "structured:question", Message: q, Question: q}
 	}
 	if q, ok := QuestionLine(finalMessage(s)); ok {
 		return Classification{Kind: KindInputRequired, Source: "protocol:question_line", Message: q, Question: q}

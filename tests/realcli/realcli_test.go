@@ -65,11 +65,6 @@ func selected(s scenario) bool {
 var knownWrong = map[string]string{
 	"codex@*/refusal": "unknown: codex 0.171.0 drops a Responses API refusal content part: exec --json prints turn.completed (output_tokens > 0) with no agent_message and exits 0, " +
 		"its session rollout ($CODEX_HOME/sessions/…jsonl) has task_complete with last_agent_message null and no trace of the refusal text; nothing structural says refused, so drover keeps it unknown (counted) rather than guess",
-	"gemini@*/forbidden": "permission_denied: a Gemini API 403 PERMISSION_DENIED (a key or project without access: unregistered caller, API disabled) blocks the card, yet it fails every card of the profile alike; the 403 split in policy is the truth branch's",
-	"gemini@*/question":  "succeeded: headless Gemini CLI offers the model no ask_user tool, so the question is the final text, which drover does not read as one",
-	// app-server mode can ask (request_user_input parks the card, see
-	// TestCodexAppServer), but this scenario asks in prose.
-	"codex+app-server@*/question": "succeeded: the scenario's question is the final message (the fake provider's question step has no tool for OpenAI), which drover does not read as one",
 }
 
 // wrongFor returns the knownWrong entry for cell c, s (a mode's cell falls

@@ -157,7 +157,7 @@ func (s *Server) geminiCall(w http.ResponseWriter, r *http.Request) {
 func geminiResponse(st Step, model string, in int) string {
 	var parts []string
 	if st.Text != "" && st.Kind != "refusal" {
-		parts = append(parts, `{"text":`+quote(st.Text)+`}`)
+		parts = append(parts, `{"text":`+quote(st.answerText())+`}`)
 	}
 	if st.Tool != nil && st.Kind != "question" {
 		args := st.Tool.Input

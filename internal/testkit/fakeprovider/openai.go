@@ -75,10 +75,7 @@ func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request) {
 	sse := newSSE(w)
 	sse.event("response.created", `{"type":"response.created","response":{"id":"`+id+`","object":"response","status":"in_progress","model":`+quote(model)+`,"output":[]}}`)
 	sse.event("response.in_progress", `{"type":"response.in_progress","response":{"id":"`+id+`","object":"response","status":"in_progress","output":[]}}`)
-	text := st.Text
-	if st.Kind == "question" {
-		text = "I cannot go on without a decision.\nQUESTION: " + text
-	}
+	text := st.answerText()
 	switch st.Kind {
 	case "reset_midstream":
 		s.markDropped(idx)

@@ -55,6 +55,16 @@ func Question(q string) Step {
 	return Step{Kind: "question", Text: q, Tool: &ToolCall{Name: "AskUserQuestion", Input: in}}
 }
 
+// answerText is what an API without an ask-the-user tool answers for the
+// step: for a question, a final message ending in drover's "QUESTION: q"
+// protocol line; otherwise the step's text.
+func (st Step) answerText() string {
+	if st.Kind == "question" {
+		return "I cannot go on without a decision.\nQUESTION: " + st.Text
+	}
+	return st.Text
+}
+
 // RateLimit is HTTP 429 with a retry-after header.
 func RateLimit(after time.Duration) Step { return Step{Kind: "rate_limit", RetryAfter: after} }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/excerpt"
+	"github.com/drover-dev/drover/internal/policy"
 )
 
 // Options is one run's conversation.
@@ -110,10 +111,18 @@ func (s *session) run(ctx context.Context) error {
 		if err := s.turn(text); err != nil {
 			return err
 		}
-		if s.turnStatus != "completed" || s.parking || s.done || n >= max || s.o.Continue == nil || !s.o.Continue(ctx) {
+		if s.turnStatus != "completed" || s.parking || s.done || s.asked() || n >= max || s.o.Continue == nil || !s.o.Continue(ctx) {
 			return nil
 		}
 	}
+}
+
+// asked reports whether the turn's last message ends with drover's
+// QUESTION: line: the agent stopped for a human, so no continuation turn
+// may answer for them (the run ends and is classified input_required).
+func (s *session) asked() bool {
+	_, ok := policy.QuestionLine(s.st.lastMessage)
+	return ok
 }
 
 // quietNotifications are the streaming deltas drover does not read; opting
