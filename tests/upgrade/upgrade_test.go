@@ -188,7 +188,7 @@ func sameBoard(want, got Snapshot, slack time.Duration) error {
 	if !slices.Equal(got.Paused, want.Paused) {
 		diffs = append(diffs, fmt.Sprintf("paused agents %v, want %v", got.Paused, want.Paused))
 	}
-	if !reflect.DeepEqual(got.Parked, want.Parked) {
+	if !reflect.DeepEqual(questions(got.Parked), questions(want.Parked)) {
 		diffs = append(diffs, fmt.Sprintf("parked questions %v, want %v", got.Parked, want.Parked))
 	}
 	if len(diffs) > 0 {
@@ -242,4 +242,16 @@ func rawDB(t *testing.T, dsn string) *sql.DB {
 		t.Fatal(err)
 	}
 	return db
+}
+
+// questions is a parked-questions map as drover status shows it today: the
+// question without the "Question: " its comment starts with (status showed
+// the comment whole before issue 10, so older fixtures carry the prefix; the
+// comment itself is stored unchanged).
+func questions(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for id, q := range m {
+		out[id] = strings.TrimPrefix(q, "Question: ")
+	}
+	return out
 }
