@@ -297,7 +297,7 @@ func TestFailedTurnsClassify(t *testing.T) {
 		{"usage limit by rate-limit event", `{"message":"exceeded retry limit, last status: 429 Too Many Requests","codexErrorInfo":{"responseTooManyFailedAttempts":{"httpStatusCode":429}}}`,
 			`{"rateLimitReachedType":"workspace_member_usage_limit_reached","primary":{"usedPercent":100,"resetsAt":1796130000}}`, policy.KindUsageLimited},
 		{"context", `{"message":"Your input exceeds the context window of this model.","codexErrorInfo":"contextWindowExceeded"}`, "", policy.KindContextExhausted},
-		{"no status, text has it", `{"message":"unexpected status 403 Forbidden: Country, region, or territory not supported","codexErrorInfo":"other"}`, "", policy.KindPermissionDenied},
+		{"no status, text has it (a provider 403 pauses the profile)", `{"message":"unexpected status 403 Forbidden: Country, region, or territory not supported","codexErrorInfo":"other"}`, "", policy.KindAuthFailed},
 		{"connection refused", `{"message":"error sending request","codexErrorInfo":{"httpConnectionFailed":{"httpStatusCode":null}}}`, "", policy.KindNetwork},
 		{"model", `{"message":"model not found","codexErrorInfo":"modelNotFound"}`, "", policy.KindConfigError},
 	}
