@@ -134,9 +134,11 @@ func startRigProfiles(ctx context.Context, dsn, dir, node string, poll time.Dura
 }
 
 // firstTickLimit bounds the wait for a dispatcher's first tick where the
-// caller has no better bound. On a big ready backlog the first tick can take
-// minutes (PostgreSQL, 10,000 ready cards, a loaded machine: more than 5):
-// callers that measure one pass their whole run's limit.
+// caller has no better bound. A tick claims while slots are free and
+// zero-delay sim runs free them again at once, so on a big ready backlog the
+// first tick can be most of the run (PostgreSQL, 10,000 cards, a loaded
+// machine: more than 5 minutes): callers that measure one pass their whole
+// run's limit.
 const firstTickLimit = 5 * time.Minute
 
 // run starts the dispatcher and waits for its first tick, at most limit.
