@@ -117,8 +117,15 @@ func validateForServe(cfg *config.Config) error {
 	if err := cfg.Policy.Validate(roles); err != nil {
 		return fmt.Errorf("%w: %v", errConfig, err)
 	}
-	if k := cfg.Tracker.Kind; k != "" && k != config.TrackerNative {
-		return fmt.Errorf("%w: tracker.kind: %q is not implemented yet; drover dispatches its own board (tracker.kind: native)", errConfig, k)
+	if k := cfg.Tracker.Kind; k != "" && k != config.TrackerNative && k != config.TrackerGitHub {
+		return fmt.Errorf("%w: tracker.kind: %q is not implemented yet; drover dispatches its own board (tracker.kind: native) or GitHub Issues (tracker.kind: github)", errConfig, k)
+	}
+	if cfg.Tracker.External() {
+		for _, r := range []board.Role{board.RoleEligible, board.RoleBlocked, board.RoleCancelled} {
+			if _, ok := cfg.Board.First(r); !ok {
+				return fmt.Errorf("%w: board.columns: no column has role %s; a tracker's issues need one", errConfig, r)
+			}
+		}
 	}
 	if _, ok := cfg.Board.First(board.RoleRunning); !ok {
 		return fmt.Errorf("%w: board.columns: no column has role running", errConfig)
@@ -167,6 +174,22 @@ func (a *app) runServer(ctx context.Context, cfg *config.Config, log *slog.Logge
 	}
 	if ready != nil {
 		ready(d)
+	}
+	t, err := newTracker(cfg.Tracker)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errConfig, err)
+	}
+	if t != nil {
+		if err := checkTracker(ctx, t, log); err != nil {
+			return err
+		}
+		r := a.trackerRunner(t, d, log)
+		r.Start()
+		a.trackerWake = r.Wake
+		rctx, cancel := context.WithCancel(ctx)
+		rdone := make(chan struct{})
+		go func() { defer close(rdone); r.Run(rctx) }()
+		defer func() { cancel(); <-rdone }()
 	}
 	stopSurfaces, err := a.startSurfaces(ctx, d, m, log)
 	if err != nil {
