@@ -48,6 +48,7 @@ type Syncer struct {
 	downAt  time.Time // when the current outage began (zero: none)
 	until   time.Time // a rate limit defers polling until then
 	lastErr string
+	dirty   bool // the last changed pass did not finish
 }
 
 // Deferred says until when a rate limit holds polling.
@@ -68,9 +69,12 @@ func (s *Syncer) Pass(ctx context.Context) error {
 		return s.trouble(err)
 	}
 	s.fine()
-	if !changed {
+	if !changed && !s.dirty {
 		return nil
 	}
+	// Until this pass ends well, the next one looks again even if the
+	// tracker says nothing changed: what it already told is not lost.
+	s.dirty = true
 	b := s.Board()
 	cards, err := s.Store.ListCards(ctx, store.CardFilter{Tracked: true})
 	if err != nil {
@@ -121,6 +125,7 @@ func (s *Syncer) Pass(ctx context.Context) error {
 			}
 		}
 	}
+	s.dirty = false
 	return nil
 }
 

@@ -70,9 +70,9 @@ type Tracker interface {
 	// a missing Linear state is an error naming the key).
 	Check(ctx context.Context) error
 	// Candidates lists the issues drover may dispatch (active states,
-	// required labels; never pull requests). changed is false, with no
-	// issues, when the tracker says nothing changed since the last call
-	// (a 304 to a conditional request).
+	// required labels; never pull requests). changed is false when the
+	// tracker says nothing changed since the last call (a 304 to a
+	// conditional request); the issues are still the whole list.
 	Candidates(ctx context.Context) (issues []Issue, changed bool, err error)
 	// Refresh reads issues by id. An id missing from the result is gone
 	// (deleted, transferred, out of the project). A failed refresh is an

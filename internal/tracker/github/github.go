@@ -209,10 +209,10 @@ func (t *Tracker) Candidates(ctx context.Context) ([]tracker.Issue, bool, error)
 		return t.list(), true, nil
 	}
 	changed, err := t.delta(ctx)
-	if err != nil || !changed {
+	if err != nil {
 		return nil, false, err
 	}
-	return t.list(), true, nil
+	return t.list(), changed, nil
 }
 
 func (t *Tracker) list() []tracker.Issue {

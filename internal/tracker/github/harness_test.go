@@ -221,3 +221,14 @@ func sameCalls(t *testing.T, what string, got []string, want ...string) {
 }
 
 func sleep() { time.Sleep(10 * time.Millisecond) }
+
+func itoa(n int64) string { return fmt.Sprint(n) }
+
+func newTracker(t *testing.T, cfg config.Tracker) *github.Tracker {
+	t.Helper()
+	tr, err := github.New(github.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
