@@ -25,7 +25,8 @@ import (
 //  2. a new issue becomes a card in the first eligible column (or, when
 //     its input cannot be a card, a blocked card saying what to fix);
 //  3. an issue whose fields changed updates its card while the card is
-//     unclaimed and outside a sink;
+//     unclaimed and not running, done or cancelled (a blocked card takes
+//     the fix its person made to the issue; it is not moved);
 //  4. a mirrored card outside a sink whose issue left the candidates is
 //     refreshed: closed or gone, it is cancelled (a running agent stops;
 //     a card in review is moved to done);
@@ -152,18 +153,25 @@ func (s *Syncer) create(ctx context.Context, b board.Board, is Issue) (board.Car
 	col, _ := b.First(board.RoleBlocked)
 	c.State = col.Name
 	c.StateReason = "the issue cannot be a card as it is: " + problem
-	c.BlockReason = &board.BlockReason{Kind: "invalid_input", What: problem, Where: fmt.Sprintf("%s issue %s (%s)", s.Tracker.Kind(), is.Key, is.URL),
-		How: "edit the issue, then run drover card resume (the edit is read when the card is resumed)"}
+	c.BlockReason = &board.BlockReason{Kind: "invalid_input", What: problem, Where: fmt.Sprintf("%s issue %s (%s)", s.Tracker.Kind(), is.Key, is.URL)}
 	out, err := s.Store.CreateCard(ctx, b.Prefix, c, s.actor())
 	if err != nil {
 		return out, err
 	}
-	out.BlockReason.How = "edit the issue, then drover card resume " + out.Identifier
+	// The identifier is known now: say how to continue, with the block's
+	// event and comment, in one write.
+	next := out
+	br := *out.BlockReason
+	br.How = "edit the issue (drover copies the edit onto the card), then drover card resume " + out.Identifier
+	next.BlockReason = &br
 	ev := board.Event{At: s.now(), CardID: out.ID, Type: board.EvBlocked, Actor: s.actor(), Reason: c.StateReason,
-		Data: mustJSON(map[string]any{"kind": "invalid_input", "where": c.BlockReason.Where, "to": out.State})}
+		Data: mustJSON(map[string]any{"kind": "invalid_input", "where": br.Where, "to": out.State})}
 	s.log().Warn("tracker issue blocked: it cannot be a card as it is", "card_id", out.ID, "identifier", out.Identifier, "issue", is.Key, "problem", problem)
-	return out, s.Store.Apply(ctx, store.Change{Events: []board.Event{ev},
-		Comments: []board.Comment{{CardID: out.ID, Author: s.actor(), Body: "Blocked: " + problem, At: s.now()}}})
+	if err := s.Store.Apply(ctx, store.Change{Card: &next, Events: []board.Event{ev},
+		Comments: []board.Comment{{CardID: out.ID, Author: s.actor(), Body: "Blocked: " + problem, At: s.now()}}}); err != nil {
+		return out, err
+	}
+	return s.Store.GetCard(ctx, out.ID)
 }
 
 // update copies changed fields of an issue onto its card while the card is
@@ -176,7 +184,9 @@ func (s *Syncer) update(ctx context.Context, b board.Board, byKey map[string]boa
 	if role == board.RoleParked && !is.UpdatedAt.Before(c.UpdatedAt.Truncate(time.Second)) {
 		return s.answer(ctx, b, c, is)
 	}
-	if c.Claim != nil || role.IsSink() || role == board.RoleRunning {
+	// A blocked card takes the edit too (it is not moved): fixing the issue
+	// and resuming the card runs the fixed input.
+	if c.Claim != nil || role.IsSink() && role != board.RoleBlocked || role == board.RoleRunning {
 		return nil
 	}
 	want, problem := cardOf(is)

@@ -1,0 +1,88 @@
+package e2e_test
+
+import (
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/drover-dev/drover/internal/testkit"
+	fake "github.com/drover-dev/drover/internal/testkit/faketracker/github"
+)
+
+// drover serve against the local GitHub fake with sim agents settles every
+// issue truthfully, and the fake's log shows the tracker reflecting each
+// outcome: ready → in progress → review, or blocked with a comment, or a
+// question answered by a comment on the issue.
+func TestServeSettlesGitHubIssues(t *testing.T) {
+	gh := fake.New("acme", "app")
+	gh.Token = "ghp_test"
+	t.Cleanup(gh.Close)
+	spec := func(s string) string { return "Do the thing.\n\n```drover\n" + s + "\n```\n" }
+	ok := gh.AddIssue("Clean success", spec(`{"sim":["succeeded"],"sim_delay":"50ms"}`))
+	flaky := gh.AddIssue("Flaky, then success", spec(`{"sim":["provider_unavailable","succeeded"],"sim_delay":"50ms"}`))
+	fails := gh.AddIssue("Keeps failing", spec(`{"sim":["agent_failed"],"sim_delay":"50ms"}`))
+	bad := gh.AddIssue("Spec is not JSON", spec(`{"sim": [`))
+	asks := gh.AddIssue("Asks a question", spec(`{"sim":["input_required","succeeded"],"sim_question":"Which region?","sim_delay":"50ms"}`))
+	pr := gh.AddPullRequest("A pull request")
+	t.Setenv("GH_TEST_TOKEN", "ghp_test")
+	w := wf{Default: "sim", Policy: "  max_attempts: 2\n  kinds:\n    provider_unavailable: {tiers: [100ms]}\n",
+		Tracker: "kind: github\nendpoint: " + gh.URL + "\napi_key: $GH_TEST_TOKEN\nrepo: acme/app\n"}
+	e := newEnv(t, w, "", testkit.SQLite)
+	e.start()
+	labelled := func(n int, l string) func() bool {
+		return func() bool { return slices.Contains(gh.Issue(n).Labels, l) }
+	}
+	eventually(t, 30*time.Second, "#1 in review", labelled(ok, "drover:review"))
+	eventually(t, 30*time.Second, "#2 in review", labelled(flaky, "drover:review"))
+	eventually(t, 30*time.Second, "#3 blocked", labelled(fails, "drover:blocked"))
+	eventually(t, 30*time.Second, "#4 blocked", labelled(bad, "drover:blocked"))
+	eventually(t, 30*time.Second, "#5 awaiting input", labelled(asks, "drover:awaiting-input"))
+	eventually(t, 30*time.Second, "the question on #5", func() bool { return len(gh.Comments(asks)) == 1 })
+	gh.PersonComments(asks, "alice", "eu-west-1")
+	eventually(t, 30*time.Second, "#5 in review after the answer", labelled(asks, "drover:review"))
+
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{fails, "gave up"}, {bad, "not valid JSON"}} {
+		cs := gh.Comments(c.n)
+		if len(cs) != 1 || !strings.Contains(cs[0].Body, c.want) || !strings.Contains(cs[0].Body, "drover card resume") {
+			t.Errorf("#%d comments = %+v, want one saying %q and how to continue", c.n, cs, c.want)
+		}
+	}
+	// #1's moves in order: in progress, then review.
+	var moves []string
+	for _, r := range gh.Log() {
+		if r.Method == "POST" && strings.HasSuffix(r.Path, "/issues/1/labels") {
+			moves = append(moves, r.Body)
+		}
+	}
+	if len(moves) != 2 || !strings.Contains(moves[0], "drover:running") || !strings.Contains(moves[1], "drover:review") {
+		t.Errorf("#1 label writes = %q, want running then review", moves)
+	}
+	for _, r := range gh.Log() {
+		if strings.Contains(r.Path, "/issues/6") {
+			t.Errorf("the pull request was touched: %v", r)
+		}
+	}
+	_ = pr
+	e.kill(syscall.SIGTERM)
+	var cards []card
+	e.jsonOf(&cards, "card", "ls")
+	states := map[string]string{}
+	for _, c := range cards {
+		states[c.Title] = c.State
+	}
+	want := map[string]string{"Clean success": "review", "Flaky, then success": "review", "Keeps failing": "blocked",
+		"Spec is not JSON": "blocked", "Asks a question": "review"}
+	if len(cards) != 5 {
+		t.Fatalf("cards = %v, want one per issue (5), none for the pull request", states)
+	}
+	for title, st := range want {
+		if states[title] != st {
+			t.Errorf("%q settled in %q, want %q", title, states[title], st)
+		}
+	}
+}
