@@ -117,9 +117,6 @@ func validateForServe(cfg *config.Config) error {
 	if err := cfg.Policy.Validate(roles); err != nil {
 		return fmt.Errorf("%w: %v", errConfig, err)
 	}
-	if k := cfg.Tracker.Kind; k != "" && k != config.TrackerNative && k != config.TrackerGitHub {
-		return fmt.Errorf("%w: tracker.kind: %q is not implemented yet; drover dispatches its own board (tracker.kind: native) or GitHub Issues (tracker.kind: github)", errConfig, k)
-	}
 	if cfg.Tracker.External() {
 		for _, r := range []board.Role{board.RoleEligible, board.RoleBlocked, board.RoleCancelled} {
 			if _, ok := cfg.Board.First(r); !ok {

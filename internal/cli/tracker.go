@@ -12,6 +12,7 @@ import (
 	"github.com/drover-dev/drover/internal/dispatch"
 	"github.com/drover-dev/drover/internal/tracker"
 	"github.com/drover-dev/drover/internal/tracker/github"
+	"github.com/drover-dev/drover/internal/tracker/linear"
 )
 
 // newTracker builds the external tracker tracker: names (nil for native).
@@ -19,6 +20,8 @@ func newTracker(cfg config.Tracker) (tracker.Tracker, error) {
 	switch cfg.Kind {
 	case config.TrackerGitHub:
 		return github.New(github.Options{Config: cfg})
+	case config.TrackerLinear:
+		return linear.New(linear.Options{Config: cfg}), nil
 	}
 	return nil, nil
 }
