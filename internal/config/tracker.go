@@ -41,6 +41,10 @@ type Tracker struct {
 	// BlockedBy (github) is a regular expression whose first group is the
 	// number of an issue this one waits on.
 	BlockedBy string `json:"blocked_by_pattern,omitempty"`
+	// WebhookSecret verifies POST /api/v1/webhooks/<kind> (GitHub's
+	// X-Hub-Signature-256, Linear's Linear-Signature); empty turns the
+	// webhook off (polling only).
+	WebhookSecret string `json:"webhook_secret,omitempty"` // secret
 }
 
 // TrackerRole is how one column role shows in an external tracker.
@@ -56,7 +60,7 @@ var trackerKinds = []string{TrackerNative, TrackerGitHub, TrackerLinear}
 
 // trackerKeys are the tracker: keys drover reads. Symphony's other keys are
 // warned about once and ignored.
-var trackerKeys = []string{"kind", "endpoint", "api_key", "repo", "project_slug", "provider", "required_labels", "active_states", "terminal_states", "roles", "blocked_by_pattern"}
+var trackerKeys = []string{"kind", "endpoint", "api_key", "repo", "project_slug", "provider", "required_labels", "active_states", "terminal_states", "roles", "blocked_by_pattern", "webhook_secret"}
 
 // Role mappings an external tracker starts from.
 func defaultRoles(kind string) map[board.Role]TrackerRole {
@@ -106,6 +110,7 @@ func decodeTracker(d *decoder, n *yaml.Node, b board.Board) Tracker {
 	t.ActiveStates = d.strList(f["active_states"], "tracker.active_states", expandPlain)
 	t.TerminalStates = d.strList(f["terminal_states"], "tracker.terminal_states", expandPlain)
 	t.BlockedBy = d.str(f["blocked_by_pattern"], "tracker.blocked_by_pattern", expandNone)
+	t.WebhookSecret = d.str(f["webhook_secret"], "tracker.webhook_secret", expandSecret)
 	switch t.Kind {
 	case TrackerNative:
 		if _, ok := f["active_states"]; !ok {
