@@ -117,6 +117,9 @@ func validateForServe(cfg *config.Config) error {
 	if err := cfg.Policy.Validate(roles); err != nil {
 		return fmt.Errorf("%w: %v", errConfig, err)
 	}
+	if err := cfg.Tracker.Ready(); err != nil {
+		return fmt.Errorf("%w: %v", errConfig, err)
+	}
 	if cfg.Tracker.External() {
 		for _, r := range []board.Role{board.RoleEligible, board.RoleBlocked, board.RoleCancelled} {
 			if _, ok := cfg.Board.First(r); !ok {

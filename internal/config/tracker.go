@@ -184,6 +184,22 @@ func (d *decoder) trackerRoles(n *yaml.Node, t *Tracker) {
 	}
 }
 
+// Ready says what keeps drover serve from talking to the tracker: a key
+// that is empty (its variable is unset). It is not a load error, so the
+// other commands (and drover init) work where the key is not exported.
+func (t Tracker) Ready() error {
+	if t.APIKey != "" {
+		return nil
+	}
+	switch t.Kind {
+	case TrackerLinear:
+		return fmt.Errorf("tracker.api_key: missing; the linear tracker needs an API key (api_key: $LINEAR_API_KEY, or export LINEAR_API_KEY)")
+	case TrackerGitHub:
+		return fmt.Errorf("tracker.api_key: missing; the github tracker needs a token with Issues read and write (api_key: $GITHUB_TOKEN, or export GITHUB_TOKEN)")
+	}
+	return nil
+}
+
 func columnsWith(b board.Board, roles ...board.Role) []string {
 	var out []string
 	for _, c := range b.Columns {
@@ -218,16 +234,10 @@ func validateTrackerStates(d *decoder, cfg *Config, top map[string]*yaml.Node, b
 	}
 	switch t.Kind {
 	case TrackerLinear:
-		if t.APIKey == "" {
-			d.errf(at(top, "tracker"), "tracker.api_key", "missing; the linear tracker needs an API key (e.g. api_key: $LINEAR_API_KEY)")
-		}
 		if t.ProjectSlug == "" {
 			d.errf(at(top, "tracker"), "tracker.provider.project_slug", "missing; name the Linear project to dispatch from (its slug, the end of the project's URL)")
 		}
 	case TrackerGitHub:
-		if t.APIKey == "" {
-			d.errf(at(top, "tracker"), "tracker.api_key", "missing; the github tracker needs a token (e.g. api_key: $GITHUB_TOKEN, with Issues read and write)")
-		}
 		if owner, name, ok := strings.Cut(t.Repo, "/"); !ok || owner == "" || name == "" || strings.Contains(name, "/") {
 			d.errf(at(top, "tracker", "repo"), "tracker.repo", "%q is not owner/name; name the repository whose issues drover dispatches (repo: acme/app)", t.Repo)
 		}
