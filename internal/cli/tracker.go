@@ -33,6 +33,11 @@ func newTracker(cfg config.Tracker) (tracker.Tracker, error) {
 func checkTracker(ctx context.Context, t tracker.Tracker, log *slog.Logger) error {
 	err := t.Check(ctx)
 	var rl *tracker.RateLimitError
+	if d, ok := t.(interface{ Dropped() []string }); ok && err == nil {
+		for _, r := range d.Dropped() {
+			log.Warn("tracker: the project has no workflow state for a default role; that role shows by comments only (set tracker.roles to map it)", "role", r)
+		}
+	}
 	switch {
 	case err == nil:
 		return nil

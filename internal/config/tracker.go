@@ -38,6 +38,9 @@ type Tracker struct {
 	// (GitHub), a workflow state name (Linear). A role without an entry is
 	// not projected as a move (its comment, if any, still is).
 	Roles map[board.Role]TrackerRole `json:"roles,omitempty"`
+	// RolesSet are the roles tracker.roles names (the others are defaults:
+	// a default state the tracker lacks is dropped at start, not refused).
+	RolesSet []board.Role `json:"-"`
 	// BlockedBy (github) is a regular expression whose first group is the
 	// number of an issue this one waits on.
 	BlockedBy string `json:"blocked_by_pattern,omitempty"`
@@ -170,6 +173,7 @@ func (d *decoder) trackerRoles(n *yaml.Node, t *Tracker) {
 		}
 		if isNull(deref(e.val)) {
 			delete(t.Roles, r)
+			t.RolesSet = append(t.RolesSet, r)
 			continue
 		}
 		rf := d.fields(e.val, p, []string{"label", "state"}, strict)
@@ -181,6 +185,7 @@ func (d *decoder) trackerRoles(n *yaml.Node, t *Tracker) {
 			d.errf(deref(rf["label"]), p+".label", "labels are not projected to Linear; name a workflow state (state: \"In Review\")")
 		}
 		t.Roles[r] = tr
+		t.RolesSet = append(t.RolesSet, r)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -48,6 +49,8 @@ type Tracker struct {
 	teams  map[string]string            // issue id → team id
 	last   [32]byte                     // hash of the last candidate list
 	seen   bool
+	// dropped are default role states the project does not have.
+	dropped []string
 }
 
 // New builds the tracker from tracker: settings (validated by config).
@@ -193,9 +196,18 @@ func (t *Tracker) Check(ctx context.Context) error {
 		t.states[tm.ID] = m
 	}
 	for _, r := range board.Roles {
-		if m, ok := t.cfg.Roles[r]; ok && m.State != "" && !names[m.State] {
+		m, ok := t.cfg.Roles[r]
+		if !ok || m.State == "" || names[m.State] {
+			continue
+		}
+		if slices.Contains(t.cfg.RolesSet, r) {
 			return fmt.Errorf("tracker.roles.%s.state: %q is not a workflow state of project %s (states: %s)", r, m.State, t.cfg.ProjectSlug, strings.Join(sortedKeys(names), ", "))
 		}
+		// A default the project lacks: that role shows as comments only.
+		t.dropped = append(t.dropped, fmt.Sprintf("%s (default state %q)", r, m.State))
+		roles := maps.Clone(t.cfg.Roles)
+		delete(roles, r)
+		t.cfg.Roles = roles
 	}
 	return nil
 }
@@ -207,6 +219,14 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// Dropped names the default role states Check found missing from the
+// project; those roles are shown by comments only.
+func (t *Tracker) Dropped() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.dropped)
 }
 
 // wire is an issue as the documents above ask for it.
