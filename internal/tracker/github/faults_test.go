@@ -12,6 +12,7 @@ import (
 	"github.com/drover-dev/drover/internal/store"
 	fake "github.com/drover-dev/drover/internal/testkit/faketracker/github"
 	"github.com/drover-dev/drover/internal/tracker"
+	"github.com/drover-dev/drover/internal/tracker/github"
 )
 
 // Idle polling of a repository with 500 open issues: after the first full
@@ -40,6 +41,36 @@ func TestIdlePolling500Issues(t *testing.T) {
 		if poll > 1 && got[0].Status != http.StatusNotModified {
 			t.Fatalf("poll %d: %v, want a 304", poll, got[0])
 		}
+	}
+}
+
+// The hourly whole listing is conditional too: an idle repository answers
+// it with 304s only.
+func TestFullListingIsConditional(t *testing.T) {
+	w := newWorld(t)
+	for i := 0; i < 250; i++ {
+		w.issue("issue", `{}`)
+	}
+	tr, err := github.New(github.Options{Config: w.cfg.Tracker, FullEvery: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, _, err := tr.Candidates(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.gh.ResetLog()
+	issues, changed, err := tr.Candidates(ctx)
+	if err != nil || changed || len(issues) != 250 {
+		t.Fatalf("second whole listing: %d issues, changed %v, err %v", len(issues), changed, err)
+	}
+	for _, r := range w.gh.Log() {
+		if r.Status != http.StatusNotModified {
+			t.Errorf("idle whole listing sent %v", r)
+		}
+	}
+	if n := len(w.gh.Log()); n != 3 {
+		t.Errorf("%d requests, want 3 pages", n)
 	}
 }
 

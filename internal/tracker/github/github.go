@@ -37,6 +37,7 @@ type Tracker struct {
 	fullEvery time.Duration
 
 	mu       sync.Mutex
+	pages    map[string]page          // full listings' pages by path: ETag and issues
 	cache    map[string]tracker.Issue // open candidates by number
 	etag     string                   // of the last delta listing
 	since    time.Time                // newest updated_at seen
@@ -202,11 +203,12 @@ func (t *Tracker) Candidates(ctx context.Context) ([]tracker.Issue, bool, error)
 	defer t.mu.Unlock()
 	now := t.c.now()
 	if t.cache == nil || now.Sub(t.lastFull) >= t.fullEvery {
+		old := t.cache
 		if err := t.full(ctx); err != nil {
 			return nil, false, err
 		}
 		t.lastFull = now
-		return t.list(), true, nil
+		return t.list(), old == nil || !sameCache(old, t.cache), nil
 	}
 	changed, err := t.delta(ctx)
 	if err != nil {
@@ -228,8 +230,19 @@ func (t *Tracker) list() []tracker.Issue {
 	return out
 }
 
-// full lists every open issue, page by page.
+// page is one page of a full listing as last read.
+type page struct {
+	etag  string
+	items []wire
+	next  string
+}
+
+// full lists every open issue, page by page; each page is asked for with
+// its last ETag, so an unchanged repository answers 304s.
 func (t *Tracker) full(ctx context.Context) error {
+	if t.pages == nil {
+		t.pages = map[string]page{}
+	}
 	q := url.Values{"state": {"open"}, "per_page": {"100"}, "sort": {"created"}, "direction": {"asc"}}
 	if len(t.cfg.RequiredLabels) > 0 {
 		q.Set("labels", strings.Join(t.cfg.RequiredLabels, ","))
@@ -238,18 +251,29 @@ func (t *Tracker) full(ctx context.Context) error {
 	since := t.since
 	path := t.base() + "/issues?" + q.Encode()
 	for path != "" {
-		r, err := t.c.do(ctx, http.MethodGet, path, nil, nil)
+		var hdr http.Header
+		old, had := t.pages[path]
+		if had && old.etag != "" {
+			hdr = http.Header{"If-None-Match": {old.etag}}
+		}
+		r, err := t.c.do(ctx, http.MethodGet, path, nil, hdr)
 		if err != nil {
 			return err
 		}
-		if r.status != http.StatusOK {
+		var pg page
+		switch {
+		case r.status == http.StatusNotModified && had:
+			pg = old
+		case r.status == http.StatusOK:
+			if err := decode(http.MethodGet, path, r, &pg.items); err != nil {
+				return err
+			}
+			pg.etag, pg.next = r.header.Get("ETag"), t.c.nextLink(r.header)
+			t.pages[path] = pg
+		default:
 			return fmt.Errorf("%w: listing issues: %d %s", tracker.ErrUnavailable, r.status, message(r.body))
 		}
-		var page []wire
-		if err := decode(http.MethodGet, path, r, &page); err != nil {
-			return err
-		}
-		for _, w := range page {
+		for _, w := range pg.items {
 			is := t.issueOf(w)
 			if t.candidate(w, is) {
 				cache[is.ID] = is
@@ -258,9 +282,12 @@ func (t *Tracker) full(ctx context.Context) error {
 				since = w.UpdatedAt
 			}
 		}
-		path = t.c.nextLink(r.header)
+		path = pg.next
 	}
-	t.cache, t.since, t.etag = cache, since, ""
+	if !since.Equal(t.since) {
+		t.etag = "" // the delta's URL changes with since
+	}
+	t.cache, t.since = cache, since
 	return nil
 }
 
@@ -320,6 +347,18 @@ func (t *Tracker) delta(ctx context.Context) (bool, error) {
 		t.etag = ""
 	}
 	return changed, nil
+}
+
+func sameCache(a, b map[string]tracker.Issue) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, x := range a {
+		if y, ok := b[k]; !ok || !sameIssue(x, y) {
+			return false
+		}
+	}
+	return true
 }
 
 func sameIssue(a, b tracker.Issue) bool {
