@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -185,5 +184,3 @@ func (c *client) nextLink(h http.Header) string {
 }
 
 func esc(s string) string { return url.PathEscape(s) }
-
-var errNotModified = errors.New("not modified")
