@@ -94,12 +94,41 @@ func (p *Projector) Reconcile(ctx context.Context) error {
 			continue
 		}
 		pr := Projection{Tracker: p.Kind, IssueID: c.External.ID, IssueKey: c.External.Key, Identifier: c.Identifier, From: last, To: role}
+		// The move happened while no projector ran: its comment too.
+		switch role {
+		case board.RoleBlocked:
+			ev := board.Event{Type: board.EvBlocked, Reason: c.StateReason}
+			if c.GaveUp != nil {
+				ev.Type = board.EvGaveUp
+			}
+			pr.Comment = blockComment(c, ev, c.State)
+		case board.RoleParked:
+			q, err := p.question(ctx, c.ID)
+			if err != nil {
+				return err
+			}
+			pr.Comment = questionComment(c, q)
+		}
 		if err := p.write(ctx, c, fmt.Sprintf("%s/%s/v%d", Channel, c.ID, c.Version), "moved", pr); err != nil {
 			return err
 		}
 		p.last[c.ID] = role
 	}
 	return nil
+}
+
+// question is the parked card's latest question (the comment routing wrote).
+func (p *Projector) question(ctx context.Context, cardID string) (string, error) {
+	cs, err := p.Store.ListComments(ctx, cardID)
+	if err != nil {
+		return "", err
+	}
+	for i := len(cs) - 1; i >= 0; i-- {
+		if q, ok := strings.CutPrefix(cs[i].Body, "Question: "); ok {
+			return q, nil
+		}
+	}
+	return "", nil
 }
 
 // lastProjected is the role the card's newest tracker row moves it to; the

@@ -7,6 +7,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/tracker"
 )
 
 const (
@@ -173,4 +174,27 @@ func (w *world) waitRunning(n int) {
 		sleep()
 	}
 	w.t.Fatalf("issue #%d never ran", n)
+}
+
+// A give-up made while no projector ran (drover stopped before the row was
+// written) is shown after the restart: one move to blocked with its comment.
+func TestReconcileAfterARestart(t *testing.T) {
+	w := newWorld(t)
+	n := w.issue("Keeps failing", `{"sim": ["agent_failed"], "sim_delay": "10ms"}`)
+	w.syncOK()
+	w.calls()
+	w.serve()
+	w.waitState(n, "blocked")
+	// A new projector, as after a restart, that never saw the events.
+	w.proj = &tracker.Projector{Store: w.st, Board: w.proj.Board, Kind: "github"}
+	if err := w.proj.Reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	w.project()
+	sameCalls(t, "after a restart", w.calls(),
+		`POST `+base+`/issues/1/labels {"labels":["drover:blocked"]} → 200`,
+		`POST `+base+`/issues/1/comments → 201`)
+	if cs := w.gh.Comments(n); len(cs) != 1 || !strings.Contains(cs[0].Body, "gave up") {
+		t.Errorf("comments = %+v", cs)
+	}
 }
