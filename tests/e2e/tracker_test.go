@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -84,5 +85,37 @@ func TestServeSettlesGitHubIssues(t *testing.T) {
 		if states[title] != st {
 			t.Errorf("%q settled in %q, want %q", title, states[title], st)
 		}
+	}
+}
+
+// A GitHub outage of several poll intervals while cards run penalises no
+// card: they settle as their agents say, the outage is logged once, and the
+// tracker catches up when it is back.
+func TestServeGitHubOutageReportedOnce(t *testing.T) {
+	gh := fake.New("acme", "app")
+	t.Cleanup(gh.Close)
+	n := gh.AddIssue("Runs through an outage", "```drover\n{\"sim\":[\"succeeded\"],\"sim_delay\":\"1500ms\"}\n```")
+	t.Setenv("GH_TEST_TOKEN", "x")
+	w := wf{Default: "sim", Tracker: "kind: github\nendpoint: " + gh.URL + "\napi_key: $GH_TEST_TOKEN\nrepo: acme/app\n"}
+	e := newEnv(t, w, "", testkit.SQLite)
+	e.start()
+	eventually(t, 30*time.Second, "#1 in progress", func() bool { return slices.Contains(gh.Issue(n).Labels, "drover:running") })
+	gh.Down(-1)
+	time.Sleep(2 * time.Second) // ten poll intervals of 200ms; the agent finishes meanwhile
+	var cards []card
+	e.jsonOf(&cards, "card", "ls")
+	if len(cards) != 1 || cards[0].State != "review" {
+		t.Fatalf("during the outage the card is %+v, want review (its agent succeeded)", cards)
+	}
+	gh.Up()
+	eventually(t, 60*time.Second, "#1 shows review after the outage", func() bool { return slices.Contains(gh.Issue(n).Labels, "drover:review") })
+	logPath := e.serve.log
+	e.kill(syscall.SIGTERM)
+	raw, _ := os.ReadFile(logPath)
+	if c := strings.Count(string(raw), "tracker unreachable; no card is touched"); c != 1 {
+		t.Errorf("the polling outage was logged %d times, want once", c)
+	}
+	if c := strings.Count(string(raw), "tracker unreachable for projections"); c > 1 {
+		t.Errorf("the projection outage was logged %d times, want at most once", c)
 	}
 }
