@@ -56,7 +56,7 @@ func (a *app) trackerRunner(t tracker.Tracker, d *dispatch.Dispatcher, log *slog
 	log = log.With("tracker", t.Kind())
 	return &tracker.Runner{
 		Store:     a.st,
-		Syncer:    &tracker.Syncer{Store: a.st, Tracker: t, Board: b, Log: log, Status: d.SetTrackerError},
+		Syncer:    &tracker.Syncer{Store: a.st, Tracker: t, Board: b, Log: log, Status: d.SetTrackerError, OwnLabels: ownLabels(d.Config().Tracker)},
 		Projector: &tracker.Projector{Store: a.st, Board: b, Kind: t.Kind(), Log: log},
 		Deliverer: &tracker.Deliverer{Store: a.st, Tracker: t, Lead: lead, Log: log, Refused: d.SetTrackerRefused},
 		Lead:      lead,
@@ -64,4 +64,13 @@ func (a *app) trackerRunner(t tracker.Tracker, d *dispatch.Dispatcher, log *slog
 		Synced:    d.Refresh,
 		Log:       log,
 	}
+}
+
+// ownLabels are the labels tracker.roles has drover set.
+func ownLabels(t config.Tracker) map[string]bool {
+	m := map[board.Role]string{}
+	for r, tr := range t.Roles {
+		m[r] = tr.Label
+	}
+	return tracker.OwnLabels(m)
 }

@@ -44,6 +44,10 @@ type Syncer struct {
 	// Status is told the tracker's trouble ("" when it is fine again); the
 	// dispatcher shows it on its node row (drover status errors[]).
 	Status func(msg string)
+	// OwnLabels are the labels drover itself sets (tracker.roles): they say
+	// where drover put the card, not what the issue asks, so a card does
+	// not copy them (nor is it edited each time drover moves it).
+	OwnLabels map[string]bool
 
 	mu      sync.Mutex
 	downAt  time.Time // when the current outage began (zero: none)
@@ -138,7 +142,7 @@ func (s *Syncer) ops(b board.Board) *operator.Service {
 
 // create makes the card for a new issue.
 func (s *Syncer) create(ctx context.Context, b board.Board, is Issue) (board.Card, error) {
-	c, problem := cardOf(is)
+	c, problem := cardOf(s.theirs(is))
 	c.External = &board.External{Tracker: s.Tracker.Kind(), ID: is.ID, Key: is.Key, URL: is.URL}
 	if problem == "" {
 		col, _ := b.First(board.RoleEligible)
@@ -189,7 +193,7 @@ func (s *Syncer) update(ctx context.Context, b board.Board, byKey map[string]boa
 	if c.Claim != nil || role.IsSink() && role != board.RoleBlocked || role == board.RoleRunning {
 		return nil
 	}
-	want, problem := cardOf(is)
+	want, problem := cardOf(s.theirs(is))
 	if problem != "" {
 		return nil // the card keeps its last good input; a new card would be blocked
 	}
@@ -200,7 +204,13 @@ func (s *Syncer) update(ctx context.Context, b board.Board, byKey map[string]boa
 	}
 	next := c
 	next.Title, next.Body, next.Labels, next.Priority, next.BlockedBy, next.Spec = want.Title, want.Body, want.Labels, want.Priority, want.BlockedBy, want.Spec
-	ev := board.Event{At: s.now(), CardID: c.ID, Type: board.EvEdited, Actor: s.actor(), Reason: "the issue " + is.Key + " changed"}
+	reason := "the issue " + is.Key + " changed"
+	if string(want.Spec) != string(c.Spec) && !role.IsSink() {
+		// As an operator's spec edit: new input, a fresh budget.
+		next.RetryEpoch++
+		reason += fmt.Sprintf("; its spec changed (retry epoch %d)", next.RetryEpoch)
+	}
+	ev := board.Event{At: s.now(), CardID: c.ID, Type: board.EvEdited, Actor: s.actor(), Reason: reason}
 	err := s.Store.Apply(ctx, store.Change{Card: &next, CheckBlockers: true, Events: []board.Event{ev}})
 	var cyc *store.CycleError
 	switch {
@@ -211,6 +221,21 @@ func (s *Syncer) update(ctx context.Context, b board.Board, byKey map[string]boa
 		return nil // the card moved on (claimed, edited); the next pass looks again
 	}
 	return err
+}
+
+// theirs is the issue without the labels drover sets.
+func (s *Syncer) theirs(is Issue) Issue {
+	if len(s.OwnLabels) == 0 {
+		return is
+	}
+	var ls []string
+	for _, l := range is.Labels {
+		if !s.OwnLabels[l] {
+			ls = append(ls, l)
+		}
+	}
+	is.Labels = ls
+	return is
 }
 
 // blockers maps the issue's blockers to the cards mirroring them; a blocker
@@ -386,4 +411,15 @@ func oneLine(s string) string {
 func mustJSON(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// OwnLabels are the labels a tracker configuration has drover set.
+func OwnLabels(roles map[board.Role]string) map[string]bool {
+	out := map[string]bool{}
+	for _, l := range roles {
+		if l != "" {
+			out[l] = true
+		}
+	}
+	return out
 }

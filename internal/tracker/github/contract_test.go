@@ -36,6 +36,17 @@ func TestContractSuccess(t *testing.T) {
 	if got := w.gh.Issue(n); got.State != "open" || strings.Join(got.Labels, ",") != "drover:review" {
 		t.Errorf("issue after success: %+v", got)
 	}
+	// drover's own labels coming back in the next sync are not an edit.
+	w.syncOK()
+	evs, _ := w.st.ListEvents(context.Background(), store.EventFilter{CardID: c.ID})
+	for _, e := range evs {
+		if e.Type == board.EvEdited {
+			t.Errorf("drover's own label write came back as an edit: %+v", e)
+		}
+	}
+	if got := w.card(n); len(got.Labels) != 0 {
+		t.Errorf("card labels = %v, want none (drover's are not the issue's)", got.Labels)
+	}
 }
 
 // A give-up: every attempt fails; the issue ends blocked with a comment

@@ -89,7 +89,11 @@ func newWorldOn(t *testing.T, gh *fake.Server, extra ...string) *world {
 	w := &world{t: t, gh: gh, st: st, cfg: cfg, tr: tr, logs: &syncBuffer{}}
 	log := slog.New(slog.NewTextHandler(w.logs, nil))
 	b := func() board.Board { return cfg.Board }
-	w.sync = &tracker.Syncer{Store: st, Tracker: tr, Board: b, Log: log, Status: func(m string) {
+	own := map[board.Role]string{}
+	for r, m := range cfg.Tracker.Roles {
+		own[r] = m.Label
+	}
+	w.sync = &tracker.Syncer{Store: st, Tracker: tr, Board: b, Log: log, OwnLabels: tracker.OwnLabels(own), Status: func(m string) {
 		w.mu.Lock()
 		w.statuses = append(w.statuses, m)
 		w.mu.Unlock()
