@@ -10,6 +10,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/testkit"
 	fake "github.com/drover-dev/drover/internal/testkit/faketracker/github"
+	lfake "github.com/drover-dev/drover/internal/testkit/faketracker/linear"
 )
 
 // drover serve against the local GitHub fake with sim agents settles every
@@ -117,5 +118,38 @@ func TestServeGitHubOutageReportedOnce(t *testing.T) {
 	}
 	if c := strings.Count(string(raw), "tracker unreachable for projections"); c > 1 {
 		t.Errorf("the projection outage was logged %d times, want at most once", c)
+	}
+}
+
+// drover serve against the local Linear fake: Todo → In Progress → In
+// Review on success, a comment with the reason on a give-up, a question
+// answered by a comment in Linear.
+func TestServeSettlesLinearIssues(t *testing.T) {
+	ln := lfake.New("eng-0a1b2c")
+	ln.APIKey = "lin_api_e2e"
+	t.Cleanup(ln.Close)
+	spec := func(s string) string { return "Do it.\n\n```drover\n" + s + "\n```\n" }
+	ok := ln.AddIssue("Clean success", spec(`{"sim":["succeeded"],"sim_delay":"50ms"}`), "Todo")
+	fails := ln.AddIssue("Keeps failing", spec(`{"sim":["agent_failed"],"sim_delay":"50ms"}`), "Todo")
+	asks := ln.AddIssue("Asks", spec(`{"sim":["input_required","succeeded"],"sim_question":"Which team?","sim_delay":"50ms"}`), "Todo")
+	ln.AddIssue("Not yet", "", "Backlog")
+	t.Setenv("LINEAR_API_KEY", "lin_api_e2e") // Symphony's default when api_key is absent
+	w := wf{Default: "sim", Policy: "  max_attempts: 2\n",
+		Tracker: "kind: linear\nendpoint: " + ln.URL + "\nprovider: {project_slug: eng-0a1b2c}\nactive_states: [Todo, In Progress]\n"}
+	e := newEnv(t, w, "", testkit.SQLite)
+	e.start()
+	eventually(t, 30*time.Second, "ENG-1 in review", func() bool { return ln.Issue(ok).State == "In Review" })
+	eventually(t, 30*time.Second, "ENG-2's give-up comment", func() bool {
+		cs := ln.Comments(fails)
+		return len(cs) == 1 && strings.Contains(cs[0].Body, "gave up")
+	})
+	eventually(t, 30*time.Second, "ENG-3's question", func() bool { return len(ln.Comments(asks)) == 1 })
+	ln.PersonComments(asks, "Ada", "The platform team.")
+	eventually(t, 30*time.Second, "ENG-3 in review after the answer", func() bool { return ln.Issue(asks).State == "In Review" })
+	e.kill(syscall.SIGTERM)
+	var cards []card
+	e.jsonOf(&cards, "card", "ls")
+	if len(cards) != 3 {
+		t.Fatalf("%d cards, want 3 (the Backlog issue is not active)", len(cards))
 	}
 }
