@@ -79,17 +79,25 @@ func (w *Deliverer) Tick(ctx context.Context) (delivered, failed int, err error)
 		}
 		return rows[i].ID < rows[j].ID
 	})
-	held := map[string]bool{}
-	for _, it := range rows {
-		if held[it.CardID] {
+	held := map[string]time.Time{} // card → when its oldest pending row is due
+	for i, it := range rows {
+		if at, ok := held[it.CardID]; ok {
+			if err := w.wait(ctx, it, at, "waits for an older projection of the card"); err != nil {
+				return delivered, failed, err
+			}
 			continue
 		}
-		first, err := w.Store.ListOutbox(ctx, store.OutboxFilter{CardID: it.CardID, Pending: store.Bool(true)})
+		pending, err := w.Store.ListOutbox(ctx, store.OutboxFilter{CardID: it.CardID, Pending: store.Bool(true)})
 		if err != nil {
 			return delivered, failed, err
 		}
-		if older := firstOf(first); older != "" && older != it.ID {
-			held[it.CardID] = true // an older row of the card is not delivered yet
+		if older, ok := firstOf(pending); ok && older.ID != it.ID {
+			// An older row of the card is not delivered yet: this one waits
+			// for it, out of the due rows (notifications share them).
+			held[it.CardID] = older.NextAt
+			if err := w.wait(ctx, it, older.NextAt, "waits for an older projection of the card"); err != nil {
+				return delivered, failed, err
+			}
 			continue
 		}
 		res, stop := w.deliver(ctx, it)
@@ -101,21 +109,41 @@ func (w *Deliverer) Tick(ctx context.Context) (delivered, failed int, err error)
 			continue
 		}
 		failed++
-		held[it.CardID] = true
+		held[it.CardID] = res.NextAt
 		if stop {
+			// The tracker is the trouble: the other due rows wait too, so
+			// they do not crowd the due rows the notifier reads.
+			for _, rest := range rows[i+1:] {
+				if err := w.wait(ctx, rest, res.NextAt, "waits for the tracker: "+res.Error); err != nil {
+					return delivered, failed, err
+				}
+			}
 			return delivered, failed, nil
 		}
 	}
 	return delivered, failed, nil
 }
 
-func firstOf(rows []store.OutboxItem) string {
+// wait moves a row's next try to at without spending one of its attempts.
+func (w *Deliverer) wait(ctx context.Context, it store.OutboxItem, at time.Time, why string) error {
+	now := w.now()
+	if !at.After(now) {
+		at = now.Add(time.Second)
+	}
+	if err := w.Store.MarkOutbox(ctx, it.ID, store.OutboxResult{At: now, NextAt: at, Waiting: true, Error: why}); err != nil {
+		return fmt.Errorf("tracker: deferring %s: %w", it.Key, err)
+	}
+	return nil
+}
+
+// firstOf is the oldest pending tracker row (ListOutbox orders by creation).
+func firstOf(rows []store.OutboxItem) (store.OutboxItem, bool) {
 	for _, r := range rows {
 		if r.Channel == Channel {
-			return r.ID
+			return r, true
 		}
 	}
-	return ""
+	return store.OutboxItem{}, false
 }
 
 // deliver applies one row's projection and says how to record it; stop is

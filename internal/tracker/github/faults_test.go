@@ -112,6 +112,7 @@ func TestProjectionOutageKeepsOutcome(t *testing.T) {
 	w.serve()
 	w.waitState(n, "review")
 	ctx := context.Background()
+	w.del.BaseBackoff, w.del.MaxBackoff = time.Minute, time.Minute
 	for i := 0; i < 3; i++ {
 		if _, err := w.proj.Pass(ctx); err != nil {
 			t.Fatal(err)
@@ -128,11 +129,19 @@ func TestProjectionOutageKeepsOutcome(t *testing.T) {
 	if len(rows) == 0 || rows[0].LastError == "" {
 		t.Fatalf("pending projections = %+v, want ones carrying the error", rows)
 	}
+	// Waiting rows are out of the due rows the notifier reads too.
+	due, _ := w.st.DueOutbox(ctx, time.Now(), 100)
+	for _, r := range due {
+		if r.Channel == tracker.Channel {
+			t.Errorf("a projection is due during the outage (it would crowd notifications): %+v", r)
+		}
+	}
 	if got := strings.Count(w.logs.String(), "tracker unreachable for projections"); got != 1 {
 		t.Errorf("projection outage logged %d times, want once", got)
 	}
 	w.gh.Up()
 	w.gh.ResetLog()
+	w.del.Now = func() time.Time { return time.Now().Add(5 * time.Minute) } // the backoff has passed
 	w.project()
 	if got := w.gh.Issue(n); strings.Join(got.Labels, ",") != "drover:review" {
 		t.Errorf("after the outage the issue shows %v, want drover:review", got.Labels)
