@@ -87,6 +87,9 @@ func TestServeSettlesGitHubIssues(t *testing.T) {
 			t.Errorf("%q settled in %q, want %q", title, states[title], st)
 		}
 	}
+	if out := e.cli().OK("card", "show", "DRV-1"); !strings.Contains(out, "issue:       github acme/app#1 (https://github.com/acme/app/issues/1)") {
+		t.Errorf("card show does not link the issue:\n%s", out)
+	}
 }
 
 // A GitHub outage of several poll intervals while cards run penalises no
