@@ -327,3 +327,20 @@ func TestBlockedByConvention(t *testing.T) {
 	}
 	_ = board.RoleDone
 }
+
+// GitHub's issue dependencies, where the repository has them, are blockers
+// too (read only for an issue whose summary counts any).
+func TestIssueDependencies(t *testing.T) {
+	w := newWorld(t)
+	a := w.issue("first", `{}`)
+	b := w.issue("second", `{}`)
+	w.gh.DependsOn(b, a)
+	w.syncOK()
+	got := w.calls()
+	if len(got) != 2 || !strings.Contains(got[1], "/issues/2/dependencies/blocked_by") {
+		t.Fatalf("calls = %q, want the listing and #2's dependencies", got)
+	}
+	if cb := w.card(b); len(cb.BlockedBy) != 1 || cb.BlockedBy[0] != w.card(a).ID {
+		t.Fatalf("blocked_by = %v", cb.BlockedBy)
+	}
+}

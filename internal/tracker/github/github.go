@@ -152,9 +152,14 @@ type wire struct {
 	Labels  []struct {
 		Name string `json:"name"`
 	} `json:"labels"`
-	PullRequest *struct{}  `json:"pull_request"`
-	UpdatedAt   time.Time  `json:"updated_at"`
-	ClosedAt    *time.Time `json:"closed_at"`
+	PullRequest *struct{} `json:"pull_request"`
+	// Deps is GitHub's issue dependencies summary, where the repository has
+	// issue dependencies (absent elsewhere).
+	Deps *struct {
+		TotalBlockedBy int `json:"total_blocked_by"`
+	} `json:"issue_dependencies_summary"`
+	UpdatedAt time.Time  `json:"updated_at"`
+	ClosedAt  *time.Time `json:"closed_at"`
 }
 
 func (t *Tracker) issueOf(w wire) tracker.Issue {
@@ -276,6 +281,11 @@ func (t *Tracker) full(ctx context.Context) error {
 		for _, w := range pg.items {
 			is := t.issueOf(w)
 			if t.candidate(w, is) {
+				if old, ok := t.cache[is.ID]; ok && sameIssue(old, is) {
+					is.BlockedBy = old.BlockedBy // the dependencies read with it still hold
+				} else if err := t.dependencies(ctx, w, &is); err != nil {
+					return err
+				}
 				cache[is.ID] = is
 			}
 			if w.UpdatedAt.After(since) {
@@ -329,6 +339,11 @@ func (t *Tracker) delta(ctx context.Context) (bool, error) {
 			if t.candidate(w, is) {
 				if !had || !sameIssue(old, is) {
 					changed = true
+					if err := t.dependencies(ctx, w, &is); err != nil {
+						return false, err
+					}
+				} else {
+					is.BlockedBy = old.BlockedBy
 				}
 				t.cache[is.ID] = is
 			} else if had {
@@ -347,6 +362,37 @@ func (t *Tracker) delta(ctx context.Context) (bool, error) {
 		t.etag = ""
 	}
 	return changed, nil
+}
+
+// dependencies adds the issues GitHub's issue dependencies say w is
+// blocked by (one request, only for an issue whose summary counts any).
+// A repository without the feature answers 404: nothing to add.
+func (t *Tracker) dependencies(ctx context.Context, w wire, is *tracker.Issue) error {
+	if w.Deps == nil || w.Deps.TotalBlockedBy == 0 {
+		return nil
+	}
+	p := t.base() + "/issues/" + strconv.Itoa(w.Number) + "/dependencies/blocked_by?per_page=100"
+	r, err := t.c.do(ctx, http.MethodGet, p, nil, nil)
+	if err != nil {
+		return err
+	}
+	switch r.status {
+	case http.StatusOK:
+	case http.StatusNotFound, http.StatusGone:
+		return nil
+	default:
+		return fmt.Errorf("%w: GET %s: %d %s", tracker.ErrUnavailable, p, r.status, message(r.body))
+	}
+	var deps []wire
+	if err := decode(http.MethodGet, p, r, &deps); err != nil {
+		return err
+	}
+	for _, d := range deps {
+		if id := strconv.Itoa(d.Number); d.Number > 0 && d.Number != w.Number && !slices.Contains(is.BlockedBy, id) {
+			is.BlockedBy = append(is.BlockedBy, id)
+		}
+	}
+	return nil
 }
 
 func sameCache(a, b map[string]tracker.Issue) bool {

@@ -47,6 +47,7 @@ type Issue struct {
 	StateReason string
 	Labels      []string
 	PullRequest bool
+	BlockedBy   []int // GitHub's issue dependencies: the issues this one is blocked by
 	UpdatedAt   time.Time
 	ClosedAt    *time.Time
 }
@@ -140,7 +141,17 @@ func (s *Server) HasLabel(name string) bool {
 	return s.labels[name]
 }
 
-// Close closes an issue as a person would.
+// DependsOn records, with GitHub's issue dependencies, that n is blocked by blocker.
+func (s *Server) DependsOn(n, blocker int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if is := s.issues[n]; is != nil {
+		is.BlockedBy = append(is.BlockedBy, blocker)
+		is.UpdatedAt = s.tick()
+	}
+}
+
+// CloseIssue closes an issue as a person would.
 func (s *Server) CloseIssue(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -421,6 +432,14 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, is *Issue, rest [
 		}
 		c := s.addComment(is.Number, "drover-bot", in.Body)
 		writeJSON(w, http.StatusCreated, s.wireComment(c))
+	case len(rest) == 2 && rest[0] == "dependencies" && rest[1] == "blocked_by" && r.Method == http.MethodGet:
+		var out []any
+		for _, b := range is.BlockedBy {
+			if d := s.issues[b]; d != nil {
+				out = append(out, s.wire(d))
+			}
+		}
+		s.page(w, r, out)
 	case len(rest) == 1 && rest[0] == "comments" && r.Method == http.MethodGet:
 		var since time.Time
 		if v := r.URL.Query().Get("since"); v != "" {
@@ -549,6 +568,7 @@ func (s *Server) wire(is *Issue) map[string]any {
 	if is.ClosedAt != nil {
 		m["closed_at"] = is.ClosedAt.Format(time.RFC3339)
 	}
+	m["issue_dependencies_summary"] = map[string]any{"blocked_by": len(is.BlockedBy), "total_blocked_by": len(is.BlockedBy), "blocking": 0, "total_blocking": 0}
 	if is.PullRequest {
 		m["pull_request"] = map[string]any{"url": fmt.Sprintf("%s/repos/%s/%s/pulls/%d", s.URL, s.Owner, s.Repo, is.Number)}
 		m["html_url"] = fmt.Sprintf("https://github.com/%s/%s/pull/%d", s.Owner, s.Repo, is.Number)
