@@ -1,10 +1,15 @@
 // Package github is a local stand-in for GitHub's REST API for issues: the
 // endpoints drover calls, with the request and response shapes of GitHub's
 // published OpenAPI description (github/rest-api-description,
-// descriptions/api.github.com: issues/list-for-repo, issues/get,
-// issues/update, issues/add-labels, issues/remove-label,
-// issues/create-comment, issues/list-comments, issues/get-label,
-// issues/create-label, repos/get), Link-header pagination, ETags with
+// descriptions/api.github.com/api.github.com.2022-11-28.yaml, read at
+// commit 0000036e42b5: issues/list-for-repo — state open|closed|all,
+// labels, sort created|updated|comments, direction, since, per_page ≤ 100,
+// page, Link; issues/add-labels — {labels: [...]} → 200 and the labels;
+// issues/remove-label — 200 and the remaining labels, 404 when the issue
+// lacks it; issues/create-comment — {body} → 201;
+// issues/list-dependencies-blocked-by — an array of issues; and, from
+// GitHub's documentation, issues/get, issues/update, issues/list-comments,
+// issues/get-label, issues/create-label, repos/get), Link-header pagination, ETags with
 // If-None-Match → 304, and faults a test can inject: 403 secondary rate
 // limits, primary limits, 5xx, malformed bodies, refused label writes. Every
 // request is logged in order.
