@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
@@ -55,6 +56,7 @@ type Projector struct {
 	Board func() board.Board
 	Kind  string
 	Log   *slog.Logger
+	Now   func() time.Time // nil: time.Now
 
 	mu     sync.Mutex
 	cursor int64
@@ -84,12 +86,20 @@ func (p *Projector) Reconcile(ctx context.Context) error {
 		if c.External.Tracker != p.Kind {
 			continue
 		}
-		last, err := p.lastProjected(ctx, c.ID)
+		last, known, err := p.lastProjected(ctx, c.ID)
 		if err != nil {
 			return err
 		}
-		p.last[c.ID] = last
 		role := b.RoleOf(c.State)
+		if !known && p.now().Sub(c.UpdatedAt) > unknownAfter {
+			// No row says what the tracker shows and the card has not moved
+			// for a while: its rows were pruned by retention long after
+			// they were delivered. Showing the move again would repeat
+			// its comment.
+			p.last[c.ID] = role
+			continue
+		}
+		p.last[c.ID] = last
 		if role == last {
 			continue
 		}
@@ -131,12 +141,24 @@ func (p *Projector) question(ctx context.Context, cardID string) (string, error)
 	return "", nil
 }
 
+// unknownAfter: a card with no tracker rows that has not moved for this
+// long had them pruned (retention keeps delivered rows for days).
+const unknownAfter = 24 * time.Hour
+
+func (p *Projector) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
+}
+
 // lastProjected is the role the card's newest tracker row moves it to; the
-// eligible role when it has none (a card starts where its issue was found).
-func (p *Projector) lastProjected(ctx context.Context, cardID string) (board.Role, error) {
+// eligible role when it has none (a card starts where its issue was found),
+// with known false.
+func (p *Projector) lastProjected(ctx context.Context, cardID string) (board.Role, bool, error) {
 	rows, err := p.Store.ListOutbox(ctx, store.OutboxFilter{CardID: cardID})
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	last, at := board.RoleEligible, int64(-1)
 	for _, r := range rows {
@@ -151,7 +173,7 @@ func (p *Projector) lastProjected(ctx context.Context, cardID string) (board.Rol
 			last, at = pr.To, t
 		}
 	}
-	return last, nil
+	return last, at >= 0, nil
 }
 
 // Pass follows the log from where the last pass ended and writes the rows

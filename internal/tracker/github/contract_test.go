@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
@@ -208,4 +209,22 @@ func TestReconcileAfterARestart(t *testing.T) {
 	if cs := w.gh.Comments(n); len(cs) != 1 || !strings.Contains(cs[0].Body, "gave up") {
 		t.Errorf("comments = %+v", cs)
 	}
+}
+
+// A card blocked long ago whose tracker rows retention pruned is not shown
+// again after a restart (its comment would repeat).
+func TestReconcileSkipsPrunedHistory(t *testing.T) {
+	w := newWorld(t)
+	n := w.issue("Keeps failing", `{"sim": ["agent_failed"], "sim_delay": "10ms"}`)
+	w.syncOK()
+	w.calls()
+	w.serve()
+	w.waitState(n, "blocked")
+	w.proj = &tracker.Projector{Store: w.st, Board: w.proj.Board, Kind: "github",
+		Now: func() time.Time { return time.Now().Add(48 * time.Hour) }}
+	if err := w.proj.Reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	w.project()
+	sameCalls(t, "after a restart, days later", w.calls())
 }
