@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"syscall"
 	"time"
 
@@ -148,9 +149,13 @@ func (a *app) runServer(ctx context.Context, cfg *config.Config, log *slog.Logge
 		watcher = config.NewWatcher(cfg.Path, cfg)
 		// An edit is held to what serve checks at start, not only to what
 		// parses.
+		started := cfg.Tracker
 		watcher.Validate = func(c *config.Config) error {
 			if err := validateForServe(c); err != nil {
 				return err
+			}
+			if !reflect.DeepEqual(c.Tracker, started) {
+				log.Warn("config reload: the tracker section changed; the tracker keeps its start-up settings until drover serve restarts")
 			}
 			return notify.CheckConfig(c.Notify)
 		}
