@@ -25,9 +25,28 @@ type Card struct {
 	Claim         *Claim          `json:"claim"`
 	CreatedAt     time.Time       `json:"created_at"`
 	UpdatedAt     time.Time       `json:"updated_at"`
+	// External is the issue of an external tracker this card mirrors (nil
+	// for a card of drover's own board).
+	External *External `json:"external"`
 	// Version increases with every write; stores apply a change only when the
 	// version they hold equals the one the writer read (compare-and-set).
 	Version int64 `json:"version"`
+}
+
+// External links a card to the issue it mirrors in an external tracker.
+type External struct {
+	Tracker string `json:"tracker"`       // github, linear
+	ID      string `json:"id"`            // the tracker's stable id (GitHub's issue number, Linear's issue id)
+	Key     string `json:"key,omitempty"` // what people call it: owner/name#42, ENG-12
+	URL     string `json:"url,omitempty"`
+}
+
+// ExternalKey is the store's unique key for the issue: "<tracker>:<id>".
+func (e *External) ExternalKey() string {
+	if e == nil {
+		return ""
+	}
+	return e.Tracker + ":" + e.ID
 }
 
 // BlockReason answers what is wrong, where, and how to continue.

@@ -15,14 +15,20 @@ import (
 
 func (a *app) initCmd() *cobra.Command {
 	var force bool
+	var trackerKind string
 	c := &cobra.Command{
 		Use:   "init [DIR]",
 		Short: "Write a commented WORKFLOW.md and create the store",
 		Long: `Write a commented WORKFLOW.md into DIR (default: the current directory) and create
 the store (by default a SQLite file at DIR/.drover/drover.db). An existing
-WORKFLOW.md is left alone unless --force is given.`,
+WORKFLOW.md is left alone unless --force is given. --tracker github|linear
+writes a tracker: section for dispatching from GitHub Issues or Linear.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			tmpl, err := config.InitTemplateFor(trackerKind)
+			if err != nil {
+				return usagef("%v", err)
+			}
 			dir := "."
 			if len(args) == 1 {
 				dir = args[0]
@@ -36,7 +42,7 @@ WORKFLOW.md is left alone unless --force is given.`,
 			}
 			wrote := false
 			if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) || force {
-				if err := os.WriteFile(path, []byte(config.InitTemplate), 0o644); err != nil {
+				if err := os.WriteFile(path, []byte(tmpl), 0o644); err != nil {
 					return err
 				}
 				wrote = true
@@ -57,10 +63,18 @@ WORKFLOW.md is left alone unless --force is given.`,
 				fmt.Fprintf(a.out, "kept the existing %s (use --force to overwrite)\n", path)
 			}
 			fmt.Fprintf(a.out, "store ready: %s\n", store.RedactDSN(a.dsn()))
-			fmt.Fprintf(a.out, "\nnext:\n  drover card add --title \"My first card\" --spec '{\"sim\":[\"succeeded\"]}'\n  drover serve\n")
+			switch trackerKind {
+			case config.TrackerGitHub:
+				fmt.Fprintf(a.out, "\nnext:\n  set tracker.repo in %s, export GITHUB_TOKEN\n  drover serve\n", path)
+			case config.TrackerLinear:
+				fmt.Fprintf(a.out, "\nnext:\n  set tracker.provider.project_slug in %s, export LINEAR_API_KEY\n  drover serve\n", path)
+			default:
+				fmt.Fprintf(a.out, "\nnext:\n  drover card add --title \"My first card\" --spec '{\"sim\":[\"succeeded\"]}'\n  drover serve\n")
+			}
 			return nil
 		},
 	}
 	c.Flags().BoolVar(&force, "force", false, "overwrite an existing WORKFLOW.md")
+	c.Flags().StringVar(&trackerKind, "tracker", "", "where cards come from: github or linear (default: drover's own board)")
 	return c
 }

@@ -104,6 +104,9 @@ func (a *app) showCardText(c board.Card, runs []board.Run, events []board.Event,
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  priority:    %s   agent: %s   retry epoch: %d\n", prio(c.Priority), firstNonEmpty(c.Agent, "(default)"), c.RetryEpoch)
+	if e := c.External; e != nil {
+		fmt.Fprintf(w, "  issue:       %s %s (%s)\n", e.Tracker, e.Key, e.URL)
+	}
 	if len(c.Labels) > 0 {
 		fmt.Fprintf(w, "  labels:      %s\n", strings.Join(c.Labels, ", "))
 	}

@@ -55,6 +55,9 @@ type app struct {
 	// announce, when set, is told it.
 	dashboard string
 	announce  func(addr string)
+	// trackerWake, with an external tracker, asks its sync to run now
+	// (the webhooks call it).
+	trackerWake func()
 }
 
 // Main runs the CLI with args and returns the process exit code.

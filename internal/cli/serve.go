@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"syscall"
 	"time"
 
@@ -117,8 +118,15 @@ func validateForServe(cfg *config.Config) error {
 	if err := cfg.Policy.Validate(roles); err != nil {
 		return fmt.Errorf("%w: %v", errConfig, err)
 	}
-	if k := cfg.Tracker.Kind; k != "" && k != config.TrackerNative {
-		return fmt.Errorf("%w: tracker.kind: %q is not implemented yet; drover dispatches its own board (tracker.kind: native)", errConfig, k)
+	if err := cfg.Tracker.Ready(); err != nil {
+		return fmt.Errorf("%w: %v", errConfig, err)
+	}
+	if cfg.Tracker.External() {
+		for _, r := range []board.Role{board.RoleEligible, board.RoleBlocked, board.RoleCancelled} {
+			if _, ok := cfg.Board.First(r); !ok {
+				return fmt.Errorf("%w: board.columns: no column has role %s; a tracker's issues need one", errConfig, r)
+			}
+		}
 	}
 	if _, ok := cfg.Board.First(board.RoleRunning); !ok {
 		return fmt.Errorf("%w: board.columns: no column has role running", errConfig)
@@ -141,9 +149,13 @@ func (a *app) runServer(ctx context.Context, cfg *config.Config, log *slog.Logge
 		watcher = config.NewWatcher(cfg.Path, cfg)
 		// An edit is held to what serve checks at start, not only to what
 		// parses.
+		started := cfg.Tracker
 		watcher.Validate = func(c *config.Config) error {
 			if err := validateForServe(c); err != nil {
 				return err
+			}
+			if !reflect.DeepEqual(c.Tracker, started) {
+				log.Warn("config reload: the tracker section changed; the tracker keeps its start-up settings until drover serve restarts")
 			}
 			return notify.CheckConfig(c.Notify)
 		}
@@ -167,6 +179,22 @@ func (a *app) runServer(ctx context.Context, cfg *config.Config, log *slog.Logge
 	}
 	if ready != nil {
 		ready(d)
+	}
+	t, err := newTracker(cfg.Tracker)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errConfig, err)
+	}
+	if t != nil {
+		if err := checkTracker(ctx, t, log); err != nil {
+			return err
+		}
+		r := a.trackerRunner(t, d, log)
+		r.Start()
+		a.trackerWake = r.Wake
+		rctx, cancel := context.WithCancel(ctx)
+		rdone := make(chan struct{})
+		go func() { defer close(rdone); r.Run(rctx) }()
+		defer func() { cancel(); <-rdone }()
 	}
 	stopSurfaces, err := a.startSurfaces(ctx, d, m, log)
 	if err != nil {

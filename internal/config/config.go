@@ -83,6 +83,7 @@ func (c *Config) Redacted() *Config {
 	r.Notify.Webhook.Secret = maskIf(c.Notify.Webhook.Secret)
 	r.Server.AuthToken = maskIf(c.Server.AuthToken)
 	r.Tracker.APIKey = maskIf(c.Tracker.APIKey)
+	r.Tracker.WebhookSecret = maskIf(c.Tracker.WebhookSecret)
 	r.Store.DSN = store.RedactDSN(c.Store.DSN)
 	r.Agents.Profiles = make(map[string]agent.Profile, len(c.Agents.Profiles))
 	for name, p := range c.Agents.Profiles {

@@ -300,3 +300,26 @@ func TestProfileResume(t *testing.T) {
 		t.Errorf("b.resume = %q, want never", got)
 	}
 }
+
+// drover init --tracker writes a file that loads as is (without the key in
+// the environment: serve asks for it, not load) and names the tracker.
+func TestInitTemplateForTrackers(t *testing.T) {
+	t.Setenv("GITHUB_TOKEN", "")
+	t.Setenv("LINEAR_API_KEY", "")
+	for _, kind := range []string{TrackerGitHub, TrackerLinear} {
+		src, err := InitTemplateFor(kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := mustParse(t, src)
+		if cfg.Tracker.Kind != kind || !cfg.Tracker.External() {
+			t.Errorf("%s: tracker = %+v", kind, cfg.Tracker)
+		}
+		if err := cfg.Tracker.Ready(); err == nil || !strings.Contains(err.Error(), "tracker.api_key") {
+			t.Errorf("%s: Ready without a key = %v, want the key named", kind, err)
+		}
+	}
+	if _, err := InitTemplateFor("jira"); err == nil || !strings.Contains(err.Error(), "github or linear") {
+		t.Errorf("jira: %v", err)
+	}
+}

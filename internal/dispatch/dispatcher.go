@@ -115,11 +115,19 @@ type NodeStatus struct {
 	ConfigError string `json:"config_error,omitempty"`
 	// ConfigErrorSince is when the file was first refused (kept while the
 	// same edit stays refused).
-	ConfigErrorSince *time.Time        `json:"config_error_since,omitempty"`
-	StoreError       string            `json:"store_error,omitempty"`
-	DispatchPaused   string            `json:"dispatch_paused,omitempty"`
-	Unusable         map[string]string `json:"unusable_agents,omitempty"`
-	Host             string            `json:"host,omitempty"`
+	ConfigErrorSince *time.Time `json:"config_error_since,omitempty"`
+	StoreError       string     `json:"store_error,omitempty"`
+	DispatchPaused   string     `json:"dispatch_paused,omitempty"`
+	// TrackerError is an external tracker's outage or rate limit, from
+	// TrackerErrorSince (set through SetTrackerError by the tracker's sync).
+	TrackerError      string     `json:"tracker_error,omitempty"`
+	TrackerErrorSince *time.Time `json:"tracker_error_since,omitempty"`
+	// TrackerRefused says the tracker refused projections (the cards stay
+	// where drover put them), from TrackerRefusedSince.
+	TrackerRefused      string            `json:"tracker_refused,omitempty"`
+	TrackerRefusedSince *time.Time        `json:"tracker_refused_since,omitempty"`
+	Unusable            map[string]string `json:"unusable_agents,omitempty"`
+	Host                string            `json:"host,omitempty"`
 }
 
 // New checks the options and returns a dispatcher.
@@ -357,6 +365,33 @@ func (d *Dispatcher) lostName() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.nameLost
+}
+
+// SetTrackerError records the external tracker's trouble on this node's
+// status ("" when it is fine again); the next tick stores it.
+func (d *Dispatcher) SetTrackerError(msg string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if msg == "" {
+		d.status.TrackerError, d.status.TrackerErrorSince = "", nil
+		return
+	}
+	if d.status.TrackerErrorSince == nil {
+		t := d.o.Now()
+		d.status.TrackerErrorSince = &t
+	}
+	d.status.TrackerError = msg
+}
+
+// SetTrackerRefused records that the tracker refused a projection.
+func (d *Dispatcher) SetTrackerRefused(msg string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.status.TrackerRefusedSince == nil {
+		t := d.o.Now()
+		d.status.TrackerRefusedSince = &t
+	}
+	d.status.TrackerRefused = msg
 }
 
 // Status returns this node's status.

@@ -58,6 +58,7 @@ func (s *Server) routes() {
 	m.Handle("/api/v1/agents", get(s.listAgents))
 	m.Handle("/api/v1/agents/{name}/resume", post(s.resumeAgent))
 	m.Handle("/api/v1/openapi.json", get(s.getOpenAPI))
+	m.Handle("/api/v1/webhooks/{kind}", post(s.postWebhook))
 	m.Handle("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "route_not_found", "no API route "+r.URL.Path+"; see /api/v1/openapi.json")
 	}))

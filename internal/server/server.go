@@ -66,6 +66,10 @@ type Options struct {
 	Ready func(addr string)
 	// Heartbeat is the SSE keep-alive interval; 0 means 15s.
 	Heartbeat time.Duration
+	// Webhook, with an external tracker, serves POST
+	// /api/v1/webhooks/<kind>, authenticated by its signature instead of
+	// AuthToken.
+	Webhook *Webhook
 	// MaxBody bounds request bodies; 0 means 2 MiB.
 	MaxBody int64
 }

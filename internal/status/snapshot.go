@@ -268,7 +268,7 @@ func (s *State) spend(ctx context.Context, st store.Store, l config.Limits, now 
 }
 
 // nodeStatusKeys are the keys of a node's Status object that become errors.
-var nodeStatusKeys = []string{"config_error", "store_error", "dispatch_paused"}
+var nodeStatusKeys = []string{"config_error", "store_error", "dispatch_paused", "tracker_error", "tracker_refused"}
 
 func (s *State) nodes(ctx context.Context, st store.Store, now time.Time) error {
 	nodes, err := st.ListNodes(ctx)
@@ -344,7 +344,9 @@ func (s *State) outbox(ctx context.Context, st store.Store) error {
 			continue
 		}
 		code := "notify_failing"
-		if strings.HasPrefix(it.LastError, notify.WaitingPrefix) {
+		if it.Channel == "tracker" {
+			code = "projection_failing"
+		} else if strings.HasPrefix(it.LastError, notify.WaitingPrefix) {
 			code = "notify_waiting"
 		}
 		k := code + "\x00" + it.Channel
@@ -362,6 +364,9 @@ func (s *State) outbox(ctx context.Context, st store.Store) error {
 		code, ch, _ := strings.Cut(k, "\x00")
 		since := a.since.UTC()
 		msg := fmt.Sprintf("%d %s notification(s) not delivered; last error: %s", a.n, ch, a.last)
+		if code == "projection_failing" {
+			msg = fmt.Sprintf("%d change(s) not shown in the tracker yet (the cards' outcomes stand); last error: %s", a.n, a.last)
+		}
 		if code == "notify_waiting" {
 			msg = fmt.Sprintf("%d %s notification(s) waiting for a channel: %s; drover outbox ls lists them", a.n, ch, strings.TrimPrefix(a.last, notify.WaitingPrefix))
 		}

@@ -183,6 +183,9 @@ type Spend struct {
 //   - dispatch_paused: the node starts no new runs (a string reason, or true)
 //   - notify_failing: undelivered notifications with errors on a channel
 //   - notify_waiting: undelivered notifications whose channel is not configured now
+//   - projection_failing: changes not yet shown in the external tracker (retried)
+//   - tracker_error: the external tracker is unreachable or rate limited (no card is touched)
+//   - tracker_refused: the tracker refused a projection (the card stays where drover put it)
 type Error struct {
 	Code    string     `json:"code"`
 	Source  string     `json:"source"` // "node:NAME" or "outbox:CHANNEL"

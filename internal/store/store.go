@@ -150,10 +150,15 @@ type CardFilter struct {
 	DueBy *time.Time
 	// ScheduledAfter selects cards whose next_attempt_at is after it.
 	ScheduledAfter *time.Time
-	Query          string // substring of title or identifier
-	Limit          int    // 0 = no limit
-	Offset         int
-	Order          CardOrder
+	// External selects the card mirroring one tracker issue, by its
+	// board.External.ExternalKey ("github:42").
+	External string
+	// Tracked selects only cards that mirror an external tracker's issue.
+	Tracked bool
+	Query   string // substring of title or identifier
+	Limit   int    // 0 = no limit
+	Offset  int
+	Order   CardOrder
 }
 
 // CardOrder is the order ListCards returns cards in. A value other than the

@@ -35,6 +35,7 @@ type wf struct {
 	Columns       string // replaces the board columns (optional, indented 4)
 	Node          string // dispatch.node (default: the host name)
 	Port          int    // server.port (default 0: no dashboard/API)
+	Tracker       string // the YAML under tracker, not indented (optional)
 }
 
 const defaultColumns = `    - {name: backlog, role: inactive}
@@ -76,6 +77,9 @@ profiles:
 		Set("workspace", "root: .drover/workspaces\ncleanup: never")
 	if w.Notify != "" {
 		b.Set("notify", w.Notify)
+	}
+	if w.Tracker != "" {
+		b.Set("tracker", w.Tracker)
 	}
 	return b.Set("server", fmt.Sprintf("port: %d", w.Port)).
 		Prompt("Work on {{ card.identifier }}: {{ card.title }} (attempt {{ attempt }})").
@@ -196,6 +200,7 @@ func (e *env) jsonOf(v any, args ...string) { e.t.Helper(); e.cli().JSON(v, args
 type card struct {
 	ID            string          `json:"id"`
 	Identifier    string          `json:"identifier"`
+	Title         string          `json:"title"`
 	State         string          `json:"state"`
 	StateReason   string          `json:"state_reason"`
 	BlockReason   *blockReason    `json:"block_reason"`

@@ -12,19 +12,19 @@ import (
 
 const cardCols = `id, identifier, title, body, state, state_reason, priority, labels, agent, spec,
  blocked_by, block_reason, gave_up, next_attempt_at, retry_epoch, claim_owner, claim_epoch,
- claim_lease_until, created_at, updated_at, version`
+ claim_lease_until, created_at, updated_at, version, external`
 
 type scanner interface{ Scan(...any) error }
 
 func scanCard(s scanner) (board.Card, error) {
 	var c board.Card
 	var labels, spec, blockedBy string
-	var blockReason, gaveUp, claimOwner sql.NullString
+	var blockReason, gaveUp, claimOwner, external sql.NullString
 	var next, lease sql.NullInt64
 	var created, updated, claimEpoch int64
 	err := s.Scan(&c.ID, &c.Identifier, &c.Title, &c.Body, &c.State, &c.StateReason, &c.Priority,
 		&labels, &c.Agent, &spec, &blockedBy, &blockReason, &gaveUp, &next, &c.RetryEpoch,
-		&claimOwner, &claimEpoch, &lease, &created, &updated, &c.Version)
+		&claimOwner, &claimEpoch, &lease, &created, &updated, &c.Version, &external)
 	if err != nil {
 		return c, err
 	}
@@ -52,6 +52,12 @@ func scanCard(s scanner) (board.Card, error) {
 	if gaveUp.Valid {
 		c.GaveUp = new(board.GaveUp)
 		if err := decodeJSON("cards", "gave_up", c.ID, gaveUp.String, c.GaveUp); err != nil {
+			return c, err
+		}
+	}
+	if external.Valid {
+		c.External = new(board.External)
+		if err := decodeJSON("cards", "external", c.ID, external.String, c.External); err != nil {
 			return c, err
 		}
 	}
@@ -110,11 +116,14 @@ func (d *DB) CreateCard(ctx context.Context, prefix string, c board.Card, actor 
 		}
 		c.Identifier = fmt.Sprintf("%s-%d", prefix, n)
 		args := append([]any{c.ID, c.Identifier}, cardArgs(&c)...)
-		args = append(args, ms(c.CreatedAt), c.Version)
+		args = append(args, ms(c.CreatedAt), c.Version, c.External.ExternalKey(), jsonOrNull(c.External, c.External == nil))
 		if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO cards (id, identifier, title, body, state, state_reason,
 			priority, prio_order, labels, agent, spec, blocked_by, block_reason, gave_up, next_attempt_at,
-			retry_epoch, claim_owner, claim_epoch, claim_lease_until, updated_at, created_at, version)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`), args...); err != nil {
+			retry_epoch, claim_owner, claim_epoch, claim_lease_until, updated_at, created_at, version, external_key, external)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`), args...); err != nil {
+			if c.External != nil && isUnique(err) {
+				return fmt.Errorf("%w (a card already mirrors %s)", store.ErrConflict, c.External.ExternalKey())
+			}
 			return err
 		}
 		return d.insertEvents(ctx, tx, []board.Event{{At: now, CardID: c.ID, Type: board.EvCreated, Actor: actor,
@@ -196,6 +205,13 @@ func (d *DB) listCardsSQL(f store.CardFilter, noIndex bool) (string, []any, erro
 			where = append(where, "EXISTS (SELECT 1 FROM json_each(cards.labels) WHERE value = ?)")
 		}
 		args = append(args, f.Label)
+	}
+	if f.External != "" {
+		where = append(where, "external_key = ?")
+		args = append(args, f.External)
+	}
+	if f.Tracked {
+		where = append(where, "external_key <> ''")
 	}
 	if f.Agent != "" {
 		where = append(where, "agent = ?")

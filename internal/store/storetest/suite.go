@@ -53,6 +53,7 @@ func Run(t *testing.T, open Opener) {
 		{"BlockerCycleRefused", testBlockerCycle},
 		{"Watch", testWatch},
 		{"Retention", testRetention},
+		{"ExternalLink", testExternal},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/dispatch"
+	"github.com/drover-dev/drover/internal/tracker"
+	"github.com/drover-dev/drover/internal/tracker/github"
+	"github.com/drover-dev/drover/internal/tracker/linear"
+)
+
+// newTracker builds the external tracker tracker: names (nil for native).
+func newTracker(cfg config.Tracker) (tracker.Tracker, error) {
+	switch cfg.Kind {
+	case config.TrackerGitHub:
+		return github.New(github.Options{Config: cfg})
+	case config.TrackerLinear:
+		return linear.New(linear.Options{Config: cfg}), nil
+	}
+	return nil, nil
+}
+
+// checkTracker is the start-up check: a configuration the tracker refuses
+// (a repository the token cannot see, a label it cannot create) stops serve
+// with the key to fix; an unreachable tracker does not (drover's own store
+// is the source of truth; the sync retries and reports the outage).
+func checkTracker(ctx context.Context, t tracker.Tracker, log *slog.Logger) error {
+	err := t.Check(ctx)
+	var rl *tracker.RateLimitError
+	if d, ok := t.(interface{ Dropped() []string }); ok && err == nil {
+		for _, r := range d.Dropped() {
+			log.Warn("tracker: the project has no workflow state for a default role; that role shows by comments only (set tracker.roles to map it)", "role", r)
+		}
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, tracker.ErrUnavailable), errors.As(err, &rl):
+		log.Warn("tracker: could not check the configuration against the tracker at start; syncing retries", "tracker", t.Kind(), "error", err)
+		return nil
+	}
+	return fmt.Errorf("%w: %v", errConfig, err)
+}
+
+// trackerRunner wires the sync, projection and delivery of t to the
+// dispatcher d.
+func (a *app) trackerRunner(t tracker.Tracker, d *dispatch.Dispatcher, log *slog.Logger) *tracker.Runner {
+	b := func() board.Board { return d.Config().Board }
+	lead := func(ctx context.Context) (bool, error) { return a.st.TryLead(ctx, d.Node(), d.LeaderTTL()) }
+	log = log.With("tracker", t.Kind())
+	return &tracker.Runner{
+		Store:     a.st,
+		Syncer:    &tracker.Syncer{Store: a.st, Tracker: t, Board: b, Log: log, Status: d.SetTrackerError, OwnLabels: ownLabels(d.Config().Tracker)},
+		Projector: &tracker.Projector{Store: a.st, Board: b, Kind: t.Kind(), Log: log},
+		Deliverer: &tracker.Deliverer{Store: a.st, Tracker: t, Lead: lead, Log: log, Refused: d.SetTrackerRefused},
+		Lead:      lead,
+		Interval:  func() time.Duration { return d.Config().Dispatch.PollInterval },
+		Synced:    d.Refresh,
+		Log:       log,
+	}
+}
+
+// ownLabels are the labels tracker.roles has drover set.
+func ownLabels(t config.Tracker) map[string]bool {
+	m := map[board.Role]string{}
+	for r, tr := range t.Roles {
+		m[r] = tr.Label
+	}
+	return tracker.OwnLabels(m)
+}

@@ -1,0 +1,83 @@
+package server
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Webhook is an external tracker's inbound webhook: a request whose
+// signature verifies with Secret wakes the tracker's sync (Wake).
+type Webhook struct {
+	Kind   string        // github or linear: the path's last segment
+	Secret func() string // tracker.webhook_secret now ("" = off)
+	Wake   func()
+}
+
+// linearReplayWindow is how far a Linear delivery's webhookTimestamp may be
+// from now (Linear's documentation suggests a minute).
+const linearReplayWindow = time.Minute
+
+// postWebhook verifies the provider's signature over the raw body and
+// wakes the sync: GitHub signs with X-Hub-Signature-256 ("sha256=" + hex
+// HMAC-SHA256), Linear with Linear-Signature (hex HMAC-SHA256) and a
+// webhookTimestamp in the body. A missing or wrong signature is refused;
+// the body is not otherwise read (the sync reads the tracker itself).
+func (s *Server) postWebhook(w http.ResponseWriter, r *http.Request) {
+	kind := r.PathValue("kind")
+	wh := s.opts.Webhook
+	if wh == nil || wh.Kind != kind {
+		writeError(w, http.StatusNotFound, "route_not_found", "no "+kind+" webhook here: tracker.kind is not "+kind)
+		return
+	}
+	secret := wh.Secret()
+	if secret == "" {
+		writeError(w, http.StatusServiceUnavailable, "webhook_off", "tracker.webhook_secret is not set; set it to the secret the "+kind+" webhook signs with")
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the webhook body is too large")
+		return
+	}
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	want := hex.EncodeToString(mac.Sum(nil))
+	var got, header string
+	switch kind {
+	case "github":
+		header = "X-Hub-Signature-256"
+		got, _ = strings.CutPrefix(r.Header.Get(header), "sha256=")
+	case "linear":
+		header = "Linear-Signature"
+		got = r.Header.Get(header)
+	}
+	if got == "" {
+		writeError(w, http.StatusUnauthorized, "bad_signature", header+" is missing; the webhook must be signed with tracker.webhook_secret")
+		return
+	}
+	if !hmac.Equal([]byte(strings.ToLower(got)), []byte(want)) {
+		writeError(w, http.StatusUnauthorized, "bad_signature", header+" does not match the body signed with tracker.webhook_secret")
+		return
+	}
+	if kind == "linear" {
+		var p struct {
+			WebhookTimestamp int64 `json:"webhookTimestamp"`
+		}
+		if json.Unmarshal(body, &p) == nil && p.WebhookTimestamp > 0 {
+			if d := s.opts.Now().Sub(time.UnixMilli(p.WebhookTimestamp)); d > linearReplayWindow || d < -linearReplayWindow {
+				writeError(w, http.StatusUnauthorized, "stale_webhook", "webhookTimestamp is more than a minute from now; a replayed delivery is refused")
+				return
+			}
+		}
+	}
+	if wh.Wake != nil {
+		wh.Wake()
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"ok": true})
+}

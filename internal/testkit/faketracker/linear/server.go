@@ -1,0 +1,391 @@
+// Package linear is a local stand-in for Linear's GraphQL API: the
+// operations drover sends (projects, issues with filter and cursor
+// pagination, issue(id).comments, issueUpdate, commentCreate), answered in
+// the shapes of Linear's published schema (linear/linear,
+// packages/sdk/src/schema.graphql), with faults a test can inject: 5xx,
+// RATELIMITED errors, malformed bodies and a refused transition. Requests
+// are dispatched by operationName (drover names every document) and logged.
+package linear
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Request is one logged request: the operation and its variables.
+type Request struct {
+	Op     string
+	Vars   map[string]any
+	Status int
+}
+
+func (r Request) String() string { return fmt.Sprintf("%s → %d", r.Op, r.Status) }
+
+// State is a workflow state.
+type State struct{ ID, Name, Type string }
+
+// Issue is one issue of the fake project.
+type Issue struct {
+	ID, Identifier, Title, Description string
+	State                              string // a state name
+	Labels                             []string
+	Priority                           int
+	BlockedBy                          []string // ids of issues that block this one
+	UpdatedAt                          time.Time
+}
+
+// Comment is one comment.
+type Comment struct {
+	ID, Issue, User, Body string
+	CreatedAt             time.Time
+}
+
+// Fault answers the next Times requests of Op ("" any).
+type Fault struct {
+	Op     string
+	Status int
+	Header http.Header
+	Body   string
+	Times  int
+}
+
+// Server is the fake Linear.
+type Server struct {
+	*httptest.Server
+	Slug   string
+	Team   string
+	APIKey string // when set, Authorization must equal it
+
+	mu       sync.Mutex
+	states   []State
+	issues   []*Issue
+	comments []Comment
+	faults   []*Fault
+	refuse   map[string]bool // state names issueUpdate will not set
+	log      []Request
+	n        int
+}
+
+// New starts a fake with one project (slug) of one team with Linear's
+// default workflow states plus Symphony's.
+func New(slug string) *Server {
+	s := &Server{Slug: slug, Team: "team-1", refuse: map[string]bool{}}
+	for i, st := range []struct{ n, t string }{{"Backlog", "backlog"}, {"Todo", "unstarted"}, {"In Progress", "started"},
+		{"In Review", "started"}, {"Human Review", "started"}, {"Rework", "started"}, {"Merging", "started"},
+		{"Done", "completed"}, {"Canceled", "canceled"}, {"Duplicate", "canceled"}} {
+		s.states = append(s.states, State{ID: fmt.Sprintf("state-%d", i+1), Name: st.n, Type: st.t})
+	}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// AddIssue adds an issue in state and returns its id.
+func (s *Server) AddIssue(title, description, state string, labels ...string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	is := &Issue{ID: fmt.Sprintf("issue-%04d", s.n), Identifier: fmt.Sprintf("ENG-%d", s.n), Title: title, Description: description,
+		State: state, Labels: labels, UpdatedAt: time.Now().UTC()}
+	s.issues = append(s.issues, is)
+	return is.ID
+}
+
+// Block records that blocker blocks id (a "blocks" relation).
+func (s *Server) Block(id, blocker string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if is := s.find(id); is != nil {
+		is.BlockedBy = append(is.BlockedBy, blocker)
+	}
+}
+
+// SetState moves an issue as a person would.
+func (s *Server) SetState(id, state string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if is := s.find(id); is != nil {
+		is.State, is.UpdatedAt = state, time.Now().UTC()
+	}
+}
+
+// PersonComments adds a person's comment.
+func (s *Server) PersonComments(id, user, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.addComment(id, user, body)
+}
+
+func (s *Server) addComment(id, user, body string) {
+	now := time.Now().UTC()
+	s.comments = append(s.comments, Comment{ID: fmt.Sprintf("comment-%d", len(s.comments)+1), Issue: id, User: user, Body: body, CreatedAt: now})
+	if is := s.find(id); is != nil {
+		is.UpdatedAt = now
+	}
+}
+
+// Issue returns a copy of an issue.
+func (s *Server) Issue(id string) Issue {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if is := s.find(id); is != nil {
+		return *is
+	}
+	return Issue{}
+}
+
+// Comments returns an issue's comments.
+func (s *Server) Comments(id string) []Comment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Comment
+	for _, c := range s.comments {
+		if c.Issue == id {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// RefuseState makes issueUpdate to the state answer success: false.
+func (s *Server) RefuseState(name string) {
+	s.mu.Lock()
+	s.refuse[name] = true
+	s.mu.Unlock()
+}
+
+// Inject queues a fault.
+func (s *Server) Inject(f Fault) {
+	s.mu.Lock()
+	s.faults = append(s.faults, &f)
+	s.mu.Unlock()
+}
+
+// RateLimit answers the next n requests with Linear's RATELIMITED error.
+func (s *Server) RateLimit(n int, reset time.Time) {
+	s.Inject(Fault{Status: http.StatusBadRequest, Times: n, Header: http.Header{"X-Ratelimit-Requests-Reset": {strconv.FormatInt(reset.UnixMilli(), 10)}},
+		Body: `{"errors":[{"message":"Rate limit exceeded","extensions":{"code":"RATELIMITED"}}]}`})
+}
+
+// Up clears every fault.
+func (s *Server) Up() {
+	s.mu.Lock()
+	s.faults = nil
+	s.mu.Unlock()
+}
+
+// Log returns the requests so far.
+func (s *Server) Log() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.log)
+}
+
+// ResetLog forgets the requests so far.
+func (s *Server) ResetLog() {
+	s.mu.Lock()
+	s.log = nil
+	s.mu.Unlock()
+}
+
+func (s *Server) find(id string) *Issue {
+	for _, is := range s.issues {
+		if is.ID == id || is.Identifier == id {
+			return is
+		}
+	}
+	return nil
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	var req struct {
+		OperationName string         `json:"operationName"`
+		Query         string         `json:"query"`
+		Variables     map[string]any `json:"variables"`
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	status := http.StatusOK
+	defer func() { s.log = append(s.log, Request{Op: req.OperationName, Vars: req.Variables, Status: status}) }()
+	if err := json.Unmarshal(raw, &req); err != nil || r.Method != http.MethodPost || req.Query == "" {
+		status = http.StatusBadRequest
+		writeJSON(w, status, map[string]any{"errors": []any{map[string]any{"message": "POST body must be a GraphQL request", "extensions": map[string]any{"code": "GRAPHQL_PARSE_FAILED"}}}})
+		return
+	}
+	for i, f := range s.faults {
+		if f.Op != "" && f.Op != req.OperationName {
+			continue
+		}
+		if f.Times > 0 {
+			if f.Times--; f.Times == 0 {
+				s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
+			}
+		}
+		for k, v := range f.Header {
+			w.Header()[k] = v
+		}
+		status = f.Status
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, f.Body)
+		return
+	}
+	if s.APIKey != "" && r.Header.Get("Authorization") != s.APIKey {
+		status = http.StatusUnauthorized
+		writeJSON(w, status, map[string]any{"errors": []any{map[string]any{"message": "Authentication required", "extensions": map[string]any{"code": "AUTHENTICATION_ERROR"}}}})
+		return
+	}
+	data, gerr := s.operation(req.OperationName, req.Variables)
+	if gerr != "" {
+		writeJSON(w, status, map[string]any{"data": nil, "errors": []any{map[string]any{"message": gerr, "extensions": map[string]any{"code": "INVALID_INPUT"}}}})
+		return
+	}
+	writeJSON(w, status, map[string]any{"data": data})
+}
+
+func (s *Server) operation(op string, v map[string]any) (any, string) {
+	switch op {
+	case "DroverProject":
+		if v["slug"] != s.Slug {
+			return map[string]any{"projects": map[string]any{"nodes": []any{}}}, ""
+		}
+		var states []any
+		for _, st := range s.states {
+			states = append(states, map[string]any{"id": st.ID, "name": st.Name, "type": st.Type})
+		}
+		team := map[string]any{"id": s.Team, "key": "ENG", "states": map[string]any{"nodes": states}}
+		return map[string]any{"projects": map[string]any{"nodes": []any{map[string]any{"id": "project-1", "name": "Project",
+			"teams": map[string]any{"nodes": []any{team}}}}}}, ""
+	case "DroverCandidates":
+		if v["slug"] != s.Slug {
+			return map[string]any{"issues": map[string]any{"nodes": []any{}, "pageInfo": map[string]any{"hasNextPage": false, "endCursor": nil}}}, ""
+		}
+		want := strs(v["states"])
+		var sel []*Issue
+		for _, is := range s.issues {
+			if slices.Contains(want, is.State) {
+				sel = append(sel, is)
+			}
+		}
+		sort.Slice(sel, func(i, j int) bool { return sel[i].ID < sel[j].ID })
+		first := 50
+		if f, ok := v["first"].(float64); ok && f > 0 {
+			first = min(int(f), 250)
+		}
+		start := 0
+		if a, ok := v["after"].(string); ok && a != "" {
+			n, err := strconv.Atoi(a)
+			if err != nil {
+				return nil, "after: not a cursor this server gave"
+			}
+			start = n
+		}
+		end := min(start+first, len(sel))
+		start = min(start, end)
+		nodes := []any{}
+		for _, is := range sel[start:end] {
+			nodes = append(nodes, s.wire(is))
+		}
+		var cursor any
+		if end > start {
+			cursor = strconv.Itoa(end)
+		}
+		return map[string]any{"issues": map[string]any{"nodes": nodes, "pageInfo": map[string]any{"hasNextPage": end < len(sel), "endCursor": cursor}}}, ""
+	case "DroverIssuesByID":
+		nodes := []any{}
+		for _, id := range strs(v["ids"]) {
+			if is := s.find(id); is != nil {
+				nodes = append(nodes, s.wire(is))
+			}
+		}
+		return map[string]any{"issues": map[string]any{"nodes": nodes}}, ""
+	case "DroverComments":
+		is := s.find(fmt.Sprint(v["id"]))
+		if is == nil {
+			return nil, "Entity not found: Issue"
+		}
+		since, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(v["since"]))
+		nodes := []any{}
+		for _, c := range s.comments {
+			if c.Issue == is.ID && c.CreatedAt.After(since) {
+				nodes = append(nodes, map[string]any{"id": c.ID, "body": c.Body, "createdAt": c.CreatedAt.Format(time.RFC3339Nano), "user": map[string]any{"name": c.User}})
+			}
+		}
+		return map[string]any{"issue": map[string]any{"comments": map[string]any{"nodes": nodes}}}, ""
+	case "DroverMove":
+		is := s.find(fmt.Sprint(v["id"]))
+		if is == nil {
+			return nil, "Entity not found: Issue"
+		}
+		var st *State
+		for i := range s.states {
+			if s.states[i].ID == v["stateId"] {
+				st = &s.states[i]
+			}
+		}
+		if st == nil {
+			return nil, "Entity not found: WorkflowState"
+		}
+		if s.refuse[st.Name] {
+			return map[string]any{"issueUpdate": map[string]any{"success": false}}, ""
+		}
+		is.State, is.UpdatedAt = st.Name, time.Now().UTC()
+		return map[string]any{"issueUpdate": map[string]any{"success": true}}, ""
+	case "DroverComment":
+		id := fmt.Sprint(v["issueId"])
+		if s.find(id) == nil {
+			return nil, "Entity not found: Issue"
+		}
+		s.addComment(id, "drover", fmt.Sprint(v["body"]))
+		return map[string]any{"commentCreate": map[string]any{"success": true}}, ""
+	}
+	return nil, "Unknown operation " + op
+}
+
+func (s *Server) wire(is *Issue) map[string]any {
+	var st State
+	for _, x := range s.states {
+		if x.Name == is.State {
+			st = x
+		}
+	}
+	labels := []any{}
+	for _, l := range is.Labels {
+		labels = append(labels, map[string]any{"name": l})
+	}
+	rels := []any{}
+	for _, b := range is.BlockedBy {
+		rels = append(rels, map[string]any{"type": "blocks", "issue": map[string]any{"id": b}})
+	}
+	var desc any
+	if is.Description != "" {
+		desc = is.Description
+	}
+	return map[string]any{"id": is.ID, "identifier": is.Identifier, "title": is.Title, "description": desc, "priority": is.Priority,
+		"url": "https://linear.app/acme/issue/" + is.Identifier, "updatedAt": is.UpdatedAt.Format(time.RFC3339Nano),
+		"state": map[string]any{"id": st.ID, "name": st.Name, "type": st.Type}, "team": map[string]any{"id": s.Team},
+		"labels": map[string]any{"nodes": labels}, "inverseRelations": map[string]any{"nodes": rels}}
+}
+
+func strs(v any) []string {
+	var out []string
+	if l, ok := v.([]any); ok {
+		for _, x := range l {
+			out = append(out, fmt.Sprint(x))
+		}
+	}
+	return out
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,278 @@
+package tracker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/store"
+)
+
+// Delivery defaults (the notification worker's, for the same reasons).
+const (
+	DefaultMaxAttempts = 20
+	DefaultBaseBackoff = 5 * time.Second
+	DefaultMaxBackoff  = 10 * time.Minute
+)
+
+// EvRefused is the audit event recorded on a card when the tracker refused a
+// projection of it: the card stays where drover put it.
+const EvRefused = "tracker_refused"
+
+// Deliverer writes due projection rows to the tracker, oldest first per
+// card: a card's row waits while an older one of the same card is pending,
+// so the tracker sees the moves in the order drover made them. It runs on
+// the leader (Lead), beside notify.Worker, which leaves these rows alone.
+type Deliverer struct {
+	Store   store.Store
+	Tracker Tracker
+	Lead    func(ctx context.Context) (bool, error) // nil: always
+	Now     func() time.Time
+	Log     *slog.Logger
+	// Refused is told each refusal in words (drover status shows the last).
+	Refused func(msg string)
+
+	MaxAttempts int           // 0: DefaultMaxAttempts
+	BaseBackoff time.Duration // 0: DefaultBaseBackoff
+	MaxBackoff  time.Duration // 0: DefaultMaxBackoff
+
+	mu    sync.Mutex
+	until time.Time // a rate limit or outage holds every delivery until then
+	down  bool      // the last try failed for the tracker's sake (reported once)
+}
+
+// Tick delivers the projections due now; failures are recorded on their
+// rows, never returned. err is the store's.
+func (w *Deliverer) Tick(ctx context.Context) (delivered, failed int, err error) {
+	if w.Lead != nil {
+		if ok, err := w.Lead(ctx); err != nil || !ok {
+			return 0, 0, err
+		}
+	}
+	now := w.now()
+	w.mu.Lock()
+	hold := w.until
+	w.mu.Unlock()
+	if now.Before(hold) {
+		return 0, 0, nil
+	}
+	due, err := w.Store.DueOutbox(ctx, now, 500)
+	if err != nil {
+		return 0, 0, err
+	}
+	var rows []store.OutboxItem
+	for _, it := range due {
+		if it.Channel == Channel {
+			rows = append(rows, it)
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		if !rows[i].CreatedAt.Equal(rows[j].CreatedAt) {
+			return rows[i].CreatedAt.Before(rows[j].CreatedAt)
+		}
+		return rows[i].ID < rows[j].ID
+	})
+	held := map[string]time.Time{} // card → when its oldest pending row is due
+	for i, it := range rows {
+		if at, ok := held[it.CardID]; ok {
+			if err := w.wait(ctx, it, at, "waits for an older projection of the card"); err != nil {
+				return delivered, failed, err
+			}
+			continue
+		}
+		pending, err := w.Store.ListOutbox(ctx, store.OutboxFilter{CardID: it.CardID, Pending: store.Bool(true)})
+		if err != nil {
+			return delivered, failed, err
+		}
+		if older, ok := firstOf(pending); ok && older.ID != it.ID {
+			// An older row of the card is not delivered yet: this one waits
+			// for it, out of the due rows (notifications share them).
+			held[it.CardID] = older.NextAt
+			if err := w.wait(ctx, it, older.NextAt, "waits for an older projection of the card"); err != nil {
+				return delivered, failed, err
+			}
+			continue
+		}
+		res, stop := w.deliver(ctx, it)
+		if err := w.Store.MarkOutbox(ctx, it.ID, res); err != nil {
+			return delivered, failed, fmt.Errorf("tracker: recording delivery of %s: %w", it.Key, err)
+		}
+		if res.Delivered {
+			delivered++
+			continue
+		}
+		failed++
+		held[it.CardID] = res.NextAt
+		if stop {
+			// The tracker is the trouble: the other due rows wait too, so
+			// they do not crowd the due rows the notifier reads.
+			for _, rest := range rows[i+1:] {
+				if err := w.wait(ctx, rest, res.NextAt, "waits for the tracker: "+res.Error); err != nil {
+					return delivered, failed, err
+				}
+			}
+			return delivered, failed, nil
+		}
+	}
+	return delivered, failed, nil
+}
+
+// wait moves a row's next try to at without spending one of its attempts.
+func (w *Deliverer) wait(ctx context.Context, it store.OutboxItem, at time.Time, why string) error {
+	now := w.now()
+	if !at.After(now) {
+		at = now.Add(time.Second)
+	}
+	if err := w.Store.MarkOutbox(ctx, it.ID, store.OutboxResult{At: now, NextAt: at, Waiting: true, Error: why}); err != nil {
+		return fmt.Errorf("tracker: deferring %s: %w", it.Key, err)
+	}
+	return nil
+}
+
+// firstOf is the oldest pending tracker row (ListOutbox orders by creation).
+func firstOf(rows []store.OutboxItem) (store.OutboxItem, bool) {
+	for _, r := range rows {
+		if r.Channel == Channel {
+			return r, true
+		}
+	}
+	return store.OutboxItem{}, false
+}
+
+// deliver applies one row's projection and says how to record it; stop is
+// true when the tracker itself is the trouble (no other row is tried now).
+func (w *Deliverer) deliver(ctx context.Context, it store.OutboxItem) (store.OutboxResult, bool) {
+	now := w.now()
+	log := w.log().With("card_id", it.CardID, "key", it.Key, "event", it.Event, "attempt", it.Attempts+1)
+	var pr Projection
+	if err := json.Unmarshal(it.Payload, &pr); err != nil || pr.IssueID == "" {
+		return store.OutboxResult{At: now, Dead: true, Error: fmt.Sprintf("payload is not a tracker projection: %v", err)}, false
+	}
+	err := w.apply(ctx, pr)
+	if err == nil {
+		w.recovered(log)
+		log.Info("tracker projection delivered", "issue", pr.IssueKey, "to", pr.To, "comment", pr.Comment != "")
+		return store.OutboxResult{Delivered: true, At: now}, false
+	}
+	var rl *RateLimitError
+	switch {
+	case errors.As(err, &rl):
+		// Waiting: a rate limit spends none of the row's attempts.
+		w.hold(rl.Until, log, err)
+		return store.OutboxResult{At: now, NextAt: rl.Until, Error: err.Error(), Waiting: true}, true
+	case errors.Is(err, ErrRefused):
+		log.Warn("tracker refused a projection; the card stays where drover put it", "issue", pr.IssueKey, "error", err)
+		w.recordRefusal(ctx, it, pr, err, now)
+		if w.Refused != nil {
+			w.Refused(fmt.Sprintf("%s refused showing %s of %s: %v", w.Tracker.Kind(), describe(pr), pr.Identifier, err))
+		}
+		return store.OutboxResult{At: now, Dead: true, Error: "refused: " + err.Error()}, false
+	}
+	if it.Attempts+1 >= nz(w.MaxAttempts, DefaultMaxAttempts) {
+		log.Error("tracker projection dead: delivery abandoned", "error", err)
+		return store.OutboxResult{At: now, Dead: true, Error: err.Error()}, true
+	}
+	next := now.Add(w.backoff(it.Attempts + 1))
+	w.hold(next, log, err)
+	return store.OutboxResult{At: now, NextAt: next, Error: err.Error()}, true
+}
+
+// apply makes the tracker show pr: the move, then the comment.
+func (w *Deliverer) apply(ctx context.Context, pr Projection) error {
+	caps := w.Tracker.Caps()
+	if pr.To != "" && (caps.Labels || caps.States) {
+		if err := w.Tracker.Move(ctx, pr.IssueID, pr.From, pr.To); err != nil {
+			return err
+		}
+	}
+	if pr.Comment != "" && caps.Comments {
+		return w.Tracker.Comment(ctx, pr.IssueID, pr.Comment)
+	}
+	return nil
+}
+
+func (w *Deliverer) recordRefusal(ctx context.Context, it store.OutboxItem, pr Projection, err error, now time.Time) {
+	ev := board.Event{At: now, CardID: it.CardID, Type: EvRefused, Actor: "tracker:" + w.Tracker.Kind(),
+		Reason: fmt.Sprintf("%s refused showing %s: %v", w.Tracker.Kind(), describe(pr), err)}
+	if e := w.Store.Apply(ctx, store.Change{Events: []board.Event{ev}}); e != nil {
+		w.log().Warn("tracker: could not record a refused projection", "card_id", it.CardID, "error", e)
+	}
+}
+
+func describe(pr Projection) string {
+	switch {
+	case pr.To != "" && pr.Comment != "":
+		return "the move to " + string(pr.To) + " and its comment"
+	case pr.To != "":
+		return "the move to " + string(pr.To)
+	}
+	return "a comment"
+}
+
+// hold stops deliveries until t; the first failure of an outage is logged
+// as an error, the rest are not (reported once).
+func (w *Deliverer) hold(t time.Time, log *slog.Logger, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if t.After(w.until) {
+		w.until = t
+	}
+	if !w.down {
+		w.down = true
+		log.Error("tracker unreachable for projections; deliveries wait and retry", "error", err, "until", t)
+	}
+}
+
+func (w *Deliverer) recovered(log *slog.Logger) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.down {
+		w.down = false
+		log.Info("tracker reachable again; projections resume")
+	}
+}
+
+func (w *Deliverer) backoff(tries int) time.Duration {
+	base, maxB := nzd(w.BaseBackoff, DefaultBaseBackoff), nzd(w.MaxBackoff, DefaultMaxBackoff)
+	d := base
+	for i := 1; i < tries && d < maxB; i++ {
+		d *= 2
+	}
+	d = min(d, maxB)
+	return d + time.Duration(rand.Float64()*0.1*float64(d))
+}
+
+func (w *Deliverer) now() time.Time {
+	if w.Now != nil {
+		return w.Now()
+	}
+	return time.Now()
+}
+
+func (w *Deliverer) log() *slog.Logger {
+	if w.Log != nil {
+		return w.Log
+	}
+	return slog.Default()
+}
+
+func nz(v, d int) int {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
+
+func nzd(v, d time.Duration) time.Duration {
+	if v <= 0 {
+		return d
+	}
+	return v
+}

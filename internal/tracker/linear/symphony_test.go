@@ -1,0 +1,148 @@
+package linear_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/dispatch"
+	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/testkit"
+	fake "github.com/drover-dev/drover/internal/testkit/faketracker/linear"
+	"github.com/drover-dev/drover/internal/tracker"
+	"github.com/drover-dev/drover/internal/tracker/linear"
+)
+
+// toFake sends every request to the fake, whatever host it names: the
+// WORKFLOW.md under test stays exactly as Symphony ships it (no endpoint).
+type toFake struct{ u *url.URL }
+
+func (f toFake) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.URL.Scheme, r.URL.Host = f.u.Scheme, f.u.Host
+	r.URL.Path = "/"
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// Symphony's own elixir/WORKFLOW.md loads unchanged — tracker, polling,
+// workspace, hooks, agent and codex sections and its Liquid prompt — keys
+// drover does not use are reported once, never fatal, and drover dispatches
+// from the Linear fake with it: the issue's card is claimed, its agent
+// started, and the issue moved to In Progress.
+func TestSymphonyWorkflowDispatchesFromLinear(t *testing.T) {
+	home, bin := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("LINEAR_API_KEY", "lin_api_symphony")
+	// The hooks clone a repository and the agent is Codex: stand-ins that
+	// need no network (what Codex prints is the realcli tests' business).
+	for name, script := range map[string]string{"git": "#!/bin/sh\nexit 0\n", "codex": "#!/bin/sh\ncat >/dev/null\nexit 0\n"} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	cfg, err := config.Load("testdata/symphony-elixir-WORKFLOW.md")
+	if err != nil {
+		t.Fatalf("Symphony's WORKFLOW.md does not load: %v", err)
+	}
+	tc := cfg.Tracker
+	if tc.Kind != "linear" || tc.ProjectSlug != "symphony-0c79b11b75ea" || tc.APIKey != "lin_api_symphony" ||
+		strings.Join(tc.ActiveStates, ",") != "Todo,In Progress,Merging,Rework" || len(tc.TerminalStates) != 5 {
+		t.Fatalf("tracker = %+v", tc)
+	}
+	if cfg.Dispatch.PollInterval != 5*time.Second || cfg.Dispatch.MaxConcurrent != 10 || cfg.Dispatch.MaxTurns != 20 {
+		t.Errorf("polling and agent sections: %+v", cfg.Dispatch)
+	}
+	if !strings.HasPrefix(cfg.Workspace.Root, home) || !strings.Contains(cfg.Hooks.AfterCreate, "git clone --depth 1 https://github.com/openai/symphony .") {
+		t.Errorf("workspace %q, hooks %+v", cfg.Workspace.Root, cfg.Hooks)
+	}
+	if p := cfg.Agents.Profiles[cfg.Agents.Default]; p.Kind != "codex" {
+		t.Errorf("the codex section makes profile %+v", p)
+	}
+	seen := map[string]int{}
+	for _, w := range cfg.Warnings {
+		seen[w]++
+	}
+	for w, n := range seen {
+		if n != 1 {
+			t.Errorf("warning reported %d times: %s", n, w)
+		}
+	}
+	if len(cfg.Warnings) == 0 {
+		t.Error("the codex keys drover does not use are not reported")
+	}
+
+	ln := fake.New("symphony-0c79b11b75ea")
+	ln.APIKey = "lin_api_symphony"
+	t.Cleanup(ln.Close)
+	u, _ := url.Parse(ln.URL)
+	id := ln.AddIssue("Make the dashboard faster", "The board page takes 3s.", "Todo")
+	ln.AddIssue("Someday", "", "Backlog")
+
+	tr := linear.New(linear.Options{Config: cfg.Tracker, HTTP: &http.Client{Transport: toFake{u}}})
+	ctx := context.Background()
+	if err := tr.Check(ctx); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	st := testkit.Store(t, testkit.SQLite)
+	b := func() board.Board { return cfg.Board }
+	log := slog.New(slog.DiscardHandler)
+	sync := &tracker.Syncer{Store: st, Tracker: tr, Board: b, Log: log}
+	proj := &tracker.Projector{Store: st, Board: b, Kind: "linear", Log: log}
+	del := &tracker.Deliverer{Store: st, Tracker: tr, Log: log}
+	if err := proj.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := sync.Pass(ctx); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	cards, _ := st.ListCards(ctx, store.CardFilter{Tracked: true})
+	if len(cards) != 1 || cards[0].External.ID != id || cards[0].External.Key != "ENG-1" {
+		t.Fatalf("cards = %+v, want the Todo issue only", cards)
+	}
+	d, err := dispatch.New(dispatch.Options{Store: st, Config: cfg, Node: "n1", LogDir: filepath.Join(t.TempDir(), "logs"), Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = d.Run(dctx) }()
+	defer func() { cancel(); <-done }()
+	var runs []board.Run
+	for range 1000 {
+		runs, _ = st.ListRuns(ctx, store.RunFilter{CardID: cards[0].ID})
+		if len(runs) > 0 && runs[0].StartedAt != nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(runs) == 0 || runs[0].StartedAt == nil || runs[0].Agent != "codex" {
+		t.Fatalf("no codex run started: %+v", runs)
+	}
+	for range 100 {
+		_, _ = proj.Pass(ctx)
+		_, _, _ = del.Tick(ctx)
+		if ln.Issue(id).State != "Todo" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	moved := false
+	for _, r := range ln.Log() {
+		if r.Op == "DroverMove" && r.Vars["stateId"] == "state-3" { // In Progress
+			moved = true
+		}
+	}
+	if !moved {
+		t.Fatalf("the issue was never moved to In Progress: %v", ln.Log())
+	}
+}
