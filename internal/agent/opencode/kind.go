@@ -31,6 +31,7 @@ func Registration() agent.Registration {
 		DefaultArgs:    func(agent.Profile) []string { return DefaultArgs() },
 		NewParser:      newParser,
 		PassEnv:        PassEnv,
+		ResumeArgs:     ResumeArgs,
 		New: func(p agent.Profile) (agent.Agent, error) {
 			return command.New(p, newParser), nil
 		},

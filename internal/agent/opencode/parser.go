@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/drover-dev/drover/internal/agent/jsonl"
@@ -35,10 +36,11 @@ type event struct {
 	Type      string `json:"type"`
 	SessionID string `json:"sessionID"`
 	Part      *struct {
-		Type   string `json:"type"`
-		Text   string `json:"text"`
-		Tool   string `json:"tool"`
-		Reason string `json:"reason"`
+		Type   string     `json:"type"`
+		Text   string     `json:"text"`
+		Tool   string     `json:"tool"`
+		Reason string     `json:"reason"`
+		State  *toolState `json:"state"`
 		Tokens *struct {
 			Input  int64 `json:"input"`
 			Output int64 `json:"output"`
@@ -57,6 +59,14 @@ type event struct {
 			ResponseBody string `json:"responseBody"`
 		} `json:"data"`
 	} `json:"error"`
+}
+
+// toolState is a tool_use part's state: "completed" or "error" (with the
+// error text), and the call's input.
+type toolState struct {
+	Status string          `json:"status"`
+	Error  string          `json:"error"`
+	Input  json.RawMessage `json:"input"`
 }
 
 // Feed reads one stdout line. It never panics; a line that is not a JSON
@@ -89,6 +99,7 @@ func (p *Parser) Feed(line []byte) {
 	case "tool_use":
 		if ev.Part != nil {
 			p.lastLine = "→ " + ev.Part.Tool
+			p.toolUse(ev.Part.Tool, ev.Part.State)
 		}
 	case "step_finish":
 		p.stepFinish(&ev)
@@ -231,4 +242,32 @@ func (p *Parser) Structured() policy.Structured {
 // tokens and cost of the model calls finished so far.
 func (p *Parser) Progress() (lastLine string, tokensIn, tokensOut int64, costUSD float64) {
 	return p.lastLine, p.s.TokensIn, p.s.TokensOut, p.s.CostUSD
+}
+
+// rejectedPermission is the error opencode 1.18.33 gives a tool call whose
+// permission it asked for and `opencode run` rejected (a headless run
+// rejects every "ask"; stderr says "permission requested: bash (…);
+// auto-rejecting"). It is opencode's own constant (its RejectedError), not
+// a model's or a provider's wording; the run then stops with exit 0 and no
+// answer. Evidence: testdata/permission_rejected.
+const rejectedPermission = "The user rejected permission to use this specific tool call"
+
+// toolUse reads a finished tool call: one that failed because its
+// permission was rejected is a permission the agent needs a human to grant
+// (the claude kind's permission_denials), and its question says which.
+func (p *Parser) toolUse(tool string, st *toolState) {
+	if st == nil || st.Status != "error" || !strings.HasPrefix(st.Error, rejectedPermission) {
+		return
+	}
+	s := &p.s
+	s.PermissionDenials++
+	if len(s.DeniedTools) < maxKept && !slices.Contains(s.DeniedTools, tool) {
+		s.DeniedTools = append(s.DeniedTools, tool)
+	}
+	what := tool
+	var in bytes.Buffer
+	if json.Compact(&in, st.Input) == nil && in.Len() > 2 {
+		what += " " + excerpt.Clip(in.String(), 200)
+	}
+	s.Question = "opencode asked for permission to use " + what + ", and a headless run rejects every permission it asks for: allow it in the opencode config (permission), or answer how to go on without it"
 }

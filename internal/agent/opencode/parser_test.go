@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -79,5 +80,21 @@ func TestLengthThenStop(t *testing.T) {
 	p.Feed([]byte(`{"type":"step_finish","part":{"reason":"stop"}}`))
 	if s := p.Structured(); s.IsError || s.ErrorType != "" {
 		t.Errorf("length then stop is still an error: %+v", s)
+	}
+}
+
+// TestPermissionRejected: a tool call whose permission the headless run
+// rejected is a denial with a question naming the tool and its input; a
+// tool that merely failed is not.
+func TestPermissionRejected(t *testing.T) {
+	s := feedFixture(t, "permission_rejected").Structured()
+	if s.PermissionDenials != 1 || len(s.DeniedTools) != 1 || s.DeniedTools[0] != "bash" ||
+		!strings.Contains(s.Question, `bash {"command":"echo drover-tool-ok"`) || s.Finished {
+		t.Errorf("denials %d tools %v question %q finished %v", s.PermissionDenials, s.DeniedTools, s.Question, s.Finished)
+	}
+	p := NewParser()
+	p.Feed([]byte(`{"type":"tool_use","part":{"type":"tool","tool":"read","state":{"status":"error","input":{"filePath":"/x"},"error":"File not found: /x"}}}`))
+	if s := p.Structured(); s.PermissionDenials != 0 || s.Question != "" {
+		t.Errorf("a failed tool read as a denial: %+v", s)
 	}
 }

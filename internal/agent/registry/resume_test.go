@@ -46,6 +46,12 @@ func TestResumeArgv(t *testing.T) {
 		{"codex option resume lacks", agent.Profile{Kind: "codex", Args: []string{"--sandbox", "workspace-write"}}, ""},
 		{"codex ephemeral", agent.Profile{Kind: "codex", Args: []string{"--ephemeral"}}, ""},
 		{"codex prompt as argument", agent.Profile{Kind: "codex", Prompt: "arg", Args: []string{"exec", "--json"}}, ""},
+		{"opencode defaults", agent.Profile{Kind: "opencode"}, "run --format json --session sess-1"},
+		{"opencode with a model", agent.Profile{Kind: "opencode", Args: []string{"-m", "fake/gpt"}}, "run --format json -m fake/gpt --session sess-1"},
+		{"opencode resume never", agent.Profile{Kind: "opencode", Resume: agent.ResumeNever}, ""},
+		{"opencode profile picks its session", agent.Profile{Kind: "opencode", Args: []string{"--continue"}}, ""},
+		{"opencode profile forks", agent.Profile{Kind: "opencode", Args: []string{"--fork"}}, ""},
+		{"opencode prompt as argument", agent.Profile{Kind: "opencode", Prompt: "arg"}, ""},
 		{"command kind", agent.Profile{Kind: "command", Command: "./agent.sh"}, ""},
 	}
 	for _, tc := range cases {
