@@ -19,6 +19,7 @@ type cli struct {
 var packages = map[string]struct{ kind, bin string }{
 	"@anthropic-ai/claude-code": {"claude", "claude"},
 	"@openai/codex":             {"codex", "codex"},
+	"opencode-ai":               {"opencode", "opencode"},
 }
 
 // installed lists the CLIs of kind under DROVER_AGENT_CLIS, skipping t
