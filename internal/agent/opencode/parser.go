@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/drover-dev/drover/internal/agent/jsonl"
 
@@ -54,9 +56,11 @@ type event struct {
 	Error *struct {
 		Name string `json:"name"`
 		Data struct {
-			Message      string `json:"message"`
-			StatusCode   int    `json:"statusCode"`
-			ResponseBody string `json:"responseBody"`
+			Message         string            `json:"message"`
+			StatusCode      int               `json:"statusCode"`
+			IsRetryable     bool              `json:"isRetryable"`
+			ResponseHeaders map[string]string `json:"responseHeaders"`
+			ResponseBody    string            `json:"responseBody"`
 		} `json:"data"`
 	} `json:"error"`
 }
@@ -165,7 +169,26 @@ func (p *Parser) errorEvent(ev *event) {
 	if e.Data.StatusCode != 0 {
 		s.APIErrorStatus = e.Data.StatusCode
 	}
+	if d, ok := retryAfter(e.Data.ResponseHeaders["retry-after"]); ok {
+		s.RetryDelay = d
+		if e.Data.IsRetryable && e.Data.StatusCode != 0 {
+			// opencode retried with this status, honouring the header,
+			// before it gave up (five times in 1.18.33).
+			s.RetryStatuses = append(s.RetryStatuses, e.Data.StatusCode)
+		}
+	}
 	p.responseBody(e.Data.ResponseBody)
+}
+
+// retryAfter reads an HTTP retry-after header in seconds (opencode keeps
+// the provider's response headers on an APIError). A date form is left to
+// the message's own words.
+func retryAfter(v string) (time.Duration, bool) {
+	n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || n <= 0 || n > 7*24*3600 {
+		return 0, false
+	}
+	return time.Duration(n * float64(time.Second)), true
 }
 
 // codeTypes maps the provider's error type or code (OpenAI: error.code,
@@ -192,12 +215,16 @@ func (p *Parser) responseBody(body string) {
 	}
 	var b struct {
 		Error struct {
-			Type string `json:"type"`
-			Code any    `json:"code"` // a string for OpenAI, a number elsewhere
+			Type     string  `json:"type"`
+			Code     any     `json:"code"`      // a string for OpenAI, a number elsewhere
+			ResetsAt float64 `json:"resets_at"` // OpenAI usage_limit_reached: epoch seconds
 		} `json:"error"`
 	}
 	if json.Unmarshal([]byte(body), &b) != nil {
 		return
+	}
+	if r := b.Error.ResetsAt; r > 0 && r < 1e11 {
+		p.s.ResetsAt = time.Unix(int64(r), 0).UTC()
 	}
 	code, _ := b.Error.Code.(string)
 	if code == "context_length_exceeded" {

@@ -6,6 +6,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/drover-dev/drover/internal/policy"
 )
 
 func feedFixture(t *testing.T, name string) *Parser {
@@ -96,5 +99,24 @@ func TestPermissionRejected(t *testing.T) {
 	p.Feed([]byte(`{"type":"tool_use","part":{"type":"tool","tool":"read","state":{"status":"error","input":{"filePath":"/x"},"error":"File not found: /x"}}}`))
 	if s := p.Structured(); s.PermissionDenials != 0 || s.Question != "" {
 		t.Errorf("a failed tool read as a denial: %+v", s)
+	}
+}
+
+// TestRetryAfterAndReset: the provider's retry-after header, which
+// opencode honoured in its own retries, becomes the verdict's wait when
+// the message names none; an OpenAI usage_limit_reached body's resets_at
+// is the reset time.
+func TestRetryAfterAndReset(t *testing.T) {
+	p := NewParser()
+	p.Feed([]byte(`{"type":"error","sessionID":"ses_1","error":{"name":"APIError","data":{"message":"Too many requests","statusCode":429,"isRetryable":true,"responseHeaders":{"retry-after":"40"},"responseBody":"{\"error\":{\"message\":\"Too many requests\",\"type\":\"requests\",\"code\":\"rate_limit_exceeded\"}}"}}}`))
+	s := p.Structured()
+	c := policy.Classify(policy.Signals{AgentKind: Kind, ExitCode: 1, Structured: s, Now: time.Unix(1796000000, 0)}, nil)
+	if s.RetryDelay != 40*time.Second || c.Kind != policy.KindRateLimited || c.RetryAfter != 40*time.Second {
+		t.Errorf("retry delay %v, verdict %s after %v; want 40s, rate_limited after 40s", s.RetryDelay, c.Kind, c.RetryAfter)
+	}
+	p = NewParser()
+	p.Feed([]byte(`{"type":"error","error":{"name":"APIError","data":{"message":"The usage limit has been reached","statusCode":429,"isRetryable":true,"responseBody":"{\"error\":{\"message\":\"The usage limit has been reached\",\"type\":\"usage_limit_reached\",\"code\":\"usage_limit_reached\",\"resets_at\":1796010800}}"}}}`))
+	if s := p.Structured(); !s.ResetsAt.Equal(time.Unix(1796010800, 0)) {
+		t.Errorf("resets at %v", s.ResetsAt)
 	}
 }
