@@ -44,6 +44,8 @@ type scenario struct {
 	// askBash: the config makes bash ask for permission, which a headless
 	// run rejects.
 	askBash bool
+	// reset: the stream's first chunk, then the connection is reset.
+	reset bool
 }
 
 // toolCall asks opencode to run a shell command (bash is allowed by default).
@@ -103,6 +105,8 @@ var scenarios = []scenario{
 		notes: "The config makes bash ask (permission.bash: ask); the model calls bash, `opencode run` rejects the ask, and the run stops with exit 0 and no answer.",
 		body: sse(fmt.Sprintf(chunk, `{"role":"assistant","content":"Not reached."}`, "null", ""),
 			fmt.Sprintf(chunk, `{}`, `"stop"`, `,"usage":{"prompt_tokens":1100,"completion_tokens":9,"total_tokens":1109}`))},
+	{name: "reset_midstream", kind: "network", reset: true, notes: "Every request: the first SSE chunk, then a TCP reset (SO_LINGER 0).",
+		body: sse(fmt.Sprintf(chunk, `{"role":"assistant","content":"Hel"}`, "null", ""))},
 	{name: "connection_refused", kind: "network", notes: "Nothing listens on the provider's baseURL port.", refused: true},
 	{name: "dns_failure", kind: "network", notes: "The baseURL's host (drover-fake.invalid) does not resolve.", refused: true, dns: true},
 }
@@ -157,6 +161,10 @@ func capture(t *testing.T, bin string, sc scenario) {
 				title := strings.Contains(string(req), "title generator")
 				if sc.tool && !title && !strings.Contains(string(req), `"role":"tool"`) {
 					fmt.Fprint(w, toolCall)
+					return
+				}
+				if sc.reset && !title {
+					resetAfter(w, strings.TrimSuffix(sc.body, "data: [DONE]\n\n"))
 					return
 				}
 				fmt.Fprint(w, sc.body)
@@ -216,6 +224,22 @@ func capture(t *testing.T, bin string, sc scenario) {
 	exp, _ := json.MarshalIndent(map[string]any{"kind": sc.kind, "alt_kinds": sc.alt, "notes": sc.notes}, "", "  ")
 	writeFile(t, filepath.Join(dir, "expected.json"), string(exp)+"\n")
 	t.Logf("%s: exit %d", sc.name, code)
+}
+
+// resetAfter writes part of a stream and resets the connection.
+func resetAfter(w http.ResponseWriter, part string) {
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, part)
+	w.(http.Flusher).Flush()
+	time.Sleep(200 * time.Millisecond)
+	conn, _, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	conn.Close()
 }
 
 func writeFile(t *testing.T, path, s string) {

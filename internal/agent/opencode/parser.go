@@ -169,6 +169,12 @@ func (p *Parser) errorEvent(ev *event) {
 	if e.Data.StatusCode != 0 {
 		s.APIErrorStatus = e.Data.StatusCode
 	}
+	if e.Name == "APIError" && e.Data.StatusCode == 0 && e.Data.ResponseBody == "" && len(e.Data.ResponseHeaders) == 0 {
+		// An API call that got no HTTP answer at all: opencode wraps the
+		// fetch failure ("Cannot connect to API: …"). Evidence: the
+		// connection_refused, dns_failure and reset_midstream captures.
+		s.APIError = "connection_failed"
+	}
 	if d, ok := retryAfter(e.Data.ResponseHeaders["retry-after"]); ok {
 		s.RetryDelay = d
 		if e.Data.IsRetryable && e.Data.StatusCode != 0 {

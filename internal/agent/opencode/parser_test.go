@@ -62,12 +62,15 @@ func TestErrorsByStructure(t *testing.T) {
 		{"overloaded_503", "server_error", "", 503},
 		{"context_too_long", "", "prompt_too_long", 0},
 		{"connection_refused", "", "", 0},
+		{"reset_midstream", "", "", 0},
 	}
 	for _, c := range cases {
 		s := feedFixture(t, c.name).Structured()
-		if s.APIErrorStatus != c.status || s.ErrorType != c.errType || s.TerminalReason != c.terminal || !s.IsError {
-			t.Errorf("%s: status %d type %q terminal %q error %v; want %d %q %q",
-				c.name, s.APIErrorStatus, s.ErrorType, s.TerminalReason, s.IsError, c.status, c.errType, c.terminal)
+		transport := c.status == 0 && c.terminal == ""
+		if s.APIErrorStatus != c.status || s.ErrorType != c.errType || s.TerminalReason != c.terminal || !s.IsError ||
+			(s.APIError == "connection_failed") != transport {
+			t.Errorf("%s: status %d type %q terminal %q api error %q error %v; want %d %q %q (connection_failed %v)",
+				c.name, s.APIErrorStatus, s.ErrorType, s.TerminalReason, s.APIError, s.IsError, c.status, c.errType, c.terminal, transport)
 		}
 	}
 }
