@@ -1,7 +1,3 @@
-// Package opencode reads what `opencode run --format json` prints: one JSON
-// event per line (step_start, text, reasoning, tool_use, step_finish,
-// error), each with the session id. kind.go registers the kind;
-// testdata/README.md says what was learnt from the captures.
 package opencode
 
 import (
