@@ -51,6 +51,17 @@ func opencodeEnv(t *testing.T, home, base, auth string, extra map[string]any) []
 	return env
 }
 
+// stepsFor is what the fake provider answers scenario s with for c.
+// opencode waits out a 429's retry-after five times, silently, before it
+// reports it: the shared scenario's 40s would keep its cell quiet for over
+// three minutes, so its rate limit says 8s (any wait shows the same).
+func stepsFor(c cli, s scenario) []fp.Step {
+	if c.kind == "opencode" && s.name == "rate_limit" {
+		return []fp.Step{fp.RateLimit(8 * time.Second)}
+	}
+	return s.steps
+}
+
 // The opencode cells drover still gets wrong (see knownWrong), kept here so
 // the shared list's lines stay as they are.
 func init() {
