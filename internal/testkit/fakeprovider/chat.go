@@ -101,9 +101,9 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		s.markDropped(idx)
 		return
 	}
-	c := chunker{id: "chatcmpl-fake-" + strconv.FormatInt(time.Now().UnixNano(), 36), model: or(req.Model, "gpt-fake")}
+	c := chunker{id: "chatcmpl-fake-" + strconv.FormatInt(time.Now().UnixNano(), 36), model: chatModel(req.Model)}
 	sse := newSSE(w)
-	data := func(d string) { sse.data(d) }
+	data := func(d string) { chatData(sse, d) }
 	data(c.delta(`{"role":"assistant","content":""}`, ""))
 	switch st.Kind {
 	case "reset_midstream":
@@ -166,16 +166,17 @@ func (c chunker) delta(d, finish string) string {
 		c.id, time.Now().Unix(), quote(c.model), d, f)
 }
 
-func or(s, d string) string {
-	if s == "" {
-		return d
+// chatModel is the model a chunk names: the request's, else gpt-fake.
+func chatModel(m string) string {
+	if m == "" {
+		return "gpt-fake"
 	}
-	return s
+	return m
 }
 
-// data writes one unnamed server-sent event (Chat Completions names none),
-// flushing it.
-func (e *sse) data(d string) {
+// chatData writes one unnamed server-sent event (Chat Completions names
+// none), flushing it.
+func chatData(e *sse, d string) {
 	fmt.Fprintf(e.w, "data: %s\n\n", d)
 	if e.f != nil {
 		e.f.Flush()
