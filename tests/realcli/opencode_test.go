@@ -88,7 +88,7 @@ func TestOpencodeResume(t *testing.T) {
 	env := append(opencodeEnv(t, home, p.URL(), "", map[string]any{"permission": map[string]any{"bash": "ask"}}),
 		"PATH="+filepath.Dir(c.bin)+":/usr/local/bin:/usr/bin:/bin")
 	var prof strings.Builder
-	fmt.Fprintf(&prof, "default: s-resume\nprofiles:\n  s-resume:\n    kind: opencode\n    command: %s\n    timeout: 300s\n    stall_timeout: 180s\n    env:\n", c.bin)
+	fmt.Fprintf(&prof, "default: s-resume\nprofiles:\n  s-resume:\n    kind: opencode\n    command: %s\n    timeout: 600s\n    stall_timeout: 600s\n    env:\n", c.bin)
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		fmt.Fprintf(&prof, "      %s: %q\n", k, v)
@@ -99,7 +99,7 @@ func TestOpencodeResume(t *testing.T) {
 	var cd card
 	h.jsonOf(&cd, "card", "add", "--title", marker(s)+": deploy it", "--state", "ready")
 	h.serve()
-	deadline := time.Now().Add(5 * time.Minute)
+	deadline := time.Now().Add(15 * time.Minute) // two opencode starts; minutes each on a loaded machine
 	first := h.settled(cd.Identifier, deadline)
 	if first.State != "awaiting_input" || first.Runs[0].Kind != "input_required" {
 		t.Fatalf("first attempt: state %s (%s), run %+v\nlog:\n%s", first.State, first.StateReason, first.Runs[0], h.runLog(first))
