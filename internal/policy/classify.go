@@ -122,7 +122,7 @@ func bySuccess(s Signals) Classification {
 		// needs; granting it (a human answer) is what changes the outcome.
 		msg := st.ResultText
 		if len(st.DeniedTools) > 0 {
-			msg = fmt.Sprintf("denied: %s; %s", strings.Join(st.DeniedTools, ", "), msg)
+			msg = strings.TrimSuffix(fmt.Sprintf("denied: %s; %s", strings.Join(st.DeniedTools, ", "), msg), "; ")
 		}
 		return Classification{Kind: KindInputRequired, Source: "structured:permission_denials", Message: msg}
 	}

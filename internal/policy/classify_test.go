@@ -75,6 +75,18 @@ func TestClassifyOrder(t *testing.T) {
 	}
 }
 
+// TestDenialMessage: the verdict on a denied permission names the tools,
+// then the agent's last words when it had any (an opencode run rejected at
+// a permission stops without any).
+func TestDenialMessage(t *testing.T) {
+	for text, want := range map[string]string{"Please grant it": "denied: bash; Please grant it", "": "denied: bash"} {
+		c := Classify(Signals{Structured: Structured{Present: true, PermissionDenials: 1, DeniedTools: []string{"bash"}, ResultText: text}}, nil)
+		if c.Kind != KindInputRequired || c.Message != want {
+			t.Errorf("text %q: %s %q, want input_required %q", text, c.Kind, c.Message, want)
+		}
+	}
+}
+
 func TestUnknownKeepsTextWhole(t *testing.T) {
 	text := "line one\nline two: something odd\nline three"
 	c := Classify(Signals{ExitCode: 1, Stderr: text}, nil)

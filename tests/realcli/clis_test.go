@@ -21,6 +21,7 @@ var packages = map[string]struct{ kind, bin string }{
 	"@anthropic-ai/claude-code": {"claude", "claude"},
 	"@openai/codex":             {"codex", "codex"},
 	"@google/gemini-cli":        {"gemini", "gemini"},
+	"opencode-ai":               {"opencode", "opencode"},
 }
 
 // installed lists the CLIs of kind under DROVER_AGENT_CLIS, skipping t

@@ -24,6 +24,8 @@ func TestCodex(t *testing.T) { matrix(t, "codex") }
 // the JSON-RPC protocol, and must settle each card as in exec mode.
 func TestCodexAppServerMatrix(t *testing.T) { matrix(t, "codex", "app-server") }
 
+func TestOpencode(t *testing.T) { matrix(t, "opencode") }
+
 // matrix runs every scenario against each installed version of kind: one
 // drover serve per version (and per max_turns setting), one profile and one
 // card per scenario, so a paused profile holds only its own card. args, when
@@ -96,10 +98,10 @@ func runGroup(t *testing.T, c cli, turns int, ss []scenario) {
 		case "dns":
 			base = "http://api.drover-fake.invalid:80"
 		}
-		p.Script(marker(s), s.steps...)
+		p.Script(marker(s), stepsFor(c, s)...)
 		env := h.profileEnv(c, s, base)
 		fmt.Fprintf(&prof, "  %s:\n    kind: %s\n    command: %s\n    timeout: %s\n    stall_timeout: %s\n",
-			profName(s), c.kind, c.bin, or(s.timeout, "300s"), or(s.stall, "180s"))
+			profName(s), c.kind, c.bin, timeoutOf(c, s), or(s.stall, defaultStall(c)))
 		if len(c.args) > 0 {
 			fmt.Fprintf(&prof, "    args: [%s]\n", strings.Join(c.args, ", "))
 		}
@@ -112,7 +114,7 @@ func runGroup(t *testing.T, c cli, turns int, ss []scenario) {
 	w := testkit.NewWorkflow().
 		Set("agents", prof.String()).
 		Set("policy", "max_attempts: 3\nbackoff: {base: 10m, max: 10m, jitter: 0}").
-		Set("dispatch", fmt.Sprintf("max_concurrent: %d\npoll_interval: 500ms%s", concurrency, maxTurnsLine(turns)))
+		Set("dispatch", fmt.Sprintf("max_concurrent: %d\npoll_interval: 500ms%s", concurrencyFor(c), maxTurnsLine(turns)))
 	w.Write(t, h.dir)
 	ids := map[string]string{}
 	for _, s := range ss {
@@ -144,6 +146,42 @@ func runGroup(t *testing.T, c cli, turns int, ss []scenario) {
 // start costs a few CPU seconds; more at once on a small machine makes the
 // CLIs look stalled to drover.
 const concurrency = 3
+
+// concurrencyFor is how many CLIs of c's kind one serve runs at once.
+// opencode spends most of a failing cell waiting between its own retries
+// (five, silent, honouring retry-after; see internal/agent/opencode), which
+// costs no CPU, so more of its cells share the time.
+func concurrencyFor(c cli) int {
+	if c.kind == "opencode" {
+		return 6
+	}
+	return concurrency
+}
+
+// timeoutOf is the scenario's profile timeout for c. opencode retries a
+// failing call five times, 2s to 30s apart, before it reports the failure:
+// about 80s on a quiet machine, after a start that takes a few CPU seconds,
+// and minutes on a loaded one (seen: 200s for the success cell at a load
+// of 30 on two cores). So its cells get 600s, the transport ones too,
+// unless the scenario's own limit is the point (hang, stall).
+func timeoutOf(c cli, s scenario) string {
+	if c.kind == "opencode" && (s.timeout == "" || s.url != "") {
+		return "600s"
+	}
+	return or(s.timeout, "300s")
+}
+
+// defaultStall is the stall timeout of a scenario that sets none. opencode
+// prints nothing from its start until its first event, nor while it retries
+// (a minute or more for a failing call), and on a loaded machine a start
+// alone took minutes (seen: over 300s at a load of 300 on two cores): its
+// cells that are not about a stall rely on their timeout alone.
+func defaultStall(c cli) string {
+	if c.kind == "opencode" {
+		return "600s"
+	}
+	return "180s"
+}
 
 func marker(s scenario) string { return "RCSCENARIO-" + s.name }
 
@@ -202,6 +240,8 @@ stream_idle_timeout_ms = 300000
 		return append(env, s.env...)
 	case "gemini":
 		return h.geminiEnv(c, s, home, base)
+	case "opencode":
+		return append(opencodeEnv(h.t, home, base, s.auth, nil), append([]string{path}, s.env...)...)
 	}
 	h.t.Fatalf("no profile env for kind %s", c.kind)
 	return nil
@@ -211,7 +251,7 @@ stream_idle_timeout_ms = 300000
 func check(h *harness, s scenario, cd card) []string {
 	var errs []string
 	w := s.want
-	r := cd.Runs[len(cd.Runs)-1] // runs are newest first
+	r := cd.Runs[0] // runs are oldest first; a deferred card may have run again by now
 	if !contains(strings.Split(w.kind, "|"), r.Kind) {
 		errs = append(errs, fmt.Sprintf("run kind %q (%s), want %q", r.Kind, r.Error, w.kind))
 	}
@@ -353,7 +393,7 @@ func (h *harness) settled(id string, deadline time.Time) card {
 	for {
 		var cd card
 		h.jsonOf(&cd, "card", "show", id)
-		if len(cd.Runs) > 0 && cd.Runs[len(cd.Runs)-1].FinishedAt != nil && cd.State != "in_progress" {
+		if len(cd.Runs) > 0 && cd.Runs[0].FinishedAt != nil && cd.State != "in_progress" {
 			return cd
 		}
 		if time.Now().After(deadline) {
@@ -379,7 +419,7 @@ func (h *harness) runLog(cd card) string {
 	if len(cd.Runs) == 0 {
 		return ""
 	}
-	out, err := h.drover("logs", cd.Runs[len(cd.Runs)-1].ID)
+	out, err := h.drover("logs", cd.Runs[0].ID)
 	if err != nil {
 		return err.Error()
 	}

@@ -41,6 +41,11 @@ type scenario struct {
 	tool bool
 	// dns: the base URL's host does not resolve (.invalid never does).
 	dns bool
+	// askBash: the config makes bash ask for permission, which a headless
+	// run rejects.
+	askBash bool
+	// reset: the stream's first chunk, then the connection is reset.
+	reset bool
 }
 
 // toolCall asks opencode to run a shell command (bash is allowed by default).
@@ -96,6 +101,12 @@ var scenarios = []scenario{
 		status: 503, body: openaiError("server_error", "", "Selected model is at capacity. Please try a different model.")},
 	{name: "context_too_long", kind: "context_exhausted", notes: "400 context_length_exceeded.",
 		status: 400, body: openaiError("invalid_request_error", "context_length_exceeded", "This model's maximum context length is 128000 tokens. However, your messages resulted in 130211 tokens. Please reduce the length of the messages.")},
+	{name: "permission_rejected", kind: "input_required", tool: true, askBash: true,
+		notes: "The config makes bash ask (permission.bash: ask); the model calls bash, `opencode run` rejects the ask, and the run stops with exit 0 and no answer.",
+		body: sse(fmt.Sprintf(chunk, `{"role":"assistant","content":"Not reached."}`, "null", ""),
+			fmt.Sprintf(chunk, `{}`, `"stop"`, `,"usage":{"prompt_tokens":1100,"completion_tokens":9,"total_tokens":1109}`))},
+	{name: "reset_midstream", kind: "network", reset: true, notes: "Every request: the first SSE chunk, then a TCP reset (SO_LINGER 0).",
+		body: sse(fmt.Sprintf(chunk, `{"role":"assistant","content":"Hel"}`, "null", ""))},
 	{name: "connection_refused", kind: "network", notes: "Nothing listens on the provider's baseURL port.", refused: true},
 	{name: "dns_failure", kind: "network", notes: "The baseURL's host (drover-fake.invalid) does not resolve.", refused: true, dns: true},
 }
@@ -115,12 +126,12 @@ func TestCapture(t *testing.T) {
 
 // providerConfig is the opencode.json that points opencode at base: a
 // custom OpenAI-compatible provider "fake" with one priced model.
-func providerConfig(base string, noKey bool) string {
+func providerConfig(base string, noKey, askBash bool) string {
 	opts := map[string]any{"baseURL": base + "/v1"}
 	if !noKey {
 		opts["apiKey"] = "fake-key-not-secret"
 	}
-	b, _ := json.Marshal(map[string]any{
+	cfg := map[string]any{
 		"provider": map[string]any{"fake": map[string]any{
 			"npm": "@ai-sdk/openai-compatible", "name": "Fake", "options": opts,
 			"models": map[string]any{"fake-model": map[string]any{"name": "Fake model",
@@ -129,7 +140,11 @@ func providerConfig(base string, noKey bool) string {
 		"model":      "fake/fake-model",
 		"autoupdate": false,
 		"share":      "disabled",
-	})
+	}
+	if askBash {
+		cfg["permission"] = map[string]any{"bash": "ask"}
+	}
+	b, _ := json.Marshal(cfg)
 	return string(b)
 }
 
@@ -146,6 +161,10 @@ func capture(t *testing.T, bin string, sc scenario) {
 				title := strings.Contains(string(req), "title generator")
 				if sc.tool && !title && !strings.Contains(string(req), `"role":"tool"`) {
 					fmt.Fprint(w, toolCall)
+					return
+				}
+				if sc.reset && !title {
+					resetAfter(w, strings.TrimSuffix(sc.body, "data: [DONE]\n\n"))
 					return
 				}
 				fmt.Fprint(w, sc.body)
@@ -171,7 +190,7 @@ func capture(t *testing.T, bin string, sc scenario) {
 	home, wd := t.TempDir(), t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8", "TMPDIR=" + wd,
 		"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1",
-		"OPENCODE_CONFIG_CONTENT=" + providerConfig(base, sc.noKey)}
+		"OPENCODE_CONFIG_CONTENT=" + providerConfig(base, sc.noKey, sc.askBash)}
 	args := []string{"run", "--format", "json"}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -205,6 +224,22 @@ func capture(t *testing.T, bin string, sc scenario) {
 	exp, _ := json.MarshalIndent(map[string]any{"kind": sc.kind, "alt_kinds": sc.alt, "notes": sc.notes}, "", "  ")
 	writeFile(t, filepath.Join(dir, "expected.json"), string(exp)+"\n")
 	t.Logf("%s: exit %d", sc.name, code)
+}
+
+// resetAfter writes part of a stream and resets the connection.
+func resetAfter(w http.ResponseWriter, part string) {
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, part)
+	w.(http.Flusher).Flush()
+	time.Sleep(200 * time.Millisecond)
+	conn, _, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	conn.Close()
 }
 
 func writeFile(t *testing.T, path, s string) {

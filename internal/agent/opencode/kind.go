@@ -1,6 +1,9 @@
 package opencode
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/agent/command"
 )
@@ -31,6 +34,8 @@ func Registration() agent.Registration {
 		DefaultArgs:    func(agent.Profile) []string { return DefaultArgs() },
 		NewParser:      newParser,
 		PassEnv:        PassEnv,
+		ResumeArgs:     ResumeArgs,
+		CheckArgs:      CheckArgs,
 		New: func(p agent.Profile) (agent.Agent, error) {
 			return command.New(p, newParser), nil
 		},
@@ -38,3 +43,19 @@ func Registration() agent.Registration {
 }
 
 func newParser() agent.Parser { return NewParser() }
+
+// CheckArgs refuses a replacement argument list (args_mode: replace) the
+// parser cannot read: it must run the run subcommand (without it opencode
+// starts its terminal UI) with --format json (without it the output is
+// formatted text, and drover would see neither tokens, cost nor errors).
+func CheckArgs(args []string) error {
+	if !slices.Contains(args, "run") {
+		return fmt.Errorf("drops run, without which opencode starts its terminal UI instead of one headless run; start the list with run")
+	}
+	for i, a := range args {
+		if a == "--format=json" || (a == "--format" && i+1 < len(args) && args[i+1] == "json") {
+			return nil
+		}
+	}
+	return fmt.Errorf("drops --format json, from which drover reads opencode's tokens, cost, session and errors; add --format json")
+}

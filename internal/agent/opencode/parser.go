@@ -1,14 +1,13 @@
-// Package opencode reads what `opencode run --format json` prints: one JSON
-// event per line (step_start, text, reasoning, tool_use, step_finish,
-// error), each with the session id. kind.go registers the kind;
-// testdata/README.md says what was learnt from the captures.
 package opencode
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/drover-dev/drover/internal/agent/jsonl"
 
@@ -35,10 +34,11 @@ type event struct {
 	Type      string `json:"type"`
 	SessionID string `json:"sessionID"`
 	Part      *struct {
-		Type   string `json:"type"`
-		Text   string `json:"text"`
-		Tool   string `json:"tool"`
-		Reason string `json:"reason"`
+		Type   string     `json:"type"`
+		Text   string     `json:"text"`
+		Tool   string     `json:"tool"`
+		Reason string     `json:"reason"`
+		State  *toolState `json:"state"`
 		Tokens *struct {
 			Input  int64 `json:"input"`
 			Output int64 `json:"output"`
@@ -52,11 +52,21 @@ type event struct {
 	Error *struct {
 		Name string `json:"name"`
 		Data struct {
-			Message      string `json:"message"`
-			StatusCode   int    `json:"statusCode"`
-			ResponseBody string `json:"responseBody"`
+			Message         string            `json:"message"`
+			StatusCode      int               `json:"statusCode"`
+			IsRetryable     bool              `json:"isRetryable"`
+			ResponseHeaders map[string]string `json:"responseHeaders"`
+			ResponseBody    string            `json:"responseBody"`
 		} `json:"data"`
 	} `json:"error"`
+}
+
+// toolState is a tool_use part's state: "completed" or "error" (with the
+// error text), and the call's input.
+type toolState struct {
+	Status string          `json:"status"`
+	Error  string          `json:"error"`
+	Input  json.RawMessage `json:"input"`
 }
 
 // Feed reads one stdout line. It never panics; a line that is not a JSON
@@ -89,6 +99,7 @@ func (p *Parser) Feed(line []byte) {
 	case "tool_use":
 		if ev.Part != nil {
 			p.lastLine = "→ " + ev.Part.Tool
+			p.toolUse(ev.Part.Tool, ev.Part.State)
 		}
 	case "step_finish":
 		p.stepFinish(&ev)
@@ -154,7 +165,32 @@ func (p *Parser) errorEvent(ev *event) {
 	if e.Data.StatusCode != 0 {
 		s.APIErrorStatus = e.Data.StatusCode
 	}
+	if e.Name == "APIError" && e.Data.StatusCode == 0 && e.Data.ResponseBody == "" && len(e.Data.ResponseHeaders) == 0 {
+		// An API call that got no HTTP answer at all: opencode wraps the
+		// fetch failure ("Cannot connect to API: …"). Evidence: the
+		// connection_refused, dns_failure and reset_midstream captures.
+		s.APIError = "connection_failed"
+	}
+	if d, ok := retryAfter(e.Data.ResponseHeaders["retry-after"]); ok {
+		s.RetryDelay = d
+		if e.Data.IsRetryable && e.Data.StatusCode != 0 {
+			// opencode retried with this status, honouring the header,
+			// before it gave up (five times in 1.18.33).
+			s.RetryStatuses = append(s.RetryStatuses, e.Data.StatusCode)
+		}
+	}
 	p.responseBody(e.Data.ResponseBody)
+}
+
+// retryAfter reads an HTTP retry-after header in seconds (opencode keeps
+// the provider's response headers on an APIError). A date form is left to
+// the message's own words.
+func retryAfter(v string) (time.Duration, bool) {
+	n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || n <= 0 || n > 7*24*3600 {
+		return 0, false
+	}
+	return time.Duration(n * float64(time.Second)), true
 }
 
 // codeTypes maps the provider's error type or code (OpenAI: error.code,
@@ -181,12 +217,16 @@ func (p *Parser) responseBody(body string) {
 	}
 	var b struct {
 		Error struct {
-			Type string `json:"type"`
-			Code any    `json:"code"` // a string for OpenAI, a number elsewhere
+			Type     string  `json:"type"`
+			Code     any     `json:"code"`      // a string for OpenAI, a number elsewhere
+			ResetsAt float64 `json:"resets_at"` // OpenAI usage_limit_reached: epoch seconds
 		} `json:"error"`
 	}
 	if json.Unmarshal([]byte(body), &b) != nil {
 		return
+	}
+	if r := b.Error.ResetsAt; r > 0 && r < 1e11 {
+		p.s.ResetsAt = time.Unix(int64(r), 0).UTC()
 	}
 	code, _ := b.Error.Code.(string)
 	if code == "context_length_exceeded" {
@@ -231,4 +271,32 @@ func (p *Parser) Structured() policy.Structured {
 // tokens and cost of the model calls finished so far.
 func (p *Parser) Progress() (lastLine string, tokensIn, tokensOut int64, costUSD float64) {
 	return p.lastLine, p.s.TokensIn, p.s.TokensOut, p.s.CostUSD
+}
+
+// rejectedPermission is the error opencode 1.18.33 gives a tool call whose
+// permission it asked for and `opencode run` rejected (a headless run
+// rejects every "ask"; stderr says "permission requested: bash (…);
+// auto-rejecting"). It is opencode's own constant (its RejectedError), not
+// a model's or a provider's wording; the run then stops with exit 0 and no
+// answer. Evidence: testdata/permission_rejected.
+const rejectedPermission = "The user rejected permission to use this specific tool call"
+
+// toolUse reads a finished tool call: one that failed because its
+// permission was rejected is a permission the agent needs a human to grant
+// (the claude kind's permission_denials), and its question says which.
+func (p *Parser) toolUse(tool string, st *toolState) {
+	if st == nil || st.Status != "error" || !strings.HasPrefix(st.Error, rejectedPermission) {
+		return
+	}
+	s := &p.s
+	s.PermissionDenials++
+	if len(s.DeniedTools) < maxKept && !slices.Contains(s.DeniedTools, tool) {
+		s.DeniedTools = append(s.DeniedTools, tool)
+	}
+	what := tool
+	var in bytes.Buffer
+	if json.Compact(&in, st.Input) == nil && in.Len() > 2 {
+		what += " " + excerpt.Clip(in.String(), 200)
+	}
+	s.Question = "opencode asked for permission to use " + what + ", and a headless run rejects every permission it asks for: allow it in the opencode config (permission), or answer how to go on without it"
 }

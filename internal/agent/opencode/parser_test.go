@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"math"
 	"os"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/drover-dev/drover/internal/policy"
 )
 
 func feedFixture(t *testing.T, name string) *Parser {
@@ -58,12 +62,15 @@ func TestErrorsByStructure(t *testing.T) {
 		{"overloaded_503", "server_error", "", 503},
 		{"context_too_long", "", "prompt_too_long", 0},
 		{"connection_refused", "", "", 0},
+		{"reset_midstream", "", "", 0},
 	}
 	for _, c := range cases {
 		s := feedFixture(t, c.name).Structured()
-		if s.APIErrorStatus != c.status || s.ErrorType != c.errType || s.TerminalReason != c.terminal || !s.IsError {
-			t.Errorf("%s: status %d type %q terminal %q error %v; want %d %q %q",
-				c.name, s.APIErrorStatus, s.ErrorType, s.TerminalReason, s.IsError, c.status, c.errType, c.terminal)
+		transport := c.status == 0 && c.terminal == ""
+		if s.APIErrorStatus != c.status || s.ErrorType != c.errType || s.TerminalReason != c.terminal || !s.IsError ||
+			(s.APIError == "connection_failed") != transport {
+			t.Errorf("%s: status %d type %q terminal %q api error %q error %v; want %d %q %q (connection_failed %v)",
+				c.name, s.APIErrorStatus, s.ErrorType, s.TerminalReason, s.APIError, s.IsError, c.status, c.errType, c.terminal, transport)
 		}
 	}
 }
@@ -79,5 +86,40 @@ func TestLengthThenStop(t *testing.T) {
 	p.Feed([]byte(`{"type":"step_finish","part":{"reason":"stop"}}`))
 	if s := p.Structured(); s.IsError || s.ErrorType != "" {
 		t.Errorf("length then stop is still an error: %+v", s)
+	}
+}
+
+// TestPermissionRejected: a tool call whose permission the headless run
+// rejected is a denial with a question naming the tool and its input; a
+// tool that merely failed is not.
+func TestPermissionRejected(t *testing.T) {
+	s := feedFixture(t, "permission_rejected").Structured()
+	if s.PermissionDenials != 1 || len(s.DeniedTools) != 1 || s.DeniedTools[0] != "bash" ||
+		!strings.Contains(s.Question, `bash {"command":"echo drover-tool-ok"`) || s.Finished {
+		t.Errorf("denials %d tools %v question %q finished %v", s.PermissionDenials, s.DeniedTools, s.Question, s.Finished)
+	}
+	p := NewParser()
+	p.Feed([]byte(`{"type":"tool_use","part":{"type":"tool","tool":"read","state":{"status":"error","input":{"filePath":"/x"},"error":"File not found: /x"}}}`))
+	if s := p.Structured(); s.PermissionDenials != 0 || s.Question != "" {
+		t.Errorf("a failed tool read as a denial: %+v", s)
+	}
+}
+
+// TestRetryAfterAndReset: the provider's retry-after header, which
+// opencode honoured in its own retries, becomes the verdict's wait when
+// the message names none; an OpenAI usage_limit_reached body's resets_at
+// is the reset time.
+func TestRetryAfterAndReset(t *testing.T) {
+	p := NewParser()
+	p.Feed([]byte(`{"type":"error","sessionID":"ses_1","error":{"name":"APIError","data":{"message":"Too many requests","statusCode":429,"isRetryable":true,"responseHeaders":{"retry-after":"40"},"responseBody":"{\"error\":{\"message\":\"Too many requests\",\"type\":\"requests\",\"code\":\"rate_limit_exceeded\"}}"}}}`))
+	s := p.Structured()
+	c := policy.Classify(policy.Signals{AgentKind: Kind, ExitCode: 1, Structured: s, Now: time.Unix(1796000000, 0)}, nil)
+	if s.RetryDelay != 40*time.Second || c.Kind != policy.KindRateLimited || c.RetryAfter != 40*time.Second {
+		t.Errorf("retry delay %v, verdict %s after %v; want 40s, rate_limited after 40s", s.RetryDelay, c.Kind, c.RetryAfter)
+	}
+	p = NewParser()
+	p.Feed([]byte(`{"type":"error","error":{"name":"APIError","data":{"message":"The usage limit has been reached","statusCode":429,"isRetryable":true,"responseBody":"{\"error\":{\"message\":\"The usage limit has been reached\",\"type\":\"usage_limit_reached\",\"code\":\"usage_limit_reached\",\"resets_at\":1796010800}}"}}}`))
+	if s := p.Structured(); !s.ResetsAt.Equal(time.Unix(1796010800, 0)) {
+		t.Errorf("resets at %v", s.ResetsAt)
 	}
 }

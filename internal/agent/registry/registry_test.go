@@ -161,6 +161,10 @@ func TestCheckArgs(t *testing.T) {
 		{"codex", []string{"exec", "--json", "-"}, ""},
 		{"codex", []string{"--json", "-"}, "drops exec"},
 		{"codex", []string{"exec", "-"}, "drops --json"},
+		{"opencode", []string{"run", "--format", "json", "-m", "x/y"}, ""},
+		{"opencode", []string{"run", "--format=json"}, ""},
+		{"opencode", []string{"--format", "json"}, "drops run"},
+		{"opencode", []string{"run", "--format", "default"}, "drops --format json"},
 		{"command", nil, ""},
 	} {
 		err := CheckArgs(c.kind, c.args)

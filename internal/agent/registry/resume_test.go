@@ -51,6 +51,12 @@ func TestResumeArgv(t *testing.T) {
 		{"gemini resume never", agent.Profile{Kind: "gemini", Resume: agent.ResumeNever}, ""},
 		{"gemini profile picks its session", agent.Profile{Kind: "gemini", Args: []string{"--resume=latest"}}, ""},
 		{"gemini profile names a new session", agent.Profile{Kind: "gemini", Args: []string{"--session-id", "0b6c…"}}, ""},
+		{"opencode defaults", agent.Profile{Kind: "opencode"}, "run --format json --session sess-1"},
+		{"opencode with a model", agent.Profile{Kind: "opencode", Args: []string{"-m", "fake/gpt"}}, "run --format json -m fake/gpt --session sess-1"},
+		{"opencode resume never", agent.Profile{Kind: "opencode", Resume: agent.ResumeNever}, ""},
+		{"opencode profile picks its session", agent.Profile{Kind: "opencode", Args: []string{"--continue"}}, ""},
+		{"opencode profile forks", agent.Profile{Kind: "opencode", Args: []string{"--fork"}}, ""},
+		{"opencode prompt as argument", agent.Profile{Kind: "opencode", Prompt: "arg"}, ""},
 		{"command kind", agent.Profile{Kind: "command", Command: "./agent.sh"}, ""},
 	}
 	for _, tc := range cases {

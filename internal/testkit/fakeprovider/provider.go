@@ -1,7 +1,8 @@
 // Package fakeprovider is a model provider for tests: an HTTP server on
 // 127.0.0.1 that speaks the documented streaming shapes of the Anthropic
 // Messages API (anthropic.go), the OpenAI Responses API (openai.go) and the
-// Gemini API (gemini.go) and answers each request with a scripted Step. Another API is another file
+// Gemini API (gemini.go) and the OpenAI Chat Completions API (chat.go) and
+// answers each request with a scripted Step. Another API is another file
 // with a route and a writer for each Step; the script and the request log
 // are shared.
 //
@@ -145,6 +146,7 @@ func New(t testing.TB) *Server {
 	s.routeAnthropic(mux)
 	s.routeOpenAI(mux)
 	s.routeGemini(mux)
+	s.routeChat(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.record(r, "", "", "not_found")
 		http.Error(w, `{"error":{"type":"not_found_error","message":"no such route"}}`, http.StatusNotFound)
