@@ -28,7 +28,7 @@ import (
 //	go test ./internal/dispatch -run '^$' -bench BurnDown -benchtime 1x -cpuprofile cpu.out
 //
 // Metrics: cards/s; per card, the store calls the dispatcher made
-// (applies = transactions that write, reads = the read calls, beats =
+// (applies = write transactions, single or batched, reads = the read calls, beats =
 // Heartbeat, progress = UpdateRunProgress). The board is created outside
 // the timer.
 func BenchmarkBurnDown(b *testing.B) {
@@ -109,6 +109,24 @@ func (c *counting) Apply(ctx context.Context, ch store.Change) error {
 		c.routedOne()
 	}
 	return err
+}
+
+func (c *counting) ApplyAll(ctx context.Context, chs []store.Change) ([]error, error) {
+	c.applies.Add(1)
+	refused, err := c.Store.ApplyAll(ctx, chs)
+	if err == nil {
+		for i, ch := range chs {
+			if refused[i] == nil && ch.Run != nil && ch.Run.Outcome != "" {
+				c.routedOne()
+			}
+		}
+	}
+	return refused, err
+}
+
+func (c *counting) HeartbeatAll(ctx context.Context, owner string, epochs map[string]int64, until time.Time) ([]string, error) {
+	c.beats.Add(1)
+	return c.Store.HeartbeatAll(ctx, owner, epochs, until)
 }
 
 func (c *counting) routedOne() {

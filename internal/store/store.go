@@ -43,10 +43,24 @@ type Store interface {
 
 	// Apply writes a Change in one transaction, or nothing (ErrConflict).
 	Apply(ctx context.Context, ch Change) error
+	// ApplyAll writes several Changes in one transaction, each still all or
+	// nothing on its own: a change whose guard fails (ErrConflict, a
+	// *CycleError) is left out whole and its error is at its index in
+	// refused, while the others are written. err is about the transaction
+	// as a whole (the store is unavailable, the database refused it): then
+	// nothing at all was written and refused is nil. The events of the
+	// written changes get seq numbers in the order of chs.
+	ApplyAll(ctx context.Context, chs []Change) (refused []error, err error)
 	// Heartbeat extends the lease of a claim still held by (owner, epoch);
 	// ErrConflict when the claim is gone or has another epoch. It does not
 	// bump the card's version.
 	Heartbeat(ctx context.Context, cardID, owner string, epoch int64, until time.Time) error
+	// HeartbeatAll extends the leases of all of owner's claims named in
+	// epochs (card id → fencing epoch) to until, each only while the stored
+	// claim is still (owner, that epoch), in one statement per 500 claims.
+	// lost lists the cards of epochs whose claim is gone or has another
+	// epoch (not renewed). No version bump.
+	HeartbeatAll(ctx context.Context, owner string, epochs map[string]int64, until time.Time) (lost []string, err error)
 	// UpdateRunProgress records live figures of an open run (no version bump).
 	UpdateRunProgress(ctx context.Context, runID string, p RunProgress) error
 
