@@ -36,6 +36,7 @@ func (d *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return d.wrap(err)
 	}
 	d.hub.publish()
+	d.prepareWanted(ctx)
 	return nil
 }
 
@@ -67,7 +68,7 @@ func (d *DB) ApplyAll(ctx context.Context, chs []store.Change) ([]error, error) 
 	err := d.tx(ctx, func(tx *sql.Tx) error {
 		var events []board.Event
 		for i := range chs {
-			if _, err := tx.ExecContext(ctx, `SAVEPOINT change`); err != nil {
+			if _, err := d.in(tx).ExecContext(ctx, `SAVEPOINT change`); err != nil {
 				return err
 			}
 			err := d.applyIn(ctx, tx, &chs[i], now)
@@ -76,13 +77,13 @@ func (d *DB) ApplyAll(ctx context.Context, chs []store.Change) ([]error, error) 
 			}
 			if err != nil {
 				refused[i] = err
-				if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT change`); rerr != nil {
+				if _, rerr := d.in(tx).ExecContext(ctx, `ROLLBACK TO SAVEPOINT change`); rerr != nil {
 					return rerr
 				}
 			} else {
 				events = append(events, stampEvents(chs[i].Events, now)...)
 			}
-			if _, err := tx.ExecContext(ctx, `RELEASE SAVEPOINT change`); err != nil {
+			if _, err := d.in(tx).ExecContext(ctx, `RELEASE SAVEPOINT change`); err != nil {
 				return err
 			}
 		}
@@ -113,6 +114,7 @@ func stampEvents(es []board.Event, now time.Time) []board.Event {
 
 // applyIn writes ch's guards and rows in tx, all but its events.
 func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time.Time) error {
+	x := d.in(tx)
 	if ch.ClaimGuard != nil {
 		id := ""
 		switch {
@@ -126,7 +128,7 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		if ch.LeaseEndedBy != nil {
 			q, args = q+` AND claim_lease_until <= ?`, append(args, ms(*ch.LeaseEndedBy))
 		}
-		err := tx.QueryRowContext(ctx, d.q(q), args...).Scan(&n)
+		err := x.QueryRowContext(ctx, d.q(q), args...).Scan(&n)
 		if err != nil {
 			return err
 		}
@@ -145,7 +147,7 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 			c.UpdatedAt = now
 		}
 		args := append(cardArgs(c), c.ID, c.Version)
-		res, err := tx.ExecContext(ctx, d.q(`UPDATE cards SET title=?, body=?, state=?, state_reason=?, priority=?,
+		res, err := x.ExecContext(ctx, d.q(`UPDATE cards SET title=?, body=?, state=?, state_reason=?, priority=?,
 			prio_order=?, labels=?, agent=?, spec=?, blocked_by=?, block_reason=?, gave_up=?, next_attempt_at=?,
 			retry_epoch=?, claim_owner=?, claim_epoch=?, claim_lease_until=?, updated_at=?, version=version+1
 			WHERE id=? AND version=?`), args...)
@@ -160,7 +162,7 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		if r.ID == "" {
 			r.ID = board.NewID()
 		}
-		if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO runs (id, card_id, attempt, retry_epoch, claim_epoch, node, agent,
+		if _, err := x.ExecContext(ctx, d.q(`INSERT INTO runs (id, card_id, attempt, retry_epoch, claim_epoch, node, agent,
 			outcome, kind, counted, decision, exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out,
 			cost_usd, log_path, workspace, last_output, session_id, argv, env_names) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
 			runArgs(r, now)...); err != nil {
@@ -177,7 +179,7 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		}
 		a := runArgs(r, now)
 		args := append(a[1:], r.ID)
-		res, err := tx.ExecContext(ctx, d.q(`UPDATE runs SET card_id=?, attempt=?, retry_epoch=?, claim_epoch=?, node=?, agent=?,
+		res, err := x.ExecContext(ctx, d.q(`UPDATE runs SET card_id=?, attempt=?, retry_epoch=?, claim_epoch=?, node=?, agent=?,
 			outcome=?, kind=?, counted=?, decision=?, exit_code=?, error=?, claimed_at=?, started_at=?, finished_at=?,
 			tokens_in=?, tokens_out=?, cost_usd=?, log_path=?, workspace=?, last_output=?, session_id=?, argv=?, env_names=? WHERE id=?`+cond), args...)
 		if err != nil {
@@ -194,7 +196,7 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		if c.At.IsZero() {
 			c.At = now
 		}
-		if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO comments (id, card_id, author, body, at) VALUES (?,?,?,?,?)`),
+		if _, err := x.ExecContext(ctx, d.q(`INSERT INTO comments (id, card_id, author, body, at) VALUES (?,?,?,?,?)`),
 			c.ID, c.CardID, c.Author, c.Body, ms(c.At)); err != nil {
 			return err
 		}
@@ -210,15 +212,15 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		args := []any{a.Name, a.State, a.Kind, a.Reason, msPtr(a.Until), nullText(a.Data), ms(now)}
 		switch {
 		case a.Version < 0:
-			res, err = tx.ExecContext(ctx, d.q(`INSERT INTO agent_states (name, state, kind, reason, until, data, updated_at)
+			res, err = x.ExecContext(ctx, d.q(`INSERT INTO agent_states (name, state, kind, reason, until, data, updated_at)
 				VALUES (?,?,?,?,?,?,?) ON CONFLICT (name) DO UPDATE SET state=excluded.state, kind=excluded.kind,
 				reason=excluded.reason, until=excluded.until, data=excluded.data, updated_at=excluded.updated_at,
 				version=agent_states.version+1`), args...)
 		case a.Version == 0:
-			res, err = tx.ExecContext(ctx, d.q(`INSERT INTO agent_states (name, state, kind, reason, until, data, updated_at)
+			res, err = x.ExecContext(ctx, d.q(`INSERT INTO agent_states (name, state, kind, reason, until, data, updated_at)
 				VALUES (?,?,?,?,?,?,?) ON CONFLICT (name) DO NOTHING`), args...)
 		default:
-			res, err = tx.ExecContext(ctx, d.q(`UPDATE agent_states SET state=?, kind=?, reason=?, until=?, data=?, updated_at=?,
+			res, err = x.ExecContext(ctx, d.q(`UPDATE agent_states SET state=?, kind=?, reason=?, until=?, data=?, updated_at=?,
 				version=version+1 WHERE name=? AND version=?`), append(args[1:], a.Name, a.Version)...)
 		}
 		if err != nil {
@@ -269,7 +271,7 @@ func (d *DB) checkBlockers(ctx context.Context, tx *sql.Tx, c *board.Card) error
 
 // Heartbeat implements store.Store.
 func (d *DB) Heartbeat(ctx context.Context, cardID, owner string, epoch int64, until time.Time) error {
-	res, err := d.db.ExecContext(ctx, d.q(`UPDATE cards SET claim_lease_until = ? WHERE id = ? AND claim_owner = ? AND claim_epoch = ?`),
+	res, err := d.pool().ExecContext(ctx, d.q(`UPDATE cards SET claim_lease_until = ? WHERE id = ? AND claim_owner = ? AND claim_epoch = ?`),
 		ms(until), cardID, owner, epoch)
 	if err != nil {
 		return d.wrap(err)
@@ -335,7 +337,7 @@ func (d *DB) UpdateRunProgress(ctx context.Context, runID string, p store.RunPro
 	if p.Argv != nil {
 		argv, envNames = strList(p.Argv), strList(p.EnvNames)
 	}
-	_, err := d.db.ExecContext(ctx, d.q(`UPDATE runs SET last_output = ?, tokens_in = ?, tokens_out = ?, cost_usd = ?,
+	_, err := d.pool().ExecContext(ctx, d.q(`UPDATE runs SET last_output = ?, tokens_in = ?, tokens_out = ?, cost_usd = ?,
 		started_at = COALESCE(started_at, ?), log_path = CASE WHEN ? = '' THEN log_path ELSE ? END,
 		workspace = CASE WHEN ? = '' THEN workspace ELSE ? END,
 		argv = CASE WHEN ? = '' THEN argv ELSE ? END, env_names = CASE WHEN ? = '' THEN env_names ELSE ? END
