@@ -205,18 +205,21 @@ func (d *Dispatcher) claimAll(ctx context.Context, reqs []claimReq) (refused []e
 
 // nextAttempts is, for each card, one more than the highest attempt stored
 // for its retry epoch (the store's unique key refuses a claim that raced
-// another to the same number).
+// another to the same number), read for all the cards in one query.
 func (d *Dispatcher) nextAttempts(ctx context.Context, reqs []claimReq) ([]int, error) {
+	ids := make([]string, len(reqs))
+	for i, r := range reqs {
+		ids[i] = r.card.ID
+	}
+	runs, err := d.o.Store.ListRuns(ctx, store.RunFilter{CardIDs: ids})
+	if err != nil {
+		return nil, err
+	}
 	out := make([]int, len(reqs))
 	for i, r := range reqs {
-		epoch := r.card.RetryEpoch
-		runs, err := d.o.Store.ListRuns(ctx, store.RunFilter{CardID: r.card.ID, RetryEpoch: &epoch})
-		if err != nil {
-			return nil, err
-		}
 		out[i] = 1
 		for _, run := range runs {
-			if run.Attempt >= out[i] {
+			if run.CardID == r.card.ID && run.RetryEpoch == r.card.RetryEpoch && run.Attempt >= out[i] {
 				out[i] = run.Attempt + 1
 			}
 		}

@@ -185,16 +185,17 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 		return agent.Result{}, policy.Classification{Kind: policy.KindConfigError, Message: err.Error(), Source: "profile"}, err
 	}
 	now := d.o.Now().UTC()
-	bg := context.Background()
-	_ = d.o.Store.UpdateRunProgress(bg, j.run.ID, store.RunProgress{StartedAt: &now, LogPath: logPath, Workspace: ws})
-	_ = d.o.Store.Apply(bg, store.Change{Events: []board.Event{{At: now, CardID: j.card.ID, RunID: j.run.ID, Type: board.EvStarted,
-		Actor: d.actor(), Reason: fmt.Sprintf("attempt %d started: agent %s in %s%s", j.run.Attempt, j.profile, ws, resumeNote(resumed))}}})
+	// The start's figures and its event in one change, written in a group
+	// with the other runs starting now.
+	_ = d.applyGrouped(store.Change{Progress: []store.RunProgress{{RunID: j.run.ID, StartedAt: &now, LogPath: logPath, Workspace: ws}},
+		Events: []board.Event{{At: now, CardID: j.card.ID, RunID: j.run.ID, Type: board.EvStarted,
+			Actor: d.actor(), Reason: fmt.Sprintf("attempt %d started: agent %s in %s%s", j.run.Attempt, j.profile, ws, resumeNote(resumed))}}})
 	log.Info("agent started", "agent", j.profile, "workspace", ws)
 	inv := agent.Invocation{Card: j.card, Run: j.run, Prompt: text, Workspace: ws, LogPath: logPath, Env: env,
 		Timeout: p.Timeout, StallTimeout: p.StallTimeout, Progress: d.progress(j), ResumeSession: resumed,
 		Started: func(l agent.Launch) {
 			log.Info("agent command", "argv", strings.Join(l.Argv, " "), "env", strings.Join(l.EnvNames, " "))
-			_ = d.o.Store.UpdateRunProgress(bg, j.run.ID, store.RunProgress{Argv: l.Argv, EnvNames: l.EnvNames})
+			_ = d.applyGrouped(store.Change{Progress: []store.RunProgress{{RunID: j.run.ID, Argv: l.Argv, EnvNames: l.EnvNames}}})
 		}}
 	actx, asp := tracing.Start(j.ctx, tracing.SpanAgent, tracing.Agent(j.profile, p.Kind)...)
 	res, runErr := ag.Run(actx, inv)
@@ -300,8 +301,8 @@ func (d *Dispatcher) progress(j *job) func(agent.Progress) {
 			return
 		}
 		last = time.Now()
-		_ = d.o.Store.UpdateRunProgress(context.Background(), j.run.ID, store.RunProgress{LastOutput: excerpt.Clip(p.LastLine, 500),
-			TokensIn: p.TokensIn, TokensOut: p.TokensOut, CostUSD: p.CostUSD})
+		_ = d.applyGrouped(store.Change{Progress: []store.RunProgress{{RunID: j.run.ID, LastOutput: excerpt.Clip(p.LastLine, 500),
+			TokensIn: p.TokensIn, TokensOut: p.TokensOut, CostUSD: p.CostUSD}}})
 	}
 }
 

@@ -79,7 +79,7 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 	if err != nil {
 		return err
 	}
-	r, err := d.prepareRoute(ctx, cardID, claim, run, cls, res, recovering, bs)
+	r, err := d.prepareRoute(ctx, cardID, claim, run, cls, res, recovering, bs, nil)
 	if err != nil {
 		return err
 	}
@@ -108,14 +108,13 @@ type routing struct {
 // the routing, with the breakers as bs says they are (read under routeMu).
 // errRouted: the run has an outcome already; errRenewed: a recovery whose
 // owner renewed its lease.
-func (d *Dispatcher) prepareRoute(ctx context.Context, cardID string, claim board.Claim, run board.Run, cls policy.Classification, res *agent.Result, recovering bool, bs map[string]breaker) (*routing, error) {
+//
+// in, when set, holds the card and its runs as read for a whole group of
+// routings (routeGroupOnce); nil reads them here.
+func (d *Dispatcher) prepareRoute(ctx context.Context, cardID string, claim board.Claim, run board.Run, cls policy.Classification, res *agent.Result, recovering bool, bs map[string]breaker, in *routeInputs) (*routing, error) {
 	cfg := d.cfg.Load()
 	now := d.o.Now().UTC()
-	card, err := d.o.Store.GetCard(ctx, cardID)
-	if err != nil {
-		return nil, err
-	}
-	stored, err := d.o.Store.GetRun(ctx, run.ID)
+	card, stored, history, err := in.read(ctx, d.o.Store, cardID, run.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -147,11 +146,6 @@ func (d *Dispatcher) prepareRoute(ctx context.Context, cardID string, claim boar
 			return nil, errRenewed
 		}
 		leaseEndedBy = &now
-	}
-	epoch := card.RetryEpoch
-	history, err := d.o.Store.ListRuns(ctx, store.RunFilter{CardID: cardID, RetryEpoch: &epoch})
-	if err != nil {
-		return nil, err
 	}
 	history = currentLast(history, fin)
 	profile := fin.Agent
@@ -234,6 +228,70 @@ func (d *Dispatcher) prepareRoute(ctx context.Context, cardID string, claim boar
 			"outcome", fin.Outcome, "kind", fin.Kind, "counted", fin.Counted, "verb", dec.Verb, "state", next.State, "why", dec.Explain)
 		d.cleanup(cfg, next, fin)
 	}}, nil
+}
+
+// routeInputs are the cards and runs a group of routings reads, with one
+// query each.
+type routeInputs struct {
+	cards map[string]board.Card
+	runs  map[string][]board.Run // by card
+}
+
+// loadRouteInputs reads the cards of cardIDs and all their runs.
+func loadRouteInputs(ctx context.Context, st store.Store, cardIDs []string) (*routeInputs, error) {
+	cards, err := st.ListCards(ctx, store.CardFilter{IDs: cardIDs})
+	if err != nil {
+		return nil, err
+	}
+	runs, err := st.ListRuns(ctx, store.RunFilter{CardIDs: cardIDs})
+	if err != nil {
+		return nil, err
+	}
+	in := &routeInputs{cards: make(map[string]board.Card, len(cards)), runs: map[string][]board.Run{}}
+	for _, c := range cards {
+		in.cards[c.ID] = c
+	}
+	for _, r := range runs {
+		in.runs[r.CardID] = append(in.runs[r.CardID], r)
+	}
+	return in, nil
+}
+
+// read is a routing's card, its run as stored, and the runs of the card's
+// current retry epoch: from in, or from the store when in is nil.
+func (in *routeInputs) read(ctx context.Context, st store.Store, cardID, runID string) (board.Card, board.Run, []board.Run, error) {
+	if in == nil {
+		card, err := st.GetCard(ctx, cardID)
+		if err != nil {
+			return card, board.Run{}, nil, err
+		}
+		stored, err := st.GetRun(ctx, runID)
+		if err != nil {
+			return card, stored, nil, err
+		}
+		epoch := card.RetryEpoch
+		history, err := st.ListRuns(ctx, store.RunFilter{CardID: cardID, RetryEpoch: &epoch})
+		return card, stored, history, err
+	}
+	card, ok := in.cards[cardID]
+	if !ok {
+		return card, board.Run{}, nil, store.ErrNotFound
+	}
+	var stored board.Run
+	found := false
+	var history []board.Run
+	for _, r := range in.runs[cardID] {
+		if r.ID == runID {
+			stored, found = r, true
+		}
+		if r.RetryEpoch == card.RetryEpoch {
+			history = append(history, r)
+		}
+	}
+	if !found {
+		return card, stored, nil, store.ErrNotFound
+	}
+	return card, stored, history, nil
 }
 
 // question is what a parked run asked: the agent's structured question, else

@@ -3,7 +3,6 @@ package dispatch
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/drover-dev/drover/internal/agent"
@@ -14,7 +13,7 @@ import (
 )
 
 // Group routing. Runs that finish while another routing is being written
-// queue up, and the next routing writes all of them in one store
+// queue up (combiner), and the next routing writes all of them in one store
 // transaction (store.ApplyAll): a commit per group instead of a commit per
 // run. Each run's routing is still its own all-or-nothing change with its
 // own guards (the claim's owner and epoch, "the run has no outcome yet",
@@ -22,16 +21,6 @@ import (
 // the store refuses is routed again on its own by routeOnce, which reads
 // the card again and decides again, so a refused card never costs the
 // others their routing and is never lost.
-//
-// Nobody waits for a batch to fill: the first finished run routes at once,
-// alone; what finishes meanwhile is the next group. There is no goroutine
-// of its own either: the run whose routing found nobody writing leads, and
-// hands the lead to a queued run when its own group is written.
-type routeGroup struct {
-	mu      sync.Mutex
-	pending []*routeReq
-	busy    bool
-}
 
 // routeReq is one finished run waiting for its routing.
 type routeReq struct {
@@ -41,61 +30,30 @@ type routeReq struct {
 	run    board.Run
 	cls    policy.Classification
 	res    *agent.Result
-	result chan error    // the routing's outcome (buffered)
-	lead   chan struct{} // this run leads the next group (buffered)
 }
 
 // maxRouteGroup bounds one group's transaction.
 const maxRouteGroup = 200
 
-// routeGrouped routes a finished run as part of a group (see routeGroup);
-// its result is routeOnce's. The simulation (Options.Spawn) routes one run
-// at a time with routeOnce, in the order its seeded schedule says.
+// routeGrouped routes a finished run as part of a group; its result is
+// routeOnce's. The simulation (Options.Spawn) routes one run at a time
+// with routeOnce, in the order its seeded schedule says.
 func (d *Dispatcher) routeGrouped(ctx context.Context, cardID string, claim board.Claim, run board.Run, cls policy.Classification, res *agent.Result) error {
 	if d.o.Spawn != nil {
 		return d.routeOnce(ctx, cardID, claim, run, cls, res, false)
 	}
-	req := &routeReq{ctx: ctx, cardID: cardID, claim: claim, run: run, cls: cls, res: res,
-		result: make(chan error, 1), lead: make(chan struct{}, 1)}
-	g := &d.routes
-	g.mu.Lock()
-	g.pending = append(g.pending, req)
-	leads := !g.busy
-	g.busy = true
-	g.mu.Unlock()
-	if !leads {
-		select {
-		case err := <-req.result:
-			return err
-		case <-req.lead:
-		}
-	}
-	for {
-		g.mu.Lock()
-		n := min(len(g.pending), maxRouteGroup)
-		group := append([]*routeReq(nil), g.pending[:n]...)
-		g.pending = g.pending[n:]
-		g.mu.Unlock()
-		d.routeGroupOnce(group)
-		select {
-		case err := <-req.result:
-			// Written: hand the lead to the first run still queued.
-			g.mu.Lock()
-			if len(g.pending) > 0 {
-				g.pending[0].lead <- struct{}{}
-			} else {
-				g.busy = false
-			}
-			g.mu.Unlock()
-			return err
-		default: // this run was beyond the group's bound: lead the next one too
-		}
-	}
+	req := &routeReq{ctx: ctx, cardID: cardID, claim: claim, run: run, cls: cls, res: res}
+	return d.routes.do(req, maxRouteGroup, d.routeGroupOnce)
 }
 
 // routeGroupOnce decides every run of group and writes their routings in
 // one transaction, then answers each run.
-func (d *Dispatcher) routeGroupOnce(group []*routeReq) {
+func (d *Dispatcher) routeGroupOnce(group []*routeReq) []error {
+	results := make([]error, len(group))
+	at := make(map[*routeReq]int, len(group))
+	for i, q := range group {
+		at[q] = i
+	}
 	type prepared struct {
 		req *routeReq
 		r   *routing
@@ -105,16 +63,26 @@ func (d *Dispatcher) routeGroupOnce(group []*routeReq) {
 	var alone []*routeReq // routed on their own, after the group
 	answer := func(q *routeReq, sp tracing.Span, err error) {
 		tracing.End(sp, err)
-		q.result <- err
+		results[at[q]] = err
 	}
 	d.routeMu.Lock()
-	bs, err := d.breakers(context.Background())
+	ids := make([]string, 0, len(group))
+	for _, q := range group {
+		ids = append(ids, q.cardID)
+	}
+	rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	bs, err := d.breakers(rctx)
+	var in *routeInputs
+	if err == nil {
+		in, err = loadRouteInputs(rctx, d.o.Store, ids)
+	}
+	cancel()
 	if err != nil {
 		d.routeMu.Unlock()
-		for _, q := range group {
-			q.result <- d.routeOnce(q.ctx, q.cardID, q.claim, q.run, q.cls, q.res, false)
+		for i, q := range group {
+			results[i] = d.routeOnce(q.ctx, q.cardID, q.claim, q.run, q.cls, q.res, false)
 		}
-		return
+		return results
 	}
 	// A routing that writes a profile's breaker changes what the routings
 	// after it would decide for that profile (a tripped breaker, a probe's
@@ -127,7 +95,7 @@ func (d *Dispatcher) routeGroupOnce(group []*routeReq) {
 			continue
 		}
 		ctx, sp := tracing.Start(q.ctx, tracing.SpanRoute, tracing.Recovered(false))
-		r, err := d.prepareRoute(ctx, q.cardID, q.claim, q.run, q.cls, q.res, false, bs)
+		r, err := d.prepareRoute(ctx, q.cardID, q.claim, q.run, q.cls, q.res, false, bs, in)
 		switch {
 		case errors.Is(err, errRouted), errors.Is(err, errRenewed):
 			answer(q, sp, nil)
@@ -171,6 +139,7 @@ func (d *Dispatcher) routeGroupOnce(group []*routeReq) {
 		}
 	}
 	for _, q := range alone {
-		q.result <- d.routeOnce(q.ctx, q.cardID, q.claim, q.run, q.cls, q.res, false)
+		results[at[q]] = d.routeOnce(q.ctx, q.cardID, q.claim, q.run, q.cls, q.res, false)
 	}
+	return results
 }

@@ -133,6 +133,10 @@ type Change struct {
 	Comments      []board.Comment
 	Outbox        []OutboxItem
 	AgentState    *AgentState
+	// Progress records live figures of open runs (each by its RunID), as
+	// UpdateRunProgress does: no guard of its own, and a run that has an
+	// outcome already is left as it is.
+	Progress []RunProgress
 }
 
 // CycleError refuses a Change with CheckBlockers whose card would wait on
@@ -153,6 +157,9 @@ func (e *CycleError) Error() string {
 
 // CardFilter selects cards. Zero values mean "any".
 type CardFilter struct {
+	// IDs keeps the cards with these ids (a dispatcher reading the cards
+	// of a group of runs at once).
+	IDs    []string
 	States []string
 	Label  string
 	Agent  string
@@ -188,7 +195,9 @@ const (
 
 // RunFilter selects runs.
 type RunFilter struct {
-	CardID     string
+	CardID string
+	// CardIDs keeps the runs of any of these cards.
+	CardIDs    []string
 	RetryEpoch *int
 	Open       *bool
 	Node       string
@@ -209,6 +218,9 @@ type EventFilter struct {
 
 // RunProgress are the live figures of a running run.
 type RunProgress struct {
+	// RunID names the run in Change.Progress (UpdateRunProgress takes the
+	// run's id as an argument instead).
+	RunID      string
 	LastOutput string
 	TokensIn   int64
 	TokensOut  int64

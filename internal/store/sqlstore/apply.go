@@ -230,6 +230,11 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 			return fmt.Errorf("%w (agent %s state changed meanwhile)", store.ErrConflict, a.Name)
 		}
 	}
+	for _, p := range ch.Progress {
+		if err := d.progressIn(ctx, x, p.RunID, p); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -333,16 +338,22 @@ func (d *DB) HeartbeatAll(ctx context.Context, owner string, epochs map[string]i
 
 // UpdateRunProgress implements store.Store.
 func (d *DB) UpdateRunProgress(ctx context.Context, runID string, p store.RunProgress) error {
+	return d.wrap(d.progressIn(ctx, d.pool(), runID, p))
+}
+
+// progressIn writes an open run's live figures with x (on the pool, or in
+// a transaction for Change.Progress).
+func (d *DB) progressIn(ctx context.Context, x runner, runID string, p store.RunProgress) error {
 	var argv, envNames string
 	if p.Argv != nil {
 		argv, envNames = strList(p.Argv), strList(p.EnvNames)
 	}
-	_, err := d.pool().ExecContext(ctx, d.q(`UPDATE runs SET last_output = ?, tokens_in = ?, tokens_out = ?, cost_usd = ?,
+	_, err := x.ExecContext(ctx, d.q(`UPDATE runs SET last_output = ?, tokens_in = ?, tokens_out = ?, cost_usd = ?,
 		started_at = COALESCE(started_at, ?), log_path = CASE WHEN ? = '' THEN log_path ELSE ? END,
 		workspace = CASE WHEN ? = '' THEN workspace ELSE ? END,
 		argv = CASE WHEN ? = '' THEN argv ELSE ? END, env_names = CASE WHEN ? = '' THEN env_names ELSE ? END
 		WHERE id = ? AND outcome = ''`),
 		p.LastOutput, p.TokensIn, p.TokensOut, p.CostUSD, msPtr(p.StartedAt), p.LogPath, p.LogPath, p.Workspace, p.Workspace,
 		argv, argv, envNames, envNames, runID)
-	return d.wrap(err)
+	return err
 }

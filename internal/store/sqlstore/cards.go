@@ -183,6 +183,12 @@ func queryAll[T any](ctx context.Context, d *DB, db querier, q string, args []an
 func (d *DB) listCardsSQL(f store.CardFilter, noIndex bool) (string, []any, error) {
 	var where []string
 	var args []any
+	if len(f.IDs) > 0 {
+		where = append(where, "id IN ("+strings.TrimSuffix(strings.Repeat("?,", len(f.IDs)), ",")+")")
+		for _, id := range f.IDs {
+			args = append(args, id)
+		}
+	}
 	if len(f.States) > 0 {
 		where = append(where, "state IN ("+strings.TrimSuffix(strings.Repeat("?,", len(f.States)), ",")+")")
 		for _, s := range f.States {

@@ -80,6 +80,12 @@ func (d *DB) ListRuns(ctx context.Context, f store.RunFilter) ([]board.Run, erro
 		where = append(where, "card_id = ?")
 		args = append(args, f.CardID)
 	}
+	if len(f.CardIDs) > 0 {
+		where = append(where, "card_id IN ("+strings.TrimSuffix(strings.Repeat("?,", len(f.CardIDs)), ",")+")")
+		for _, id := range f.CardIDs {
+			args = append(args, id)
+		}
+	}
 	if f.RetryEpoch != nil {
 		where = append(where, "retry_epoch = ?")
 		args = append(args, *f.RetryEpoch)

@@ -234,3 +234,40 @@ func testHeartbeatAll(t *testing.T, s store.Store) {
 		t.Fatalf("no claims: lost %v, err %v", lost, err)
 	}
 }
+
+// testProgressInAChange: Change.Progress writes open runs' figures with the
+// rest of its change: all of it, or none when the change is refused, and
+// never to a run that has its outcome.
+func testProgressInAChange(t *testing.T, s store.Store) {
+	a := mkCard(t, s, "a", "ready")
+	b := mkCard(t, s, "b", "ready")
+	must(t, claim(s, a, "n"))
+	must(t, claim(s, b, "n"))
+	ra, _ := s.ListRuns(ctx, store.RunFilter{CardID: a.ID})
+	rb, _ := s.ListRuns(ctx, store.RunFilter{CardID: b.ID})
+	now := time.Now().Truncate(time.Millisecond)
+	stale, _ := s.GetCard(ctx, a.ID)
+	stale.Version-- // a guard that fails
+	refused, err := s.ApplyAll(ctx, []store.Change{
+		{Progress: []store.RunProgress{{RunID: ra[0].ID, StartedAt: &now, LogPath: "/a.log", Workspace: "/wa"}},
+			Events: []board.Event{{CardID: a.ID, RunID: ra[0].ID, Type: board.EvStarted, Actor: "n"}}},
+		{Card: &stale, Progress: []store.RunProgress{{RunID: rb[0].ID, LastOutput: "refused", LogPath: "/b.log"}}},
+	})
+	must(t, err)
+	if refused[0] != nil || !errors.Is(refused[1], store.ErrConflict) {
+		t.Fatalf("refused = %v, want [nil ErrConflict]", refused)
+	}
+	got, _ := s.GetRun(ctx, ra[0].ID)
+	if got.StartedAt == nil || !got.StartedAt.Equal(now) || got.LogPath != "/a.log" || got.Workspace != "/wa" {
+		t.Fatalf("progress in a change: run %+v", got)
+	}
+	if gb, _ := s.GetRun(ctx, rb[0].ID); gb.LastOutput != "" || gb.LogPath != "" {
+		t.Fatalf("a refused change's progress was written: %+v", gb)
+	}
+	got.Outcome = board.OutcomeSucceeded
+	must(t, s.Apply(ctx, store.Change{Run: &got, RunMustBeOpen: true}))
+	must(t, s.Apply(ctx, store.Change{Progress: []store.RunProgress{{RunID: ra[0].ID, LastOutput: "late", TokensIn: 9}}}))
+	if r, _ := s.GetRun(ctx, ra[0].ID); r.LastOutput == "late" || r.TokensIn == 9 {
+		t.Fatalf("progress reached a routed run: %+v", r)
+	}
+}

@@ -44,6 +44,7 @@ func Run(t *testing.T, open Opener) {
 		{"HeartbeatAll", testHeartbeatAll},
 		{"ApplyAllEachChangeAlone", testApplyAllEachChangeAlone},
 		{"ApplyAllClaimRace", testApplyAllClaimRace},
+		{"ProgressInAChange", testProgressInAChange},
 		{"Progress", testProgress},
 		{"RunLaunch", testRunLaunch},
 		{"Events", testEvents},
