@@ -143,11 +143,14 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 		env["TRACEPARENT"] = tp
 	}
 	hooks := workspace.Hooks{AfterCreate: cfg.Hooks.AfterCreate, BeforeRun: cfg.Hooks.BeforeRun, AfterRun: cfg.Hooks.AfterRun, BeforeRemove: cfg.Hooks.BeforeRemove, Timeout: cfg.Hooks.Timeout}
-	hookLog, _ := os.OpenFile(logPath+".hooks", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	var hw io.Writer = io.Discard
-	if hookLog != nil {
-		defer hookLog.Close()
-		hw = hookLog
+	if hooks.AfterCreate != "" || hooks.BeforeRun != "" || hooks.AfterRun != "" {
+		// Only a run with hooks has a hooks log (a file per run costs the
+		// hot path an open and a close).
+		if hookLog, _ := os.OpenFile(logPath+".hooks", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); hookLog != nil {
+			defer hookLog.Close()
+			hw = hookLog
+		}
 	}
 	envList := envSlice(env)
 	if created {
