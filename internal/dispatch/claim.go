@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -109,7 +110,31 @@ type claimReq struct {
 // card, it changed) leaves the others written. refused[i] is the error of
 // reqs[i] (store.ErrConflict when it was not claimed); err is for the batch
 // as a whole, when nothing was claimed.
+//
+// The changes go in card id order, as every node's do: two nodes' batches
+// over the same cards lock their rows in one order and cannot deadlock.
 func (d *Dispatcher) claimAll(ctx context.Context, reqs []claimReq) (refused []error, err error) {
+	order := make([]int, len(reqs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return reqs[order[a]].card.ID < reqs[order[b]].card.ID })
+	sorted := make([]claimReq, len(reqs))
+	for i, o := range order {
+		sorted[i] = reqs[o]
+	}
+	got, err := d.claimSorted(ctx, sorted)
+	if err != nil {
+		return nil, err
+	}
+	refused = make([]error, len(reqs))
+	for i, o := range order {
+		refused[o] = got[i]
+	}
+	return refused, nil
+}
+
+func (d *Dispatcher) claimSorted(ctx context.Context, reqs []claimReq) (refused []error, err error) {
 	cfg := d.cfg.Load()
 	running, ok := cfg.Board.First(board.RoleRunning)
 	if !ok {

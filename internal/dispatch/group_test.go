@@ -129,3 +129,44 @@ func (b *beforeApplyAll) ApplyAll(ctx context.Context, chs []store.Change) ([]er
 	b.hook()
 	return b.Store.ApplyAll(ctx, chs)
 }
+
+// TestRefusedClaimBatchIsNoStoreError: the database refuses a whole batch of
+// claims as a conflict (PostgreSQL's deadlock against another node's batch).
+// Nothing was claimed, the tick reports no store error, and the next tick
+// claims the cards.
+func TestRefusedClaimBatchIsNoStoreError(t *testing.T) {
+	w := newWorld(t, 3)
+	for i := 0; i < 3; i++ {
+		w.add(fmt.Sprint("card ", i), "", `{"sim":["succeeded"],"sim_delay":"0s"}`)
+	}
+	refuse := true
+	d, err := New(Options{Store: &refusingBatch{Store: w.st, refuse: &refuse}, Config: w.cfg, Node: "n1", LogDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.startHook = func(board.Card, board.Run) bool { return false }
+	d.Tick(context.Background())
+	if st := d.Status(); st.StoreError != "" {
+		t.Fatalf("a refused batch was reported as a store error: %s", st.StoreError)
+	}
+	if claimed, _ := w.st.ListCards(context.Background(), store.CardFilter{Claimed: store.Bool(true)}); len(claimed) != 0 {
+		t.Fatalf("%d cards claimed by a refused batch", len(claimed))
+	}
+	refuse = false
+	d.Tick(context.Background())
+	if claimed, _ := w.st.ListCards(context.Background(), store.CardFilter{Claimed: store.Bool(true)}); len(claimed) != 3 {
+		t.Fatalf("%d cards claimed on the next tick, want 3", len(claimed))
+	}
+}
+
+type refusingBatch struct {
+	store.Store
+	refuse *bool
+}
+
+func (r *refusingBatch) ApplyAll(ctx context.Context, chs []store.Change) ([]error, error) {
+	if *r.refuse {
+		return nil, fmt.Errorf("%w (the database refused the transaction: deadlock detected)", store.ErrConflict)
+	}
+	return r.Store.ApplyAll(ctx, chs)
+}

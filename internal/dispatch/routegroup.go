@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"sort"
 	"time"
 
 	"github.com/drover-dev/drover/internal/agent"
@@ -48,12 +49,16 @@ func (d *Dispatcher) routeGrouped(ctx context.Context, cardID string, claim boar
 
 // routeGroupOnce decides every run of group and writes their routings in
 // one transaction, then answers each run.
-func (d *Dispatcher) routeGroupOnce(group []*routeReq) []error {
-	results := make([]error, len(group))
-	at := make(map[*routeReq]int, len(group))
-	for i, q := range group {
+func (d *Dispatcher) routeGroupOnce(queued []*routeReq) []error {
+	results := make([]error, len(queued))
+	at := make(map[*routeReq]int, len(queued))
+	for i, q := range queued {
 		at[q] = i
 	}
+	// In card id order, as claims are: concurrent batches lock rows in one
+	// order (and a card's routings are never in one group twice).
+	group := append([]*routeReq(nil), queued...)
+	sort.SliceStable(group, func(a, b int) bool { return group[a].cardID < group[b].cardID })
 	type prepared struct {
 		req *routeReq
 		r   *routing
@@ -79,8 +84,8 @@ func (d *Dispatcher) routeGroupOnce(group []*routeReq) []error {
 	cancel()
 	if err != nil {
 		d.routeMu.Unlock()
-		for i, q := range group {
-			results[i] = d.routeOnce(q.ctx, q.cardID, q.claim, q.run, q.cls, q.res, false)
+		for _, q := range group {
+			results[at[q]] = d.routeOnce(q.ctx, q.cardID, q.claim, q.run, q.cls, q.res, false)
 		}
 		return results
 	}

@@ -338,8 +338,10 @@ func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []boar
 		return taken, nil
 	}
 	// A refused claim (someone else took the card, or it changed) is taken
-	// too: the next tick sees the truth.
-	if _, err := d.claimAll(ctx, batch); err != nil {
+	// too: the next tick sees the truth. So is a whole batch the database
+	// refused as a conflict (PostgreSQL's deadlock or serialization
+	// failure against another node's batch): nothing of it was written.
+	if _, err := d.claimAll(ctx, batch); err != nil && !errors.Is(err, store.ErrConflict) {
 		return taken, err
 	}
 	return taken + len(batch), nil
