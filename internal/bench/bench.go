@@ -73,6 +73,27 @@ func (o *observed) Apply(ctx context.Context, ch store.Change) error {
 	return nil
 }
 
+// ApplyAll reports each written change of a batch as Apply does.
+func (o *observed) ApplyAll(ctx context.Context, chs []store.Change) ([]error, error) {
+	refused, err := o.Store.ApplyAll(ctx, chs)
+	if err != nil {
+		return refused, err
+	}
+	at := time.Now()
+	for i, ch := range chs {
+		if refused[i] != nil {
+			continue
+		}
+		if ch.NewRun != nil && o.claimed != nil {
+			o.claimed(ch.NewRun.CardID, at)
+		}
+		if ch.Run != nil && ch.Run.Outcome != "" && o.routed != nil {
+			o.routed(ch.Run.CardID, at)
+		}
+	}
+	return refused, nil
+}
+
 // Watch returns a channel that never fires when wake-ups are off, so only
 // the poll interval wakes the dispatcher.
 func (o *observed) Watch(ctx context.Context) <-chan struct{} {

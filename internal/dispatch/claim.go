@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -83,75 +84,172 @@ func (d *Dispatcher) blockInvalid(ctx context.Context, c board.Card, where, what
 	d.log.Warn("blocked: invalid input", "card_id", c.ID, "identifier", c.Identifier, "where", where)
 }
 
-// claimAndStart claims c with a fencing epoch and a lease, creates its run
-// with the next attempt number of the retry epoch, and starts the agent.
+// claimAndStart claims one card and starts its agent (claimAll of one).
 func (d *Dispatcher) claimAndStart(ctx context.Context, c board.Card, profile string, probe bool) error {
-	cfg := d.cfg.Load()
-	running, ok := cfg.Board.First(board.RoleRunning)
-	if !ok {
-		return fmt.Errorf("board has no running column")
-	}
-	epoch := c.RetryEpoch
-	runs, err := d.o.Store.ListRuns(ctx, store.RunFilter{CardID: c.ID, RetryEpoch: &epoch})
+	refused, err := d.claimAll(ctx, []claimReq{{card: c, profile: profile, probe: probe}})
 	if err != nil {
 		return err
 	}
-	attempt := 1
-	for _, r := range runs {
-		if r.Attempt >= attempt {
-			attempt = r.Attempt + 1
-		}
+	return refused[0]
+}
+
+// claimReq is a card offer chose to claim, with its profile and whether its
+// run is the profile's breaker probe.
+type claimReq struct {
+	card    board.Card
+	profile string
+	probe   bool
+}
+
+// claimAll claims cards in one store transaction (store.ApplyAll) and starts
+// an agent for each claim written. Each claim is the same change a claim of
+// one card is: a compare-and-set on the card's version that sets the claim
+// (owner, fencing epoch = the version it creates, lease), inserts the run
+// with the next attempt number of the card's retry epoch (unique in the
+// store) and its claimed event; one refused claim (another node took the
+// card, it changed) leaves the others written. refused[i] is the error of
+// reqs[i] (store.ErrConflict when it was not claimed); err is for the batch
+// as a whole, when nothing was claimed.
+//
+// The changes go in card id order, as every node's do: two nodes' batches
+// over the same cards lock their rows in one order and cannot deadlock.
+func (d *Dispatcher) claimAll(ctx context.Context, reqs []claimReq) (refused []error, err error) {
+	order := make([]int, len(reqs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return reqs[order[a]].card.ID < reqs[order[b]].card.ID })
+	sorted := make([]claimReq, len(reqs))
+	for i, o := range order {
+		sorted[i] = reqs[o]
+	}
+	got, err := d.claimSorted(ctx, sorted)
+	if err != nil {
+		return nil, err
+	}
+	refused = make([]error, len(reqs))
+	for i, o := range order {
+		refused[o] = got[i]
+	}
+	return refused, nil
+}
+
+func (d *Dispatcher) claimSorted(ctx context.Context, reqs []claimReq) (refused []error, err error) {
+	cfg := d.cfg.Load()
+	running, ok := cfg.Board.First(board.RoleRunning)
+	if !ok {
+		return nil, fmt.Errorf("board has no running column")
+	}
+	attempts, err := d.nextAttempts(ctx, reqs)
+	if err != nil {
+		return nil, err
 	}
 	now := d.o.Now().UTC()
-	next := c
-	next.Claim = &board.Claim{Owner: d.node, Epoch: c.Version + 1, LeaseUntil: now.Add(d.lease())}
-	next.State = running.Name
-	next.StateReason = fmt.Sprintf("attempt %d running on %s", attempt, d.node)
-	next.NextAttemptAt = nil
-	run := &board.Run{ID: board.NewID(), CardID: c.ID, Attempt: attempt, RetryEpoch: epoch, ClaimEpoch: next.Claim.Epoch,
-		Node: d.node, Agent: profile, ClaimedAt: now}
-	ch := store.Change{Card: &next, NewRun: run, Events: []board.Event{{At: now, CardID: c.ID, RunID: run.ID, Type: board.EvClaimed,
-		Actor: d.actor(), Reason: fmt.Sprintf("attempt %d (retry epoch %d) claimed by %s", attempt, epoch, d.node),
-		Data: jsonOf(map[string]any{"attempt": attempt, "from": c.State, "probe": probe})}}}
+	type pending struct {
+		next      board.Card
+		run       *board.Run
+		ch        store.Change
+		tctx      context.Context
+		root, csp tracing.Span
+	}
+	ps := make([]pending, len(reqs))
+	for i, r := range reqs {
+		c, attempt, epoch := r.card, attempts[i], r.card.RetryEpoch
+		next := c
+		next.Claim = &board.Claim{Owner: d.node, Epoch: c.Version + 1, LeaseUntil: now.Add(d.lease())}
+		next.State = running.Name
+		next.StateReason = fmt.Sprintf("attempt %d running on %s", attempt, d.node)
+		next.NextAttemptAt = nil
+		run := &board.Run{ID: board.NewID(), CardID: c.ID, Attempt: attempt, RetryEpoch: epoch, ClaimEpoch: next.Claim.Epoch,
+			Node: d.node, Agent: r.profile, ClaimedAt: now}
+		ps[i] = pending{next: next, run: run}
+		ps[i].ch = store.Change{Card: &ps[i].next, NewRun: run, Events: []board.Event{{At: now, CardID: c.ID, RunID: run.ID, Type: board.EvClaimed,
+			Actor: d.actor(), Reason: fmt.Sprintf("attempt %d (retry epoch %d) claimed by %s", attempt, epoch, d.node),
+			Data: jsonOf(map[string]any{"attempt": attempt, "from": c.State, "probe": r.probe})}}}
+		ps[i].tctx, ps[i].root = tracing.StartRun(context.Background(), c, *run)
+		_, ps[i].csp = tracing.Start(ps[i].tctx, tracing.SpanClaim)
+		d.noteClaim(c.ID, next.Claim.Epoch)
+	}
 	// The tick read the breakers before this claim; a routing since may have
 	// opened (or paused) the profile. Re-check under routeMu, which every
 	// breaker write in this process holds, so no run starts past an open
 	// breaker (across processes the breaker row's version guards the write).
-	tctx, root := tracing.StartRun(context.Background(), c, *run)
-	_, csp := tracing.Start(tctx, tracing.SpanClaim)
-	d.noteClaim(c.ID, next.Claim.Epoch)
+	refused = make([]error, len(reqs))
 	d.routeMu.Lock()
 	bs, err := d.breakers(ctx)
+	var chs []store.Change
+	var idx []int
 	if err == nil {
-		if ok, isProbe, _ := policy.Allow(bs[profile].BreakerState, now); !ok || isProbe != probe {
-			err = store.ErrConflict // the next tick sees the breaker as it is now
-		} else if probe {
-			ch.AgentState = agentState(profile, policy.StartProbe(bs[profile].BreakerState, policy.CardRef{ID: c.ID, Identifier: c.Identifier}), bs[profile].version, now)
+		for i, r := range reqs {
+			if ok, isProbe, _ := policy.Allow(bs[r.profile].BreakerState, now); !ok || isProbe != r.probe {
+				refused[i] = store.ErrConflict // the next tick sees the breaker as it is now
+				continue
+			} else if r.probe {
+				ps[i].ch.AgentState = agentState(r.profile, policy.StartProbe(bs[r.profile].BreakerState, policy.CardRef{ID: r.card.ID, Identifier: r.card.Identifier}), bs[r.profile].version, now)
+			}
+			chs, idx = append(chs, ps[i].ch), append(idx, i)
+		}
+		var got []error
+		if len(chs) > 0 {
+			got, err = d.o.Store.ApplyAll(ctx, chs)
+		}
+		for k, e := range got {
+			refused[idx[k]] = e
 		}
 	}
-	if err == nil {
-		err = d.o.Store.Apply(ctx, ch)
-	}
 	d.routeMu.Unlock()
-	tracing.End(csp, err)
 	if err != nil {
-		tracing.End(root, err)
-		return err
+		for i := range ps {
+			tracing.End(ps[i].csp, err)
+			tracing.End(ps[i].root, err)
+		}
+		return nil, err
 	}
-	claimed, err := d.o.Store.GetCard(ctx, c.ID)
+	for i, r := range reqs {
+		p := &ps[i]
+		tracing.End(p.csp, refused[i])
+		if refused[i] != nil {
+			tracing.End(p.root, refused[i])
+			continue
+		}
+		// What the store holds now: the claim's write made the next version.
+		claimed := p.next
+		claimed.Version = r.card.Version + 1
+		eligibleSince := r.card.UpdatedAt
+		if r.card.NextAttemptAt != nil && r.card.NextAttemptAt.After(eligibleSince) {
+			eligibleSince = *r.card.NextAttemptAt
+		}
+		if d.startHook != nil && !d.startHook(claimed, *p.run) {
+			p.root.End()
+			continue
+		}
+		d.start(p.tctx, claimed, *p.run, r.profile, r.card.State, eligibleSince)
+	}
+	return refused, nil
+}
+
+// nextAttempts is, for each card, one more than the highest attempt stored
+// for its retry epoch (the store's unique key refuses a claim that raced
+// another to the same number), read for all the cards in one query.
+func (d *Dispatcher) nextAttempts(ctx context.Context, reqs []claimReq) ([]int, error) {
+	ids := make([]string, len(reqs))
+	for i, r := range reqs {
+		ids[i] = r.card.ID
+	}
+	runs, err := d.o.Store.ListRuns(ctx, store.RunFilter{CardIDs: ids})
 	if err != nil {
-		claimed = next
+		return nil, err
 	}
-	eligibleSince := c.UpdatedAt
-	if c.NextAttemptAt != nil && c.NextAttemptAt.After(eligibleSince) {
-		eligibleSince = *c.NextAttemptAt
+	out := make([]int, len(reqs))
+	for i, r := range reqs {
+		out[i] = 1
+		for _, run := range runs {
+			if run.CardID == r.card.ID && run.RetryEpoch == r.card.RetryEpoch && run.Attempt >= out[i] {
+				out[i] = run.Attempt + 1
+			}
+		}
 	}
-	if d.startHook != nil && !d.startHook(claimed, *run) {
-		root.End()
-		return nil
-	}
-	d.start(tctx, claimed, *run, profile, c.State, eligibleSince)
-	return nil
+	return out, nil
 }
 
 // noteClaim remembers the claim this process is about to write, so that a

@@ -22,6 +22,11 @@ const maxConversationEvents = 1000
 // continue: the one of the run that parked, when that run is the card's
 // latest and the question has been answered since.
 func (d *Dispatcher) conversation(ctx context.Context, c board.Card, cur board.Run) (conv prompt.Conversation, resume string, err error) {
+	if cur.Attempt == 1 && cur.RetryEpoch <= 1 {
+		// The card's first run ever: no run before it, so no park, no
+		// answer and no session to resume; only the operators' comments.
+		return d.firstConversation(ctx, c)
+	}
 	events, err := d.o.Store.ListEvents(ctx, store.EventFilter{CardID: c.ID, Newest: true, Limit: maxConversationEvents})
 	if err != nil {
 		return conv, "", err
@@ -66,6 +71,21 @@ func (d *Dispatcher) conversation(ctx context.Context, c board.Card, cur board.R
 		resume = prev.SessionID
 	}
 	return conv, resume, nil
+}
+
+// firstConversation is conversation for a card's first run: every comment
+// an operator wrote, and nothing to resume (two reads fewer on the hot path).
+func (d *Dispatcher) firstConversation(ctx context.Context, c board.Card) (conv prompt.Conversation, resume string, err error) {
+	comments, err := d.o.Store.ListComments(ctx, c.ID)
+	if err != nil {
+		return conv, "", err
+	}
+	for _, cm := range comments {
+		if byOperator(cm.Author) {
+			conv.Comments = append(conv.Comments, prompt.Comment{Author: cm.Author, At: cm.At, Text: cm.Body})
+		}
+	}
+	return conv, "", nil
 }
 
 // previousRun is the card's latest run other than cur (nil when none).

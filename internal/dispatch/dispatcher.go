@@ -78,6 +78,10 @@ type Dispatcher struct {
 	// routeMu serialises the read-modify-write of agent breaker states
 	// (routing and probe claims) within this process.
 	routeMu sync.Mutex
+	// routes queues finished runs for group routing (routeGrouped);
+	// writes queues the runs' start and progress writes (applyGrouped).
+	routes combiner[*routeReq]
+	writes combiner[store.Change]
 
 	mu       sync.Mutex
 	jobs     map[string]*job // by card id
@@ -107,6 +111,8 @@ type Dispatcher struct {
 	nameLost error
 	// registered: this process took its node name (register succeeded).
 	registered bool
+	// beating: the heartbeat goroutine runs (see ensureBeating).
+	beating bool
 }
 
 // NodeStatus is what this node wants operators to see; it is stored on the

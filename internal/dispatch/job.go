@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/drover-dev/drover/internal/agent"
@@ -39,6 +40,9 @@ type job struct {
 	span      tracing.Span    // the run's root span, ended after routing
 	finished  chan struct{}
 	once      sync.Once
+	// agentDone: the agent has finished; the heartbeat leaves the claim
+	// to routing.
+	agentDone atomic.Bool
 }
 
 func (j *job) cancel(cause error) { j.once.Do(func() { j.cancelFn(cause) }) }
@@ -96,13 +100,13 @@ func (d *Dispatcher) runJob(j *job) {
 		default:
 		}
 	}()
-	stopHB := d.heartbeat(j, log)
+	d.ensureBeating()
 	cfg := d.cfg.Load()
 	res, cls, runErr := d.execute(j, cfg, log)
-	stopHB()
+	j.agentDone.Store(true) // no more renewals: routing ends the claim
 	ctx, cancel := context.WithTimeout(j.trace, 2*time.Minute)
 	defer cancel()
-	err := d.routeOnce(ctx, j.card.ID, j.claim, j.run, cls, &res, false)
+	err := d.routeGrouped(ctx, j.card.ID, j.claim, j.run, cls, &res)
 	if err != nil {
 		log.Error("could not route the run", "err", err)
 		_ = runErr
@@ -139,11 +143,14 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 		env["TRACEPARENT"] = tp
 	}
 	hooks := workspace.Hooks{AfterCreate: cfg.Hooks.AfterCreate, BeforeRun: cfg.Hooks.BeforeRun, AfterRun: cfg.Hooks.AfterRun, BeforeRemove: cfg.Hooks.BeforeRemove, Timeout: cfg.Hooks.Timeout}
-	hookLog, _ := os.OpenFile(logPath+".hooks", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	var hw io.Writer = io.Discard
-	if hookLog != nil {
-		defer hookLog.Close()
-		hw = hookLog
+	if hooks.AfterCreate != "" || hooks.BeforeRun != "" || hooks.AfterRun != "" {
+		// Only a run with hooks has a hooks log (a file per run costs the
+		// hot path an open and a close).
+		if hookLog, _ := os.OpenFile(logPath+".hooks", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); hookLog != nil {
+			defer hookLog.Close()
+			hw = hookLog
+		}
 	}
 	envList := envSlice(env)
 	if created {
@@ -181,17 +188,18 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 		return agent.Result{}, policy.Classification{Kind: policy.KindConfigError, Message: err.Error(), Source: "profile"}, err
 	}
 	now := d.o.Now().UTC()
-	bg := context.Background()
-	_ = d.o.Store.UpdateRunProgress(bg, j.run.ID, store.RunProgress{StartedAt: &now, LogPath: logPath, Workspace: ws})
-	_ = d.o.Store.Apply(bg, store.Change{Events: []board.Event{{At: now, CardID: j.card.ID, RunID: j.run.ID, Type: board.EvStarted,
-		Actor: d.actor(), Reason: fmt.Sprintf("attempt %d started: agent %s in %s%s", j.run.Attempt, j.profile, ws, resumeNote(resumed))}}})
+	// The start's figures and its event in one change, written in a group
+	// with the other runs starting now.
+	_ = d.applyGrouped(store.Change{Progress: []store.RunProgress{{RunID: j.run.ID, StartedAt: &now, LogPath: logPath, Workspace: ws}},
+		Events: []board.Event{{At: now, CardID: j.card.ID, RunID: j.run.ID, Type: board.EvStarted,
+			Actor: d.actor(), Reason: fmt.Sprintf("attempt %d started: agent %s in %s%s", j.run.Attempt, j.profile, ws, resumeNote(resumed))}}})
 	log.Info("agent started", "agent", j.profile, "workspace", ws)
 	inv := agent.Invocation{Card: j.card, Run: j.run, Prompt: text, Workspace: ws, LogPath: logPath, Env: env,
 		Timeout: p.Timeout, StallTimeout: p.StallTimeout, Progress: d.progress(j), ResumeSession: resumed,
 		Continue: func(ctx context.Context) bool { return d.wantsWork(ctx, j) },
 		Started: func(l agent.Launch) {
 			log.Info("agent command", "argv", strings.Join(l.Argv, " "), "env", strings.Join(l.EnvNames, " "))
-			_ = d.o.Store.UpdateRunProgress(bg, j.run.ID, store.RunProgress{Argv: l.Argv, EnvNames: l.EnvNames})
+			_ = d.applyGrouped(store.Change{Progress: []store.RunProgress{{RunID: j.run.ID, Argv: l.Argv, EnvNames: l.EnvNames}}})
 		}}
 	actx, asp := tracing.Start(j.ctx, tracing.SpanAgent, tracing.Agent(j.profile, p.Kind)...)
 	res, runErr := ag.Run(actx, inv)
@@ -313,61 +321,80 @@ func (d *Dispatcher) progress(j *job) func(agent.Progress) {
 			return
 		}
 		last = time.Now()
-		_ = d.o.Store.UpdateRunProgress(context.Background(), j.run.ID, store.RunProgress{LastOutput: excerpt.Clip(p.LastLine, 500),
-			TokensIn: p.TokensIn, TokensOut: p.TokensOut, CostUSD: p.CostUSD})
+		_ = d.applyGrouped(store.Change{Progress: []store.RunProgress{{RunID: j.run.ID, LastOutput: excerpt.Clip(p.LastLine, 500),
+			TokensIn: p.TokensIn, TokensOut: p.TokensOut, CostUSD: p.CostUSD}}})
 	}
 }
 
-// heartbeat renews the lease at a third of its length. Losing the claim
-// stops the run as lease_lost; a store outage keeps the agent running.
-// With Options.Spawn set the caller renews leases with Heartbeat instead.
-func (d *Dispatcher) heartbeat(j *job, log interface{ Warn(string, ...any) }) func() {
+// The leases of all of this node's live runs are renewed together, every
+// third of a lease, by one store statement (store.Store.HeartbeatAll) from
+// one goroutine, instead of one goroutine and one write per run. It runs
+// while the node has runs (start starts it) and stops when it has none.
+// Losing a claim stops its run as lease_lost; a store outage keeps the
+// agents running. With Options.Spawn set the caller renews leases with
+// Heartbeat instead.
+func (d *Dispatcher) ensureBeating() {
 	if d.o.Spawn != nil {
-		return func() {}
+		return
 	}
-	stop := make(chan struct{})
-	go func() {
-		t := time.NewTicker(d.lease() / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-			if d.beat(j, log) {
-				return
-			}
-		}
-	}()
-	return func() { close(stop) }
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.beating {
+		return
+	}
+	d.beating = true
+	go d.beatLoop()
 }
 
-// beat renews j's lease once; true when the claim is lost (the run is stopped).
-func (d *Dispatcher) beat(j *job, log interface{ Warn(string, ...any) }) bool {
+func (d *Dispatcher) beatLoop() {
+	for {
+		time.Sleep(d.lease() / 3)
+		d.mu.Lock()
+		if len(d.jobs) == 0 {
+			d.beating = false
+			d.mu.Unlock()
+			return
+		}
+		d.mu.Unlock()
+		d.beatAll()
+	}
+}
+
+// beatAll renews the lease of every run of this node whose agent is still
+// running (a finished one is being routed: its claim is about to go), in
+// one store call, and stops the runs whose claim another node took.
+func (d *Dispatcher) beatAll() {
+	jobs := d.snapshotJobs()
+	epochs := make(map[string]int64, len(jobs))
+	byCard := make(map[string]*job, len(jobs))
+	for _, j := range jobs {
+		if j.agentDone.Load() {
+			continue
+		}
+		epochs[j.card.ID], byCard[j.card.ID] = j.claim.Epoch, j
+	}
+	if len(epochs) == 0 {
+		return
+	}
 	lease := d.lease()
 	ctx, cancel := context.WithTimeout(context.Background(), lease/3)
-	err := d.o.Store.Heartbeat(ctx, j.card.ID, j.claim.Owner, j.claim.Epoch, d.o.Now().Add(lease))
+	lost, err := d.o.Store.HeartbeatAll(ctx, d.node, epochs, d.o.Now().Add(lease))
 	cancel()
-	if errors.Is(err, store.ErrConflict) {
-		log.Warn("lease lost: another node took the card; stopping the agent")
-		j.cancel(errLeaseLost)
-		return true
-	}
 	if err != nil {
-		log.Warn("heartbeat failed; the agent keeps running", "err", err)
+		d.log.Warn("heartbeat failed; the agents keep running", "runs", len(epochs), "err", err)
+		return
 	}
-	return false
+	for _, id := range lost {
+		j := byCard[id]
+		d.log.Warn("lease lost: another node took the card; stopping the agent", "card_id", j.card.ID, "identifier", j.card.Identifier, "run_id", j.run.ID)
+		j.cancel(errLeaseLost)
+	}
 }
 
-// Heartbeat renews the lease of every live run once, as each run's heartbeat
+// Heartbeat renews the lease of every live run once, as the heartbeat
 // goroutine does every third of a lease. It is for callers that set
 // Options.Spawn (a simulation on a fake clock); production never calls it.
-func (d *Dispatcher) Heartbeat() {
-	for _, j := range d.snapshotJobs() {
-		d.beat(j, d.log.With("card_id", j.card.ID, "identifier", j.card.Identifier, "run_id", j.run.ID))
-	}
-}
+func (d *Dispatcher) Heartbeat() { d.beatAll() }
 
 // env is the agent's DROVER_* environment.
 func (d *Dispatcher) env(j *job, ws string, cfg *config.Config) map[string]string {

@@ -24,7 +24,15 @@ func TestOutageReadsTheProfilesBreaker(t *testing.T) {
 		}
 		version++
 	}
-	if d.outage(ctx, "sim") {
+	outageNow := func() bool {
+		t.Helper()
+		bs, err := d.breakers(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return outage(bs, "sim")
+	}
+	if outageNow() {
 		t.Error("no breaker row, yet an outage")
 	}
 	cases := []struct {
@@ -38,7 +46,7 @@ func TestOutageReadsTheProfilesBreaker(t *testing.T) {
 	}
 	for _, c := range cases {
 		set(c.st)
-		if got := d.outage(ctx, "sim"); got != c.want {
+		if got := outageNow(); got != c.want {
 			t.Errorf("breaker %s for %s: outage %v, want %v", c.st.State, c.st.Kind, got, c.want)
 		}
 	}

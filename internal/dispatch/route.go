@@ -26,6 +26,11 @@ import (
 func (d *Dispatcher) routeOnce(ctx context.Context, cardID string, claim board.Claim, run board.Run, cls policy.Classification, res *agent.Result, recovering bool) (err error) {
 	ctx, sp := tracing.Start(ctx, tracing.SpanRoute, tracing.Recovered(recovering))
 	defer func() { tracing.End(sp, err) }()
+	return d.routeRetry(ctx, cardID, claim, run, cls, res, recovering)
+}
+
+// routeRetry is routeOnce without its span.
+func (d *Dispatcher) routeRetry(ctx context.Context, cardID string, claim board.Claim, run board.Run, cls policy.Classification, res *agent.Result, recovering bool) error {
 	backoff := 200 * time.Millisecond
 	for conflicts := 0; ; {
 		// One routing at a time in this process: breakerChange reads the
@@ -68,19 +73,53 @@ var (
 	errRenewed = errors.New("the owner renewed its lease: not recovered")
 )
 
+// routeTry decides and writes one routing (the caller holds routeMu).
 func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Claim, run board.Run, cls policy.Classification, res *agent.Result, recovering bool) error {
+	bs, err := d.breakers(ctx)
+	if err != nil {
+		return err
+	}
+	r, err := d.prepareRoute(ctx, cardID, claim, run, cls, res, recovering, bs, nil)
+	if err != nil {
+		return err
+	}
+	err = d.o.Store.Apply(ctx, r.ch)
+	if err != nil && r.lost && errors.Is(err, store.ErrConflict) {
+		return errRouted
+	}
+	if err == nil || r.lost {
+		r.written(err == nil)
+	}
+	return err
+}
+
+// routing is one run's routing, decided and ready to write: the change,
+// and what follows once it is written (traces, metrics, the log line, the
+// workspace's cleanup).
+type routing struct {
+	ch store.Change
+	// lost: the claim is gone, and the change records only the run; its
+	// conflict means someone else routed the run.
+	lost    bool
+	written func(ok bool)
+}
+
+// prepareRoute reads the card, the run and the epoch's history and decides
+// the routing, with the breakers as bs says they are (read under routeMu).
+// errRouted: the run has an outcome already; errRenewed: a recovery whose
+// owner renewed its lease.
+//
+// in, when set, holds the card and its runs as read for a whole group of
+// routings (routeGroupOnce); nil reads them here.
+func (d *Dispatcher) prepareRoute(ctx context.Context, cardID string, claim board.Claim, run board.Run, cls policy.Classification, res *agent.Result, recovering bool, bs map[string]breaker, in *routeInputs) (*routing, error) {
 	cfg := d.cfg.Load()
 	now := d.o.Now().UTC()
-	card, err := d.o.Store.GetCard(ctx, cardID)
+	card, stored, history, err := in.read(ctx, d.o.Store, cardID, run.ID)
 	if err != nil {
-		return err
-	}
-	stored, err := d.o.Store.GetRun(ctx, run.ID)
-	if err != nil {
-		return err
+		return nil, err
 	}
 	if !stored.Open() {
-		return errRouted
+		return nil, errRouted
 	}
 	fin := stored
 	fin.FinishedAt = &now
@@ -91,29 +130,22 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 	if card.Claim == nil || card.Claim.Owner != claim.Owner || card.Claim.Epoch != claim.Epoch {
 		// Our claim is gone: a stale owner writes nothing to the card.
 		fin.Outcome, fin.Kind, fin.Decision = board.OutcomeLeaseLost, string(cls.Kind), "claim lost; the card belongs to its new owner"
-		err := d.o.Store.Apply(ctx, store.Change{Run: &fin, RunMustBeOpen: true, Events: []board.Event{{At: now, CardID: cardID, RunID: run.ID,
-			Type: board.EvLeaseLost, Actor: d.actor(), Reason: "run stopped: the claim passed to another owner"}}})
-		if errors.Is(err, store.ErrConflict) {
-			return errRouted
-		}
-		if err == nil {
-			tracing.Routed(ctx, fin.Outcome, fin.Kind, "", card.State, fin.Decision)
-		}
-		d.count(fin)
-		return err
+		return &routing{lost: true, ch: store.Change{Run: &fin, RunMustBeOpen: true, Events: []board.Event{{At: now, CardID: cardID, RunID: run.ID,
+			Type: board.EvLeaseLost, Actor: d.actor(), Reason: "run stopped: the claim passed to another owner"}}},
+			written: func(ok bool) {
+				if ok {
+					tracing.Routed(ctx, fin.Outcome, fin.Kind, "", card.State, fin.Decision)
+				}
+				d.count(fin)
+			}}, nil
 	}
 	// Recovering another node's claim: only while its lease is still over.
 	var leaseEndedBy *time.Time
 	if recovering && claim.Owner != d.node {
 		if card.Claim.LeaseUntil.After(now) {
-			return errRenewed
+			return nil, errRenewed
 		}
 		leaseEndedBy = &now
-	}
-	epoch := card.RetryEpoch
-	history, err := d.o.Store.ListRuns(ctx, store.RunFilter{CardID: cardID, RetryEpoch: &epoch})
-	if err != nil {
-		return err
 	}
 	history = currentLast(history, fin)
 	profile := fin.Agent
@@ -134,7 +166,7 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 			History: history, Now: now, Rand: d.o.Rand, FailedState: cfg.Policy.FailedState, BlockedState: blockedColumn(cfg),
 			EligibleState: column(cfg, board.RoleEligible), ParkedState: column(cfg, board.RoleParked),
 			CompletedState: completedColumn(cfg), LogPath: fin.LogPath, Workspace: fin.Workspace, AgentProfile: profile,
-			ProfileBreakerTripped: d.outage(ctx, profile)})
+			ProfileBreakerTripped: outage(bs, profile)})
 	}
 	fin.Outcome, fin.Kind, fin.Counted, fin.Decision = dec.Outcome, string(dec.Kind), dec.Counted, dec.Explain
 	if fin.Error == "" && cls.Kind != policy.KindSucceeded {
@@ -188,16 +220,78 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 		ch.Outbox = append(ch.Outbox, d.outbox(cfg, Notice{Event: ev, Key: cardID + "/" + run.ID + "/" + ev, Card: next, Run: &fin,
 			Reason: next.BlockReason, GaveUp: dec.GaveUp, Profile: profile, Question: questionOf(ch.Comments), At: now})...)
 	}
-	d.breakerChange(ctx, cfg, &ch, profile, policy.CardRef{ID: card.ID, Identifier: card.Identifier}, cls, dec, now)
-	if err := d.o.Store.Apply(ctx, ch); err != nil {
-		return err
+	d.breakerChange(cfg, &ch, bs, profile, policy.CardRef{ID: card.ID, Identifier: card.Identifier}, cls, dec, now)
+	return &routing{ch: ch, written: func(bool) {
+		tracing.Routed(ctx, fin.Outcome, fin.Kind, string(dec.Verb), next.State, dec.Explain)
+		d.count(fin)
+		d.log.Info("run finished", "card_id", cardID, "identifier", card.Identifier, "run_id", run.ID, "attempt", fin.Attempt,
+			"outcome", fin.Outcome, "kind", fin.Kind, "counted", fin.Counted, "verb", dec.Verb, "state", next.State, "why", dec.Explain)
+		d.cleanup(cfg, next, fin)
+	}}, nil
+}
+
+// routeInputs are the cards and runs a group of routings reads, with one
+// query each.
+type routeInputs struct {
+	cards map[string]board.Card
+	runs  map[string][]board.Run // by card
+}
+
+// loadRouteInputs reads the cards of cardIDs and all their runs.
+func loadRouteInputs(ctx context.Context, st store.Store, cardIDs []string) (*routeInputs, error) {
+	cards, err := st.ListCards(ctx, store.CardFilter{IDs: cardIDs})
+	if err != nil {
+		return nil, err
 	}
-	tracing.Routed(ctx, fin.Outcome, fin.Kind, string(dec.Verb), next.State, dec.Explain)
-	d.count(fin)
-	d.log.Info("run finished", "card_id", cardID, "identifier", card.Identifier, "run_id", run.ID, "attempt", fin.Attempt,
-		"outcome", fin.Outcome, "kind", fin.Kind, "counted", fin.Counted, "verb", dec.Verb, "state", next.State, "why", dec.Explain)
-	d.cleanup(cfg, next, fin)
-	return nil
+	runs, err := st.ListRuns(ctx, store.RunFilter{CardIDs: cardIDs})
+	if err != nil {
+		return nil, err
+	}
+	in := &routeInputs{cards: make(map[string]board.Card, len(cards)), runs: map[string][]board.Run{}}
+	for _, c := range cards {
+		in.cards[c.ID] = c
+	}
+	for _, r := range runs {
+		in.runs[r.CardID] = append(in.runs[r.CardID], r)
+	}
+	return in, nil
+}
+
+// read is a routing's card, its run as stored, and the runs of the card's
+// current retry epoch: from in, or from the store when in is nil.
+func (in *routeInputs) read(ctx context.Context, st store.Store, cardID, runID string) (board.Card, board.Run, []board.Run, error) {
+	if in == nil {
+		card, err := st.GetCard(ctx, cardID)
+		if err != nil {
+			return card, board.Run{}, nil, err
+		}
+		stored, err := st.GetRun(ctx, runID)
+		if err != nil {
+			return card, stored, nil, err
+		}
+		epoch := card.RetryEpoch
+		history, err := st.ListRuns(ctx, store.RunFilter{CardID: cardID, RetryEpoch: &epoch})
+		return card, stored, history, err
+	}
+	card, ok := in.cards[cardID]
+	if !ok {
+		return card, board.Run{}, nil, store.ErrNotFound
+	}
+	var stored board.Run
+	found := false
+	var history []board.Run
+	for _, r := range in.runs[cardID] {
+		if r.ID == runID {
+			stored, found = r, true
+		}
+		if r.RetryEpoch == card.RetryEpoch {
+			history = append(history, r)
+		}
+	}
+	if !found {
+		return card, stored, nil, store.ErrNotFound
+	}
+	return card, stored, history, nil
 }
 
 // question is what a parked run asked: the question the classifier read (a
@@ -262,22 +356,14 @@ func fillRun(r *board.Run, res *agent.Result, p agent.Profile) {
 // outage reports whether profile's breaker is open or probing for
 // provider_unavailable: the provider is failing for other cards too, so a
 // give-up must not blame the card.
-func (d *Dispatcher) outage(ctx context.Context, profile string) bool {
-	bs, err := d.breakers(ctx)
-	if err != nil {
-		return false
-	}
+func outage(bs map[string]breaker, profile string) bool {
 	st := bs[profile].BreakerState
 	return (st.State == policy.BreakerOpen || st.State == policy.BreakerHalfOpen) && st.Kind == policy.KindProviderUnavailable
 }
 
 // breakerChange records what a profile-level failure (or a probe's result)
 // does to the profile's breaker, in the same transaction as the routing.
-func (d *Dispatcher) breakerChange(ctx context.Context, cfg *config.Config, ch *store.Change, profile string, card policy.CardRef, cls policy.Classification, dec policy.Decision, now time.Time) {
-	bs, err := d.breakers(ctx)
-	if err != nil {
-		return
-	}
+func (d *Dispatcher) breakerChange(cfg *config.Config, ch *store.Change, bs map[string]breaker, profile string, card policy.CardRef, cls policy.Classification, dec policy.Decision, now time.Time) {
 	st := bs[profile].BreakerState
 	before, _ := json.Marshal(st)
 	retryAt := cls.RetryAt

@@ -280,11 +280,14 @@ func (d *Dispatcher) dispatch(ctx context.Context, now time.Time) (time.Time, er
 }
 
 // offer checks each card of a page and claims the eligible ones while slots
-// are free. Each run it starts is reserved on the day's budget (nil = no day
-// cap), which may pause dispatch for the cards after it. It returns how many
-// cards left the due set (claimed or blocked).
+// are free, all of the page's claims in one store transaction (claimAll).
+// Each run it is about to start is reserved on the day's budget (nil = no
+// day cap), which may pause dispatch for the cards after it. It returns how
+// many cards left the due set (claimed, blocked, or taken by another node).
 func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []board.Card, now time.Time, spendWhy *string, budget *policy.DayBudget, breakers map[string]breaker, probing map[string]bool) (int, error) {
 	taken := 0
+	var batch []claimReq
+	inState := map[string]int{} // the batch's claims by the state they leave
 	for _, c := range cards {
 		profile := d.profileName(c)
 		bok, probe, bwhy := policy.Allow(breakers[profile].BreakerState, now)
@@ -292,7 +295,10 @@ func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []boar
 			bok, bwhy = false, "a probe run for "+profile+" is already on its way"
 		}
 		f := Facts{Board: cfg.Board, Card: c, Now: now, Profile: profile, BreakerOK: bok, BreakerWhy: bwhy,
-			SpendWhy: *spendWhy, SlotsFree: d.slotsFree(cfg), StateFree: d.stateFree(cfg, c.State)}
+			SpendWhy: *spendWhy, SlotsFree: d.slotsFree(cfg) - len(batch), StateFree: d.stateFree(cfg, c.State)}
+		if f.StateFree >= 0 {
+			f.StateFree -= inState[c.State]
+		}
 		_, f.ProfileOK = cfg.Agents.Profile(profile)
 		if f.ProfileOK {
 			f.Unusable = d.unusable(cfg, profile)
@@ -316,14 +322,8 @@ func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []boar
 			taken++ // blocked once, before any session
 			continue
 		}
-		if err := d.claimAndStart(ctx, c, profile, probe); err != nil {
-			if errors.Is(err, store.ErrConflict) {
-				taken++ // someone else took it, or it changed: next tick sees the truth
-				continue
-			}
-			return taken, err
-		}
-		taken++
+		batch = append(batch, claimReq{card: c, profile: profile, probe: probe})
+		inState[c.State]++
 		if probe {
 			probing[profile] = true
 		}
@@ -334,7 +334,17 @@ func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []boar
 			}
 		}
 	}
-	return taken, nil
+	if len(batch) == 0 {
+		return taken, nil
+	}
+	// A refused claim (someone else took the card, or it changed) is taken
+	// too: the next tick sees the truth. So is a whole batch the database
+	// refused as a conflict (PostgreSQL's deadlock or serialization
+	// failure against another node's batch): nothing of it was written.
+	if _, err := d.claimAll(ctx, batch); err != nil && !errors.Is(err, store.ErrConflict) {
+		return taken, err
+	}
+	return taken + len(batch), nil
 }
 
 func (d *Dispatcher) profileName(c board.Card) string {

@@ -43,10 +43,24 @@ type Store interface {
 
 	// Apply writes a Change in one transaction, or nothing (ErrConflict).
 	Apply(ctx context.Context, ch Change) error
+	// ApplyAll writes several Changes in one transaction, each still all or
+	// nothing on its own: a change whose guard fails (ErrConflict, a
+	// *CycleError) is left out whole and its error is at its index in
+	// refused, while the others are written. err is about the transaction
+	// as a whole (the store is unavailable, the database refused it): then
+	// nothing at all was written and refused is nil. The events of the
+	// written changes get seq numbers in the order of chs.
+	ApplyAll(ctx context.Context, chs []Change) (refused []error, err error)
 	// Heartbeat extends the lease of a claim still held by (owner, epoch);
 	// ErrConflict when the claim is gone or has another epoch. It does not
 	// bump the card's version.
 	Heartbeat(ctx context.Context, cardID, owner string, epoch int64, until time.Time) error
+	// HeartbeatAll extends the leases of all of owner's claims named in
+	// epochs (card id → fencing epoch) to until, each only while the stored
+	// claim is still (owner, that epoch), in one statement per 500 claims.
+	// lost lists the cards of epochs whose claim is gone or has another
+	// epoch (not renewed). No version bump.
+	HeartbeatAll(ctx context.Context, owner string, epochs map[string]int64, until time.Time) (lost []string, err error)
 	// UpdateRunProgress records live figures of an open run (no version bump).
 	UpdateRunProgress(ctx context.Context, runID string, p RunProgress) error
 
@@ -119,6 +133,10 @@ type Change struct {
 	Comments      []board.Comment
 	Outbox        []OutboxItem
 	AgentState    *AgentState
+	// Progress records live figures of open runs (each by its RunID), as
+	// UpdateRunProgress does: no guard of its own, and a run that has an
+	// outcome already is left as it is.
+	Progress []RunProgress
 }
 
 // CycleError refuses a Change with CheckBlockers whose card would wait on
@@ -139,6 +157,9 @@ func (e *CycleError) Error() string {
 
 // CardFilter selects cards. Zero values mean "any".
 type CardFilter struct {
+	// IDs keeps the cards with these ids (a dispatcher reading the cards
+	// of a group of runs at once).
+	IDs    []string
 	States []string
 	Label  string
 	Agent  string
@@ -179,7 +200,9 @@ const (
 
 // RunFilter selects runs.
 type RunFilter struct {
-	CardID     string
+	CardID string
+	// CardIDs keeps the runs of any of these cards.
+	CardIDs    []string
 	RetryEpoch *int
 	Open       *bool
 	Node       string
@@ -200,6 +223,9 @@ type EventFilter struct {
 
 // RunProgress are the live figures of a running run.
 type RunProgress struct {
+	// RunID names the run in Change.Progress (UpdateRunProgress takes the
+	// run's id as an argument instead).
+	RunID      string
 	LastOutput string
 	TokensIn   int64
 	TokensOut  int64

@@ -123,6 +123,29 @@ func (s *simStore) Apply(ctx context.Context, ch store.Change) error {
 	return s.inner.Apply(ctx, ch)
 }
 
+// ApplyAll is Apply's faults for a batch: a refused transaction writes
+// nothing, a lost reply writes every change that passes its guards and
+// still fails.
+func (s *simStore) ApplyAll(ctx context.Context, chs []store.Change) ([]error, error) {
+	if err := s.gate("ApplyAll"); err != nil {
+		return nil, err
+	}
+	if s.w.lostReply() {
+		if _, err := s.inner.ApplyAll(ctx, chs); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: injected fault after commit (reply lost)", store.ErrUnavailable)
+	}
+	return s.inner.ApplyAll(ctx, chs)
+}
+
+func (s *simStore) HeartbeatAll(ctx context.Context, owner string, epochs map[string]int64, until time.Time) ([]string, error) {
+	if err := s.gate("HeartbeatAll"); err != nil {
+		return nil, err
+	}
+	return s.inner.HeartbeatAll(ctx, owner, epochs, until)
+}
+
 func (s *simStore) Heartbeat(ctx context.Context, cardID, owner string, epoch int64, until time.Time) error {
 	if err := s.gate("Heartbeat"); err != nil {
 		return err

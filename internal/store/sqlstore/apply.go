@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
@@ -34,6 +36,7 @@ func (d *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return d.wrap(err)
 	}
 	d.hub.publish()
+	d.prepareWanted(ctx)
 	return nil
 }
 
@@ -41,130 +44,198 @@ func (d *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 	now := d.now()
 	return d.tx(ctx, func(tx *sql.Tx) error {
-		if ch.ClaimGuard != nil {
-			id := ""
-			switch {
-			case ch.Card != nil:
-				id = ch.Card.ID
-			case ch.Run != nil:
-				id = ch.Run.CardID
-			}
-			var n int
-			q, args := `SELECT COUNT(*) FROM cards WHERE id = ? AND claim_owner = ? AND claim_epoch = ?`, []any{id, ch.ClaimGuard.Owner, ch.ClaimGuard.Epoch}
-			if ch.LeaseEndedBy != nil {
-				q, args = q+` AND claim_lease_until <= ?`, append(args, ms(*ch.LeaseEndedBy))
-			}
-			err := tx.QueryRowContext(ctx, d.q(q), args...).Scan(&n)
-			if err != nil {
-				return err
-			}
-			if n != 1 {
-				return fmt.Errorf("%w (claim %s/%d no longer held)", store.ErrConflict, ch.ClaimGuard.Owner, ch.ClaimGuard.Epoch)
-			}
-		}
-		if ch.CheckBlockers && ch.Card != nil && len(ch.Card.BlockedBy) > 0 {
-			if err := d.checkBlockers(ctx, tx, ch.Card); err != nil {
-				return err
-			}
-		}
-		if ch.Card != nil {
-			c := ch.Card
-			if c.UpdatedAt.IsZero() || c.UpdatedAt.Before(now) {
-				c.UpdatedAt = now
-			}
-			args := append(cardArgs(c), c.ID, c.Version)
-			res, err := tx.ExecContext(ctx, d.q(`UPDATE cards SET title=?, body=?, state=?, state_reason=?, priority=?,
-				prio_order=?, labels=?, agent=?, spec=?, blocked_by=?, block_reason=?, gave_up=?, next_attempt_at=?,
-				retry_epoch=?, claim_owner=?, claim_epoch=?, claim_lease_until=?, updated_at=?, version=version+1
-				WHERE id=? AND version=?`), args...)
-			if err != nil {
-				return err
-			}
-			if n, _ := res.RowsAffected(); n != 1 {
-				return fmt.Errorf("%w (card %s is no longer at version %d)", store.ErrConflict, c.Identifier, c.Version)
-			}
-		}
-		if r := ch.NewRun; r != nil {
-			if r.ID == "" {
-				r.ID = board.NewID()
-			}
-			if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO runs (id, card_id, attempt, retry_epoch, claim_epoch, node, agent,
-				outcome, kind, counted, decision, exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out,
-				cost_usd, log_path, workspace, last_output, session_id, argv, env_names) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
-				runArgs(r, now)...); err != nil {
-				if isUnique(err) {
-					return fmt.Errorf("%w (attempt %d of epoch %d exists)", store.ErrConflict, r.Attempt, r.RetryEpoch)
-				}
-				return err
-			}
-		}
-		if r := ch.Run; r != nil {
-			cond := ""
-			if ch.RunMustBeOpen {
-				cond = " AND outcome = ''"
-			}
-			a := runArgs(r, now)
-			args := append(a[1:], r.ID)
-			res, err := tx.ExecContext(ctx, d.q(`UPDATE runs SET card_id=?, attempt=?, retry_epoch=?, claim_epoch=?, node=?, agent=?,
-				outcome=?, kind=?, counted=?, decision=?, exit_code=?, error=?, claimed_at=?, started_at=?, finished_at=?,
-				tokens_in=?, tokens_out=?, cost_usd=?, log_path=?, workspace=?, last_output=?, session_id=?, argv=?, env_names=? WHERE id=?`+cond), args...)
-			if err != nil {
-				return err
-			}
-			if n, _ := res.RowsAffected(); n != 1 {
-				return fmt.Errorf("%w (run %s already has an outcome)", store.ErrConflict, r.ID)
-			}
-		}
-		for _, c := range ch.Comments {
-			if c.ID == "" {
-				c.ID = board.NewID()
-			}
-			if c.At.IsZero() {
-				c.At = now
-			}
-			if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO comments (id, card_id, author, body, at) VALUES (?,?,?,?,?)`),
-				c.ID, c.CardID, c.Author, c.Body, ms(c.At)); err != nil {
-				return err
-			}
-		}
-		for _, o := range ch.Outbox {
-			if err := d.insertOutbox(ctx, tx, o, now); err != nil {
-				return err
-			}
-		}
-		if a := ch.AgentState; a != nil {
-			var res sql.Result
-			var err error
-			args := []any{a.Name, a.State, a.Kind, a.Reason, msPtr(a.Until), nullText(a.Data), ms(now)}
-			switch {
-			case a.Version < 0:
-				res, err = tx.ExecContext(ctx, d.q(`INSERT INTO agent_states (name, state, kind, reason, until, data, updated_at)
-					VALUES (?,?,?,?,?,?,?) ON CONFLICT (name) DO UPDATE SET state=excluded.state, kind=excluded.kind,
-					reason=excluded.reason, until=excluded.until, data=excluded.data, updated_at=excluded.updated_at,
-					version=agent_states.version+1`), args...)
-			case a.Version == 0:
-				res, err = tx.ExecContext(ctx, d.q(`INSERT INTO agent_states (name, state, kind, reason, until, data, updated_at)
-					VALUES (?,?,?,?,?,?,?) ON CONFLICT (name) DO NOTHING`), args...)
-			default:
-				res, err = tx.ExecContext(ctx, d.q(`UPDATE agent_states SET state=?, kind=?, reason=?, until=?, data=?, updated_at=?,
-					version=version+1 WHERE name=? AND version=?`), append(args[1:], a.Name, a.Version)...)
-			}
-			if err != nil {
-				return err
-			}
-			if n, _ := res.RowsAffected(); n != 1 {
-				return fmt.Errorf("%w (agent %s state changed meanwhile)", store.ErrConflict, a.Name)
-			}
+		if err := d.applyIn(ctx, tx, &ch, now); err != nil {
+			return err
 		}
 		// Events last: on PostgreSQL their insert takes the event-order lock,
 		// held until the commit right after (see insertEvents).
-		for i := range ch.Events {
-			if ch.Events[i].At.IsZero() {
-				ch.Events[i].At = now
+		return d.insertEvents(ctx, tx, stampEvents(ch.Events, now))
+	})
+}
+
+// ApplyAll implements store.Store: one transaction, each change inside a
+// savepoint of its own. A change whose guard fails is rolled back to its
+// savepoint (so nothing of it is written) and reported; the others go on.
+// The events of the changes written are inserted last, in change order, so
+// on PostgreSQL the event-order lock is held only for that moment before
+// the commit, as in Apply.
+func (d *DB) ApplyAll(ctx context.Context, chs []store.Change) ([]error, error) {
+	refused := make([]error, len(chs))
+	if len(chs) == 0 {
+		return refused, nil
+	}
+	now := d.now()
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		var events []board.Event
+		for i := range chs {
+			if _, err := d.in(tx).ExecContext(ctx, `SAVEPOINT change`); err != nil {
+				return err
+			}
+			err := d.applyIn(ctx, tx, &chs[i], now)
+			if err != nil && !guardFailed(err) {
+				return err
+			}
+			if err != nil {
+				refused[i] = err
+				if _, rerr := d.in(tx).ExecContext(ctx, `ROLLBACK TO SAVEPOINT change`); rerr != nil {
+					return rerr
+				}
+			} else {
+				events = append(events, stampEvents(chs[i].Events, now)...)
+			}
+			if _, err := d.in(tx).ExecContext(ctx, `RELEASE SAVEPOINT change`); err != nil {
+				return err
 			}
 		}
-		return d.insertEvents(ctx, tx, ch.Events)
+		return d.insertEvents(ctx, tx, events)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return refused, nil
+}
+
+// guardFailed reports whether err is a Change's own refusal (a guard, a
+// unique attempt, a blocker cycle), which refuses that change alone, rather
+// than the database failing the statement.
+func guardFailed(err error) bool {
+	var cyc *store.CycleError
+	return errors.Is(err, store.ErrConflict) || errors.As(err, &cyc)
+}
+
+func stampEvents(es []board.Event, now time.Time) []board.Event {
+	for i := range es {
+		if es[i].At.IsZero() {
+			es[i].At = now
+		}
+	}
+	return es
+}
+
+// applyIn writes ch's guards and rows in tx, all but its events.
+func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time.Time) error {
+	x := d.in(tx)
+	if ch.ClaimGuard != nil {
+		id := ""
+		switch {
+		case ch.Card != nil:
+			id = ch.Card.ID
+		case ch.Run != nil:
+			id = ch.Run.CardID
+		}
+		var n int
+		q, args := `SELECT COUNT(*) FROM cards WHERE id = ? AND claim_owner = ? AND claim_epoch = ?`, []any{id, ch.ClaimGuard.Owner, ch.ClaimGuard.Epoch}
+		if ch.LeaseEndedBy != nil {
+			q, args = q+` AND claim_lease_until <= ?`, append(args, ms(*ch.LeaseEndedBy))
+		}
+		err := x.QueryRowContext(ctx, d.q(q), args...).Scan(&n)
+		if err != nil {
+			return err
+		}
+		if n != 1 {
+			return fmt.Errorf("%w (claim %s/%d no longer held)", store.ErrConflict, ch.ClaimGuard.Owner, ch.ClaimGuard.Epoch)
+		}
+	}
+	if ch.CheckBlockers && ch.Card != nil && len(ch.Card.BlockedBy) > 0 {
+		if err := d.checkBlockers(ctx, tx, ch.Card); err != nil {
+			return err
+		}
+	}
+	if ch.Card != nil {
+		c := ch.Card
+		if c.UpdatedAt.IsZero() || c.UpdatedAt.Before(now) {
+			c.UpdatedAt = now
+		}
+		args := append(cardArgs(c), c.ID, c.Version)
+		res, err := x.ExecContext(ctx, d.q(`UPDATE cards SET title=?, body=?, state=?, state_reason=?, priority=?,
+			prio_order=?, labels=?, agent=?, spec=?, blocked_by=?, block_reason=?, gave_up=?, next_attempt_at=?,
+			retry_epoch=?, claim_owner=?, claim_epoch=?, claim_lease_until=?, updated_at=?, version=version+1
+			WHERE id=? AND version=?`), args...)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return fmt.Errorf("%w (card %s is no longer at version %d)", store.ErrConflict, c.Identifier, c.Version)
+		}
+	}
+	if r := ch.NewRun; r != nil {
+		if r.ID == "" {
+			r.ID = board.NewID()
+		}
+		if _, err := x.ExecContext(ctx, d.q(`INSERT INTO runs (id, card_id, attempt, retry_epoch, claim_epoch, node, agent,
+			outcome, kind, counted, decision, exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out,
+			cost_usd, log_path, workspace, last_output, session_id, argv, env_names) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
+			runArgs(r, now)...); err != nil {
+			if isUnique(err) {
+				return fmt.Errorf("%w (attempt %d of epoch %d exists)", store.ErrConflict, r.Attempt, r.RetryEpoch)
+			}
+			return err
+		}
+	}
+	if r := ch.Run; r != nil {
+		cond := ""
+		if ch.RunMustBeOpen {
+			cond = " AND outcome = ''"
+		}
+		a := runArgs(r, now)
+		args := append(a[1:], r.ID)
+		res, err := x.ExecContext(ctx, d.q(`UPDATE runs SET card_id=?, attempt=?, retry_epoch=?, claim_epoch=?, node=?, agent=?,
+			outcome=?, kind=?, counted=?, decision=?, exit_code=?, error=?, claimed_at=?, started_at=?, finished_at=?,
+			tokens_in=?, tokens_out=?, cost_usd=?, log_path=?, workspace=?, last_output=?, session_id=?, argv=?, env_names=? WHERE id=?`+cond), args...)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return fmt.Errorf("%w (run %s already has an outcome)", store.ErrConflict, r.ID)
+		}
+	}
+	for _, c := range ch.Comments {
+		if c.ID == "" {
+			c.ID = board.NewID()
+		}
+		if c.At.IsZero() {
+			c.At = now
+		}
+		if _, err := x.ExecContext(ctx, d.q(`INSERT INTO comments (id, card_id, author, body, at) VALUES (?,?,?,?,?)`),
+			c.ID, c.CardID, c.Author, c.Body, ms(c.At)); err != nil {
+			return err
+		}
+	}
+	for _, o := range ch.Outbox {
+		if err := d.insertOutbox(ctx, tx, o, now); err != nil {
+			return err
+		}
+	}
+	if a := ch.AgentState; a != nil {
+		var res sql.Result
+		var err error
+		args := []any{a.Name, a.State, a.Kind, a.Reason, msPtr(a.Until), nullText(a.Data), ms(now)}
+		switch {
+		case a.Version < 0:
+			res, err = x.ExecContext(ctx, d.q(`INSERT INTO agent_states (name, state, kind, reason, until, data, updated_at)
+				VALUES (?,?,?,?,?,?,?) ON CONFLICT (name) DO UPDATE SET state=excluded.state, kind=excluded.kind,
+				reason=excluded.reason, until=excluded.until, data=excluded.data, updated_at=excluded.updated_at,
+				version=agent_states.version+1`), args...)
+		case a.Version == 0:
+			res, err = x.ExecContext(ctx, d.q(`INSERT INTO agent_states (name, state, kind, reason, until, data, updated_at)
+				VALUES (?,?,?,?,?,?,?) ON CONFLICT (name) DO NOTHING`), args...)
+		default:
+			res, err = x.ExecContext(ctx, d.q(`UPDATE agent_states SET state=?, kind=?, reason=?, until=?, data=?, updated_at=?,
+				version=version+1 WHERE name=? AND version=?`), append(args[1:], a.Name, a.Version)...)
+		}
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return fmt.Errorf("%w (agent %s state changed meanwhile)", store.ErrConflict, a.Name)
+		}
+	}
+	for _, p := range ch.Progress {
+		if err := d.progressIn(ctx, x, p.RunID, p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkBlockers refuses c's BlockedBy when it closes a cycle. It first
@@ -205,7 +276,7 @@ func (d *DB) checkBlockers(ctx context.Context, tx *sql.Tx, c *board.Card) error
 
 // Heartbeat implements store.Store.
 func (d *DB) Heartbeat(ctx context.Context, cardID, owner string, epoch int64, until time.Time) error {
-	res, err := d.db.ExecContext(ctx, d.q(`UPDATE cards SET claim_lease_until = ? WHERE id = ? AND claim_owner = ? AND claim_epoch = ?`),
+	res, err := d.pool().ExecContext(ctx, d.q(`UPDATE cards SET claim_lease_until = ? WHERE id = ? AND claim_owner = ? AND claim_epoch = ?`),
 		ms(until), cardID, owner, epoch)
 	if err != nil {
 		return d.wrap(err)
@@ -216,18 +287,73 @@ func (d *DB) Heartbeat(ctx context.Context, cardID, owner string, epoch int64, u
 	return nil
 }
 
+// HeartbeatAll implements store.Store: one UPDATE … RETURNING per chunk of
+// claims, matching each (card, epoch) pair as a row value.
+func (d *DB) HeartbeatAll(ctx context.Context, owner string, epochs map[string]int64, until time.Time) ([]string, error) {
+	ids := make([]string, 0, len(epochs))
+	for id := range epochs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids) // one statement text per chunk size, and a stable lock order
+	renewed := make(map[string]bool, len(ids))
+	const chunk = 500
+	for start := 0; start < len(ids); start += chunk {
+		part := ids[start:min(start+chunk, len(ids))]
+		args := []any{ms(until), owner}
+		for _, id := range part {
+			args = append(args, id, epochs[id])
+		}
+		pair := "(?, ?),"
+		if d.dialect == postgres {
+			pair = "(?::text, ?::bigint)," // VALUES would type bare parameters as text
+		}
+		rows, err := d.db.QueryContext(ctx, d.q(`UPDATE cards SET claim_lease_until = ? WHERE claim_owner = ? AND (id, claim_epoch) IN (VALUES `+
+			strings.TrimSuffix(strings.Repeat(pair, len(part)), ",")+`) RETURNING id`), args...)
+		if err != nil {
+			return nil, d.wrap(err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, d.wrap(err)
+			}
+			renewed[id] = true
+		}
+		if err := rows.Close(); err != nil {
+			return nil, d.wrap(err)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, d.wrap(err)
+		}
+	}
+	var lost []string
+	for _, id := range ids {
+		if !renewed[id] {
+			lost = append(lost, id)
+		}
+	}
+	return lost, nil
+}
+
 // UpdateRunProgress implements store.Store.
 func (d *DB) UpdateRunProgress(ctx context.Context, runID string, p store.RunProgress) error {
+	return d.wrap(d.progressIn(ctx, d.pool(), runID, p))
+}
+
+// progressIn writes an open run's live figures with x (on the pool, or in
+// a transaction for Change.Progress).
+func (d *DB) progressIn(ctx context.Context, x runner, runID string, p store.RunProgress) error {
 	var argv, envNames string
 	if p.Argv != nil {
 		argv, envNames = strList(p.Argv), strList(p.EnvNames)
 	}
-	_, err := d.db.ExecContext(ctx, d.q(`UPDATE runs SET last_output = ?, tokens_in = ?, tokens_out = ?, cost_usd = ?,
+	_, err := x.ExecContext(ctx, d.q(`UPDATE runs SET last_output = ?, tokens_in = ?, tokens_out = ?, cost_usd = ?,
 		started_at = COALESCE(started_at, ?), log_path = CASE WHEN ? = '' THEN log_path ELSE ? END,
 		workspace = CASE WHEN ? = '' THEN workspace ELSE ? END,
 		argv = CASE WHEN ? = '' THEN argv ELSE ? END, env_names = CASE WHEN ? = '' THEN env_names ELSE ? END
 		WHERE id = ? AND outcome = ''`),
 		p.LastOutput, p.TokensIn, p.TokensOut, p.CostUSD, msPtr(p.StartedAt), p.LogPath, p.LogPath, p.Workspace, p.Workspace,
 		argv, argv, envNames, envNames, runID)
-	return d.wrap(err)
+	return err
 }

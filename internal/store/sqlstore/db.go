@@ -49,6 +49,7 @@ type DB struct {
 	closed  atomic.Bool // Close was called: every later call is unavailable
 	stop    chan struct{}
 	clock   func() time.Time
+	stmts   stmtCache // prepared statements (SQLite; see stmts.go)
 	// beforeCommit, when set (by tests only), runs in every write
 	// transaction just before its commit.
 	beforeCommit func()
@@ -148,6 +149,7 @@ func (d *DB) Ping(ctx context.Context) error {
 // Close implements store.Store.
 func (d *DB) Close() error {
 	d.closeMu.Do(func() { d.closed.Store(true); close(d.stop) })
+	d.closeStmts()
 	return d.db.Close()
 }
 

@@ -30,7 +30,7 @@ func (d *DB) ListEvents(ctx context.Context, f store.EventFilter) ([]board.Event
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	rows, err := d.db.QueryContext(ctx, d.q(q), args...)
+	rows, err := d.pool().QueryContext(ctx, d.q(q), args...)
 	if err != nil {
 		return nil, d.wrap(err)
 	}
@@ -75,7 +75,7 @@ func (d *DB) insertEvents(ctx context.Context, tx *sql.Tx, es []board.Event) err
 		}
 	}
 	for _, e := range es {
-		if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO events (at, card_id, run_id, type, actor, reason, data) VALUES (?,?,?,?,?,?,?)`),
+		if _, err := d.in(tx).ExecContext(ctx, d.q(`INSERT INTO events (at, card_id, run_id, type, actor, reason, data) VALUES (?,?,?,?,?,?,?)`),
 			ms(e.At), e.CardID, e.RunID, e.Type, e.Actor, e.Reason, nullText(e.Data)); err != nil {
 			return err
 		}

@@ -23,9 +23,9 @@ func testCardFilters(t *testing.T, s store.Store) {
 	held := func(until time.Time) func(*board.Card) {
 		return func(c *board.Card) { c.Claim = &board.Claim{Owner: "n1", Epoch: 1, LeaseUntil: until} }
 	}
-	mkCard(t, s, "free", "ready")
+	free := mkCard(t, s, "free", "ready")
 	mkCard(t, s, "held", "in_progress", held(future))
-	mkCard(t, s, "lapsed", "in_progress", held(past))
+	lapsed := mkCard(t, s, "lapsed", "in_progress", held(past))
 	mkCard(t, s, "retry", "ready", func(c *board.Card) { c.NextAttemptAt = &future })
 	mkCard(t, s, "due", "ready", func(c *board.Card) { c.NextAttemptAt = &past })
 	for _, tc := range []struct {
@@ -44,6 +44,8 @@ func testCardFilters(t *testing.T, s store.Store) {
 		{"query identifier", store.CardFilter{Query: "drv-2"}, "[held]"},
 		{"page", store.CardFilter{Limit: 2, Offset: 1}, "[held lapsed]"},
 		{"last page", store.CardFilter{Limit: 2, Offset: 4}, "[due]"},
+		{"ids", store.CardFilter{IDs: []string{lapsed.ID, free.ID, "no-such-card"}}, "[free lapsed]"},
+		{"ids and claimed", store.CardFilter{IDs: []string{lapsed.ID, free.ID}, Claimed: store.Bool(true)}, "[lapsed]"},
 	} {
 		got, err := s.ListCards(ctx, tc.f)
 		must(t, err)
@@ -80,6 +82,9 @@ func testRunFilters(t *testing.T, s store.Store) {
 		{"card", store.RunFilter{CardID: a.ID}, "[run-1 run-2 run-3]"},
 		{"epoch", store.RunFilter{RetryEpoch: &one}, "[run-1 run-2 run-4]"},
 		{"card and epoch", store.RunFilter{CardID: a.ID, RetryEpoch: &two}, "[run-3]"},
+		{"cards", store.RunFilter{CardIDs: []string{b.ID, a.ID}}, "[run-1 run-2 run-3 run-4]"},
+		{"cards, one", store.RunFilter{CardIDs: []string{b.ID, "no-such-card"}}, "[run-4]"},
+		{"cards and open", store.RunFilter{CardIDs: []string{a.ID, b.ID}, Open: store.Bool(true)}, "[run-2 run-3]"},
 		{"open", store.RunFilter{Open: store.Bool(true)}, "[run-2 run-3]"},
 		{"finished", store.RunFilter{Open: store.Bool(false)}, "[run-1 run-4]"},
 		{"node", store.RunFilter{Node: "n2"}, "[run-2 run-4]"},
