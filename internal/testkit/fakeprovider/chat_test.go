@@ -102,7 +102,7 @@ func TestChatStreams(t *testing.T) {
 		{"TXT", "", chatStream{content: "hello there", finish: "stop"}},
 		{"TOOL", "", chatStream{toolName: "bash", toolArgs: `{"command":"ls"}`, finish: "tool_calls"}},
 		{"REF", "", chatStream{refusal: "I can't help with that.", finish: "content_filter"}},
-		{"ASK", "", chatStream{content: "Staging or production?", finish: "stop"}},
+		{"ASK", "", chatStream{content: "I cannot go on without a decision.\nQUESTION: Staging or production?", finish: "stop"}},
 	}
 	for _, c := range cases {
 		resp, lines := chatPost(t, s, "k", `{"stream":true,"messages":[{"role":"user","content":"`+c.marker+`"}]`+c.tools+`}`)
