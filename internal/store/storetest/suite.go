@@ -43,6 +43,8 @@ func Run(t *testing.T, open Opener) {
 		{"Heartbeat", testHeartbeat},
 		{"Progress", testProgress},
 		{"RunLaunch", testRunLaunch},
+		{"AgentReportOnce", testAgentReportOnce},
+		{"AgentCallFencing", testAgentCallFencing},
 		{"Events", testEvents},
 		{"Comments", testComments},
 		{"Outbox", testOutbox},
