@@ -23,15 +23,15 @@ const (
 	KindRefused             Kind = "refused"
 	// KindAgentBlocked: the agent itself said the card cannot go on as it
 	// is (drover_block, with its own what/where/how).
-	KindAgentBlocked Kind = "agent_blocked"
-	KindInputRequired       Kind = "input_required"
-	KindAgentFailed         Kind = "agent_failed"
-	KindMaxTurns            Kind = "max_turns"
-	KindTimeout             Kind = "timeout"
-	KindStalled             Kind = "stalled"
-	KindUnknown             Kind = "unknown"
-	KindNoProgress          Kind = "no_progress"
-	KindCancelled           Kind = "cancelled"
+	KindAgentBlocked  Kind = "agent_blocked"
+	KindInputRequired Kind = "input_required"
+	KindAgentFailed   Kind = "agent_failed"
+	KindMaxTurns      Kind = "max_turns"
+	KindTimeout       Kind = "timeout"
+	KindStalled       Kind = "stalled"
+	KindUnknown       Kind = "unknown"
+	KindNoProgress    Kind = "no_progress"
+	KindCancelled     Kind = "cancelled"
 	// KindSpendLimit: drover stopped the run because the card crossed
 	// limits.max_cost_per_card_usd; the card is blocked until an operator acts.
 	KindSpendLimit Kind = "spend_limit"
