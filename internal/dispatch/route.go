@@ -82,6 +82,7 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 	if !stored.Open() {
 		return errRouted
 	}
+	cls = policy.ApplyReport(cls, stored.Report) // the agent's own report (drover mcp), see report.go
 	fin := stored
 	fin.FinishedAt = &now
 	if res != nil {
@@ -134,7 +135,7 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 			History: history, Now: now, Rand: d.o.Rand, FailedState: cfg.Policy.FailedState, BlockedState: blockedColumn(cfg),
 			EligibleState: column(cfg, board.RoleEligible), ParkedState: column(cfg, board.RoleParked),
 			CompletedState: completedColumn(cfg), LogPath: fin.LogPath, Workspace: fin.Workspace, AgentProfile: profile,
-			ProfileBreakerTripped: d.outage(ctx, profile)})
+			ProfileBreakerTripped: d.outage(ctx, profile), Report: stored.Report})
 	}
 	fin.Outcome, fin.Kind, fin.Counted, fin.Decision = dec.Outcome, string(dec.Kind), dec.Counted, dec.Explain
 	if fin.Error == "" && cls.Kind != policy.KindSucceeded {
@@ -203,7 +204,7 @@ func (d *Dispatcher) routeTry(ctx context.Context, cardID string, claim board.Cl
 // question is what a parked run asked: the agent's structured question, else
 // its final text, else the classification's message.
 func question(cls policy.Classification, res *agent.Result) string {
-	if res != nil {
+	if res != nil && !policy.FromAgent(cls.Source) {
 		if st := res.Signals.Structured; st.Question != "" {
 			return st.Question
 		} else if st.ResultText != "" {

@@ -31,8 +31,9 @@ func Registration() agent.Registration {
 		DefaultArgs:    func(agent.Profile) []string { return DefaultArgs() },
 		NewParser:      newParser,
 		PassEnv:        PassEnv,
+		MCP:            MCP,
 		New: func(p agent.Profile) (agent.Agent, error) {
-			return command.New(p, newParser), nil
+			return command.NewWired(p, newParser, MCP), nil
 		},
 	}
 }
