@@ -60,7 +60,7 @@ func mcpGroup(t *testing.T, c cli) {
 	ids := map[string]string{}
 	for _, name := range []string{"block", "ask", "live"} {
 		var cd card
-		h.jsonOf(&cd, "card", "add", "--title", marker(scenario{name: "mcp_"+name})+": do the task", "--state", "ready", "--agent", "m-"+name)
+		h.jsonOf(&cd, "card", "add", "--title", marker(scenario{name: "mcp_" + name})+": do the task", "--state", "ready", "--agent", "m-"+name)
 		ids[name] = cd.Identifier
 	}
 	h.serve()
