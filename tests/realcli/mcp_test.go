@@ -29,24 +29,31 @@ func TestClaudeCodeReportsThroughDroversTools(t *testing.T) {
 	}
 }
 
+// Codex gets drover mcp through -c mcp_servers.drover.* overrides; the
+// fake provider calls its tools in the namespace mcp__drover.
+func TestCodexReportsThroughDroversTools(t *testing.T) {
+	for _, c := range installed(t, "codex") {
+		t.Run(c.version, func(t *testing.T) { mcpGroup(t, c) })
+	}
+}
+
 func mcpGroup(t *testing.T, c cli) {
 	p := fp.New(t)
 	h := &harness{t: t, dir: t.TempDir()}
-	tool := func(name string) string { return "mcp__drover__" + name }
 	scen := map[string][]fp.Step{
-		"block": {fp.ToolUse(tool("drover_progress"), `{"note":"reading the card"}`),
-			fp.ToolUse(tool("drover_block"), `{"what":"the endpoint /v2/pay does not exist","where":"spec.endpoint","how":"name an endpoint of api.yaml"}`),
+		"block": {fp.MCPToolUse("drover", "drover_progress", `{"note":"reading the card"}`),
+			fp.MCPToolUse("drover", "drover_block", `{"what":"the endpoint /v2/pay does not exist","where":"spec.endpoint","how":"name an endpoint of api.yaml"}`),
 			fp.Success("I blocked the card.")},
-		"ask": {fp.ToolUse(tool("drover_ask_human"), `{"question":"Deploy to staging or production?","options":["staging","production"]}`),
+		"ask": {fp.MCPToolUse("drover", "drover_ask_human", `{"question":"Deploy to staging or production?","options":["staging","production"]}`),
 			fp.Success("I asked."), fp.Success("Deployed to the answer's environment.")},
-		"live": {fp.ToolUse(tool("drover_comment"), `{"text":"found the flaky test"}`), fp.Hang()},
+		"live": {fp.MCPToolUse("drover", "drover_comment", `{"text":"found the flaky test"}`), fp.Hang()},
 	}
 	var prof strings.Builder
 	prof.WriteString("default: m-block\nprofiles:\n")
 	for _, name := range []string{"block", "ask", "live"} {
 		s := scenario{name: "mcp_" + name}
 		p.Script(marker(s), scen[name]...)
-		fmt.Fprintf(&prof, "  m-%s:\n    kind: claude\n    command: %s\n    timeout: 300s\n    stall_timeout: 240s\n    env:\n", name, c.bin)
+		fmt.Fprintf(&prof, "  m-%s:\n    kind: %s\n    command: %s\n    timeout: 300s\n    stall_timeout: 240s\n    env:\n", name, c.kind, c.bin)
 		for _, kv := range h.profileEnv(c, s, p.URL()) {
 			k, v, _ := strings.Cut(kv, "=")
 			fmt.Fprintf(&prof, "      %s: %q\n", k, v)
@@ -64,7 +71,7 @@ func mcpGroup(t *testing.T, c cli) {
 		ids[name] = cd.Identifier
 	}
 	h.serve()
-	deadline := time.Now().Add(10 * time.Minute)
+	deadline := time.Now().Add(6 * time.Minute)
 	show := func(id string) mcpCard {
 		var cd mcpCard
 		h.jsonOf(&cd, "card", "show", id)

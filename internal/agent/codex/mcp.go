@@ -10,7 +10,7 @@ import (
 // MCP wires drover's MCP server into a Codex run through its documented
 // config overrides (-c mcp_servers.<name>.…, TOML values), given before the
 // subcommand so the operator's CODEX_HOME and config.toml are never
-// touched. Codex starts stdio servers with a short list of variables;
+// touched; the tools are approved in advance. Codex starts stdio servers with a short list of variables;
 // env_vars forwards drover's by name, so no value appears in argv.
 func MCP(s agent.MCPServer) (agent.MCPWiring, error) {
 	key := "mcp_servers." + s.Name + "."
@@ -18,6 +18,11 @@ func MCP(s agent.MCPServer) (agent.MCPWiring, error) {
 		"-c", key + "command=" + strconv.Quote(s.Command),
 		"-c", key + "args=" + tomlList(s.Args),
 		"-c", key + "env_vars=" + tomlList(s.EnvVars),
+		// Codex asks before an MCP tool call, and exec's approval policy
+		// never refuses what needs asking; drover's own tools need no one's
+		// approval (checked against 0.171.0: "MCP tool call requires
+		// approval, but approval policy is never" without this).
+		"-c", key + `default_tools_approval_mode="approve"`,
 	}}, nil
 }
 

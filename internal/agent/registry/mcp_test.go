@@ -49,7 +49,7 @@ func TestMCPWiringPerKind(t *testing.T) {
 		},
 		"codex": func(t *testing.T, w agent.MCPWiring) {
 			got := strings.Join(w.Before, " ")
-			want := `-c mcp_servers.drover.command="/opt/drover/bin/drover" -c mcp_servers.drover.args=["mcp"] -c mcp_servers.drover.env_vars=["DROVER_RUN_ID","DROVER_STORE"]`
+			want := `-c mcp_servers.drover.command="/opt/drover/bin/drover" -c mcp_servers.drover.args=["mcp"] -c mcp_servers.drover.env_vars=["DROVER_RUN_ID","DROVER_STORE"] -c mcp_servers.drover.default_tools_approval_mode="approve"`
 			if got != want {
 				t.Errorf("args\n %s\nwant\n %s", got, want)
 			}
