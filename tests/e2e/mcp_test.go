@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -217,17 +216,17 @@ mcp_call drover_done '{"summary":"fixed"}'`)
 		}
 		return got.State == "in_progress" && comment && progress
 	})
-	var show struct {
-		Comments []struct {
-			Author string `json:"author"`
-			Body   string `json:"body"`
-		} `json:"comments"`
-	}
-	raw := e.ok("card", "show", c.Identifier, "--json")
-	_ = json.Unmarshal([]byte(raw), &show)
 	text := e.ok("card", "show", c.Identifier)
 	if !strings.Contains(text, "found the flaky test in cache_test.go") || !strings.Contains(text, "running the suite") {
 		t.Errorf("drover card show lacks the agent's comment or progress:\n%s", text)
+	}
+	rs := e.runs(c.Identifier)
+	if len(rs) != 1 {
+		t.Fatalf("runs = %+v", rs)
+	}
+	if logs := e.ok("logs", rs[0].ID); !strings.Contains(logs, "[drover_progress] running the suite") ||
+		!strings.Contains(logs, "[drover_comment] found the flaky test in cache_test.go") {
+		t.Errorf("drover logs lacks the agent's notes:\n%s", logs)
 	}
 	if side := e.side_(); !strings.Contains(side, "control character") {
 		t.Errorf("a note with a control character was not refused:\n%s", side)
