@@ -48,6 +48,13 @@ type Invocation struct {
 	// the card still wants work, i.e. it is still in its running column
 	// under this run's claim. nil = one turn.
 	Continue func(ctx context.Context) bool
+	// MCP, when set, is drover's MCP server to wire into this run (the
+	// kind's Registration.MCP does it); nil: none.
+	MCP *MCPServer
+	// Calls are the agent's own calls for kinds that run inside drover
+	// (the sim): block, ask, done, comment, progress, fenced like drover
+	// mcp's. Programs use drover mcp or drover run instead.
+	Calls Calls
 }
 
 // Launch is what an agent ran: the argument vector with secrets redacted
@@ -65,6 +72,12 @@ type Progress struct {
 	TokensOut int64
 	CostUSD   float64
 }
+
+// MCP modes (agent profile key "mcp").
+const (
+	MCPAuto = "auto"
+	MCPOff  = "off"
+)
 
 // Resume modes (agent profile key "resume").
 const (
@@ -110,6 +123,9 @@ type Profile struct {
 	// agent's earlier session (ResumeAuto, the default, where the kind can)
 	// or starts a new one (ResumeNever).
 	Resume string `json:"resume"`
+	// MCP says whether the run gets drover's MCP server (MCPAuto, the
+	// default, for kinds whose Registration.MCP can wire it) or not (MCPOff).
+	MCP string `json:"mcp"`
 	// MaxTurns is the dispatcher's turn cap for a run (dispatch.max_turns),
 	// set by the dispatcher, not read from the profile; kinds whose program
 	// can bound its turns pass it on (0 = none).

@@ -53,6 +53,11 @@ type Registration struct {
 	// ValidateSpec checks a card's spec before the card is claimed; nil when
 	// the kind reads nothing from it. Its error names the spec field.
 	ValidateSpec func(spec []byte) error
+	// MCP, when set, wires drover's MCP server into a run of this kind in
+	// the way its program documents (it may write config files into s.Dir,
+	// never into the operator's own config); nil: the kind cannot take it
+	// (a command agent starts drover mcp itself, or uses drover run).
+	MCP func(s MCPServer) (MCPWiring, error)
 }
 
 // Argument modes (agent profile key "args_mode").

@@ -125,6 +125,10 @@ type Run struct {
 	// for kinds that run inside drover.
 	Argv     []string `json:"argv"`
 	EnvNames []string `json:"env_names"`
+	// Report is what the agent itself said about how the run ends
+	// (drover mcp, drover run), nil when it said nothing. It is written
+	// once, while the run is open, and never by the dispatcher.
+	Report *AgentReport `json:"report"`
 }
 
 // Open reports whether the run has no outcome yet.

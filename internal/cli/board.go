@@ -223,6 +223,7 @@ With --json each line is one JSON object, {"run_id", "n", "line"} (JSON lines).`
 			}
 			rd := bufio.NewReader(f)
 			partial := ""
+			notes := &agentNotes{st: a.st, run: r}
 			for {
 				line, err := rd.ReadString('\n')
 				switch {
@@ -236,6 +237,13 @@ With --json each line is one JSON object, {"run_id", "n", "line"} (JSON lines).`
 					return err
 				}
 				partial += line
+				// What the agent said through drover mcp (comments, progress,
+				// its report) joins the output as it arrives.
+				for _, l := range notes.next(c.Context()) {
+					if err := emit(l); err != nil {
+						return err
+					}
+				}
 				if follow {
 					// Follow until the run has an outcome, then read what is left.
 					cur, gerr := a.st.GetRun(c.Context(), r.ID)

@@ -105,6 +105,7 @@ Start with:  drover demo --until-settled   (a self-contained tour)
 		a.statusCmd(), a.explainCmd(), a.policyCmd(), a.classifyCmd(), a.agentCmd(),
 		a.serveCmd(), a.outboxCmd(), a.versionCmd(), a.gcCmd(),
 		a.storeCmd(), a.backupCmd(), a.restoreCmd(),
+		a.mcpCmd(), a.runCmd(),
 	)
 	// drover --version: Cobra adds the flag when Version is set.
 	root.Version = version.Get().String()

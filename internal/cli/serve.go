@@ -172,7 +172,7 @@ func (a *app) runServer(ctx context.Context, cfg *config.Config, log *slog.Logge
 		Store: a.st, Config: cfg, Watcher: watcher, Log: log,
 		LogDir: filepath.Join(a.configDir(), ".drover", "logs"),
 		Env:    map[string]string{"DROVER_CONFIG": absConfig, "DROVER_STORE": a.dsn()},
-		Outbox: outboxFor, Metrics: m,
+		Outbox: outboxFor, Metrics: m, MCPCommand: mcpCommand(),
 	})
 	if err != nil {
 		return err

@@ -39,13 +39,17 @@ var PromptModes = []string{"stdin", "file", "arg"}
 // agent's session.
 var ResumeModes = []string{agent.ResumeAuto, agent.ResumeNever}
 
+// MCPModes say whether drover's MCP server (drover mcp) is wired into a
+// profile's runs: auto (the default, for kinds that can take it) or off.
+var MCPModes = []string{agent.MCPAuto, agent.MCPOff}
+
 // Profile defaults applied when a profile leaves them out.
 const (
 	DefaultProfileTimeout = time.Hour
 	DefaultStallTimeout   = 5 * time.Minute
 )
 
-var profileKeys = []string{"kind", "command", "args", "args_mode", "env", "env_passthrough", "prompt", "timeout", "stall_timeout", "provider", "spec_schema", "match", "price_in_per_mtok", "price_out_per_mtok", "max_log_bytes", "resume", "approval_policy", "thread_sandbox", "turn_sandbox_policy"}
+var profileKeys = []string{"kind", "command", "args", "args_mode", "env", "env_passthrough", "prompt", "timeout", "stall_timeout", "provider", "spec_schema", "match", "price_in_per_mtok", "price_out_per_mtok", "max_log_bytes", "resume", "approval_policy", "thread_sandbox", "turn_sandbox_policy", "mcp"}
 
 func decodeAgents(d *decoder, n *yaml.Node, haveCodex bool, cx Codex) Agents {
 	f := d.fields(n, "agents", []string{"default", "profiles"}, strict)
@@ -81,7 +85,7 @@ func decodeAgents(d *decoder, n *yaml.Node, haveCodex bool, cx Codex) Agents {
 }
 
 func decodeProfile(d *decoder, name string, n *yaml.Node, path string) agent.Profile {
-	p := agent.Profile{Name: name, Prompt: "stdin", Timeout: DefaultProfileTimeout, StallTimeout: DefaultStallTimeout, Resume: agent.ResumeAuto}
+	p := agent.Profile{Name: name, Prompt: "stdin", Timeout: DefaultProfileTimeout, StallTimeout: DefaultStallTimeout, Resume: agent.ResumeAuto, MCP: agent.MCPAuto}
 	f := d.fields(n, path, profileKeys, strict)
 	if f == nil {
 		return p
@@ -135,6 +139,12 @@ func decodeProfile(d *decoder, name string, n *yaml.Node, path string) agent.Pro
 		p.Prompt = d.str(v, path+".prompt", expandPlain)
 		if !contains(PromptModes, p.Prompt) {
 			d.errf(deref(v), path+".prompt", "%q is not a prompt mode; use stdin, file or arg", p.Prompt)
+		}
+	}
+	if v, ok := f["mcp"]; ok {
+		p.MCP = d.str(v, path+".mcp", expandPlain)
+		if !contains(MCPModes, p.MCP) {
+			d.errf(deref(v), path+".mcp", "%q is not an mcp mode; use auto (give the agent drover's tools: drover_block, drover_ask_human, …) or off", p.MCP)
 		}
 	}
 	if v, ok := f["resume"]; ok {

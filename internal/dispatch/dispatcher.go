@@ -37,7 +37,10 @@ type Options struct {
 	// Outbox turns a notice into outbox rows (default: none).
 	Outbox func(cfg *config.Config, n Notice) []store.OutboxItem
 	// Env is added to every agent's environment (e.g. DROVER_CONFIG, DROVER_STORE).
-	Env           map[string]string
+	Env map[string]string
+	// MCPCommand is the drover binary runs start as their MCP server
+	// (drover mcp, see mcp.go); "" wires none.
+	MCPCommand    string
 	Log           *slog.Logger
 	Now           func() time.Time
 	Rand          func() float64

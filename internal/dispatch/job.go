@@ -195,7 +195,8 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 			Actor: d.actor(), Reason: fmt.Sprintf("attempt %d started: agent %s in %s%s", j.run.Attempt, j.profile, ws, resumeNote(resumed))}}})
 	log.Info("agent started", "agent", j.profile, "workspace", ws)
 	inv := agent.Invocation{Card: j.card, Run: j.run, Prompt: text, Workspace: ws, LogPath: logPath, Env: env,
-		Timeout: p.Timeout, StallTimeout: p.StallTimeout, Progress: d.progress(j), ResumeSession: resumed,
+		Timeout: p.Timeout, StallTimeout: p.StallTimeout, Progress: d.progress(j), ResumeSession: resumed, MCP: d.mcpServer(p, env, logPath),
+		Calls:    d.calls(j),
 		Continue: func(ctx context.Context) bool { return d.wantsWork(ctx, j) },
 		Started: func(l agent.Launch) {
 			log.Info("agent command", "argv", strings.Join(l.Argv, " "), "env", strings.Join(l.EnvNames, " "))
@@ -409,6 +410,9 @@ func (d *Dispatcher) env(j *job, ws string, cfg *config.Config) map[string]strin
 	env["DROVER_ATTEMPT"] = strconv.Itoa(j.run.Attempt)
 	env["DROVER_WORKSPACE"] = ws
 	env["DROVER_NODE"] = d.node
+	if d.o.MCPCommand != "" {
+		env["DROVER_BIN"] = d.o.MCPCommand // a command agent runs "$DROVER_BIN" mcp or "$DROVER_BIN" run …
+	}
 	return env
 }
 

@@ -121,6 +121,7 @@ func (d *Dispatcher) prepareRoute(ctx context.Context, cardID string, claim boar
 	if !stored.Open() {
 		return nil, errRouted
 	}
+	cls = policy.ApplyReport(cls, stored.Report) // the agent's own report (drover mcp), see report.go
 	fin := stored
 	fin.FinishedAt = &now
 	if res != nil {
@@ -166,7 +167,7 @@ func (d *Dispatcher) prepareRoute(ctx context.Context, cardID string, claim boar
 			History: history, Now: now, Rand: d.o.Rand, FailedState: cfg.Policy.FailedState, BlockedState: blockedColumn(cfg),
 			EligibleState: column(cfg, board.RoleEligible), ParkedState: column(cfg, board.RoleParked),
 			CompletedState: completedColumn(cfg), LogPath: fin.LogPath, Workspace: fin.Workspace, AgentProfile: profile,
-			ProfileBreakerTripped: outage(bs, profile)})
+			ProfileBreakerTripped: outage(bs, profile), Report: stored.Report})
 	}
 	fin.Outcome, fin.Kind, fin.Counted, fin.Decision = dec.Outcome, string(dec.Kind), dec.Counted, dec.Explain
 	if fin.Error == "" && cls.Kind != policy.KindSucceeded {
@@ -301,7 +302,7 @@ func question(cls policy.Classification, res *agent.Result) string {
 	if cls.Question != "" {
 		return cls.Question
 	}
-	if res != nil {
+	if res != nil && !policy.FromAgent(cls.Source) {
 		if st := res.Signals.Structured; st.Question != "" {
 			return st.Question
 		} else if st.ResultText != "" {

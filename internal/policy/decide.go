@@ -36,6 +36,9 @@ type Input struct {
 	// is failing for other cards too. A provider_unavailable give-up then
 	// blames the outage, not the card.
 	ProfileBreakerTripped bool
+	// Report is the agent's own report on the run (board.Run.Report); an
+	// agent_blocked block reason is its what, where and how, verbatim.
+	Report *board.AgentReport
 }
 
 // ProfilePause asks the dispatcher to pause the card's agent profile.
@@ -201,6 +204,13 @@ func (x *decider) reason(k Kind, msg string) *board.BlockReason {
 		What:  what(k, msg),
 		Where: where(x.in.Card, x.cur, x.in.LogPath, x.in.Workspace),
 		How:   how(k, x.id, x.in.AgentProfile, x.cur.ID),
+	}
+	if rep := x.in.Report; k == KindAgentBlocked && rep != nil && rep.Kind == board.ReportBlock {
+		// The agent's own words, as it gave them (drover mcp bounded and
+		// sanitised them); drover's where and how fill only a blank.
+		r.What = nonEmpty(rep.What, r.What)
+		r.Where = nonEmpty(rep.Where, r.Where)
+		r.How = nonEmpty(rep.How, r.How)
 	}
 	if k == KindProviderUnavailable && x.in.ProfileBreakerTripped {
 		r.How = outageHow(x.id, x.in.AgentProfile)

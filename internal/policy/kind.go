@@ -21,14 +21,17 @@ const (
 	KindContextExhausted    Kind = "context_exhausted"
 	KindPermissionDenied    Kind = "permission_denied"
 	KindRefused             Kind = "refused"
-	KindInputRequired       Kind = "input_required"
-	KindAgentFailed         Kind = "agent_failed"
-	KindMaxTurns            Kind = "max_turns"
-	KindTimeout             Kind = "timeout"
-	KindStalled             Kind = "stalled"
-	KindUnknown             Kind = "unknown"
-	KindNoProgress          Kind = "no_progress"
-	KindCancelled           Kind = "cancelled"
+	// KindAgentBlocked: the agent itself said the card cannot go on as it
+	// is (drover_block, with its own what/where/how).
+	KindAgentBlocked  Kind = "agent_blocked"
+	KindInputRequired Kind = "input_required"
+	KindAgentFailed   Kind = "agent_failed"
+	KindMaxTurns      Kind = "max_turns"
+	KindTimeout       Kind = "timeout"
+	KindStalled       Kind = "stalled"
+	KindUnknown       Kind = "unknown"
+	KindNoProgress    Kind = "no_progress"
+	KindCancelled     Kind = "cancelled"
 	// KindSpendLimit: drover stopped the run because the card crossed
 	// limits.max_cost_per_card_usd; the card is blocked until an operator acts.
 	KindSpendLimit Kind = "spend_limit"
@@ -41,7 +44,7 @@ var Kinds = []Kind{
 	KindRateLimited, KindUsageLimited, KindQuotaExhausted, KindProviderUnavailable,
 	KindNetwork, KindWorkspaceSetup, KindInterrupted, KindAuthFailed, KindConfigError,
 	KindInvalidInput, KindContextExhausted, KindPermissionDenied, KindRefused,
-	KindInputRequired, KindAgentFailed, KindMaxTurns, KindTimeout, KindStalled,
+	KindAgentBlocked, KindInputRequired, KindAgentFailed, KindMaxTurns, KindTimeout, KindStalled,
 	KindUnknown, KindNoProgress, KindCancelled, KindSpendLimit,
 }
 

@@ -96,6 +96,8 @@ func how(k Kind, id, profile, runID string) string {
 		return fmt.Sprintf("change the card (drover card edit %s …) or the permissions of agent profile %s in WORKFLOW.md, then %s", id, prof, resume)
 	case KindRefused:
 		return fmt.Sprintf("reword the task: drover card edit %s --body-file FILE, then %s", id, resume)
+	case KindAgentBlocked:
+		return fmt.Sprintf("do what the agent asks (it says where and how), change the card if needed (drover card edit %s …), then %s", id, resume)
 	case KindNetwork:
 		return fmt.Sprintf("check network access from this node (%s), then %s", logs, resume)
 	case KindWorkspaceSetup:

@@ -104,6 +104,8 @@ var specs = map[Kind]KindSpec{
 		WhatCanChange: "the card or the agent's permissions change"},
 	KindRefused: {Verb: VerbBlock, Outcome: board.OutcomeBlocked, DefaultCap: NoCap,
 		WhatCanChange: "the card changes"},
+	KindAgentBlocked: {Verb: VerbBlock, Outcome: board.OutcomeBlocked, DefaultCap: NoCap,
+		WhatCanChange: "a human acts on the agent's own what/where/how, then drover card resume ID"},
 	KindInputRequired: {Verb: VerbPark, Outcome: board.OutcomeParked, DefaultCap: NoCap,
 		WhatCanChange: "a human answers (drover card answer ID TEXT)"},
 	KindAgentFailed: {Verb: VerbRetry, Outcome: board.OutcomeFailed, Counts: true, DefaultCap: NoCap, Reschedules: true,

@@ -30,6 +30,7 @@ func TestSpecTable(t *testing.T) {
 		{KindContextExhausted, VerbBlock, "block", false, NoCap, ProfileNone},
 		{KindPermissionDenied, VerbBlock, "block", false, NoCap, ProfileNone},
 		{KindRefused, VerbBlock, "block", false, NoCap, ProfileNone},
+		{KindAgentBlocked, VerbBlock, "block", false, NoCap, ProfileNone},
 		{KindInputRequired, VerbPark, "park", false, NoCap, ProfileNone},
 		{KindAgentFailed, VerbRetry, "retry", true, NoCap, ProfileNone},
 		{KindMaxTurns, VerbRetry, "retry", true, NoCap, ProfileNone},

@@ -62,10 +62,24 @@ Continue with this answer; do not ask the same question again.
 Comments from the operators since the last attempt:
 {% for c in comments %}- {{ c.author }} ({{ c.at }}): {{ c.text }}
 {% endfor %}{% endif %}
-Work only inside {{ workspace }}. When the work is done, say what you changed
-and how you checked it. If you cannot continue without a human decision, stop
-and end your final message with one line that starts with QUESTION: and holds
-one clear question, for example:
+Work only inside {{ workspace }}.
+
+drover, which runs you, gives you tools (its MCP server "drover"; from a shell,
+"$DROVER_BIN" run ask|block|comment|progress|done). Use them to say what happened:
+- drover_block(what, where, how) when the card cannot be done as written: what is
+  wrong, where (file, field, endpoint), and how a human can fix it. Then stop.
+- drover_ask_human(question, options) when only a human can decide: one clear
+  question, with the choices if there are some. Then stop; the answer comes back.
+- drover_progress(note) for a one-line status now and then, drover_comment(text)
+  for findings a human should read.
+- drover_done(summary) when the work is done: what you changed and how you
+  checked it.
+Call drover_card to read the card, earlier attempts and comments again.
+
+Without these tools, say the same in your final message: what you changed and
+how you checked it; or, if you cannot continue without a human decision, stop
+and end the message with one line that starts with QUESTION: and holds one
+clear question, for example:
 QUESTION: Should the fix go to staging or to production?
 A human answers it, and the next attempt continues with the answer.
 `

@@ -137,6 +137,20 @@ type Change struct {
 	// UpdateRunProgress does: no guard of its own, and a run that has an
 	// outcome already is left as it is.
 	Progress []RunProgress
+
+	// AgentCall, when set, is a write on behalf of a live run's agent
+	// (drover mcp): the run must still be open, else ErrConflict. With
+	// ClaimGuard the claim is checked on AgentCall.CardID.
+	AgentCall *AgentCall
+}
+
+// AgentCall is the run an agent's call is for and, for a report, what it
+// reported.
+type AgentCall struct {
+	RunID, CardID string
+	// Report is stored on the run; the change is refused with ErrConflict
+	// when the run has a report already (one block, ask or done per run).
+	Report *board.AgentReport
 }
 
 // CycleError refuses a Change with CheckBlockers whose card would wait on

@@ -37,6 +37,12 @@ func (c *checker) init(w *World) {
 // not routing: the events a run gets before its outcome.
 var preRouting = map[string]bool{board.EvClaimed: true, board.EvStarted: true}
 
+// agentCallEvent reports an event written by a run's own agent (drover
+// mcp's calls): not a routing, and only ever before its run's routing.
+func agentCallEvent(e board.Event) bool {
+	return strings.HasPrefix(e.Actor, "agent:") && (e.Type == board.EvAgentReport || e.Type == board.EvAgentProgress || e.Type == board.EvCommented)
+}
+
 func (c *checker) check(final bool) {
 	w := c.w
 	ctx := context.Background()
@@ -97,6 +103,10 @@ func (c *checker) check(final bool) {
 			from, _ := data["from"].(string)
 			if r := b.RoleOf(from); r != board.RoleEligible {
 				w.violate("%s claimed by %s from %s (role %s): automation claims only eligible cards", ident[e.CardID], e.Actor, from, r)
+			}
+		case e.RunID != "" && agentCallEvent(e):
+			if c.routed[e.RunID] > 0 {
+				w.violate("%s: the agent's %s call was taken after its run (attempt %v) was routed: a call from an ended run must change nothing", ident[e.CardID], e.Type, c.attempt[e.RunID])
 			}
 		case e.RunID != "" && !preRouting[e.Type]:
 			c.routed[e.RunID]++
@@ -164,6 +174,9 @@ func (c *checker) check(final bool) {
 			open[r.CardID] = append(open[r.CardID], r)
 		}
 		runByID[r.ID] = r
+	}
+	if final {
+		c.checkReports(runs, ident)
 	}
 	for k, as := range attempts {
 		if !final {
@@ -310,4 +323,50 @@ func fmtNext(c board.Card) string {
 		return "no next attempt time"
 	}
 	return fmt.Sprintf("next attempt %s", c.NextAttemptAt.Format("15:04:05"))
+}
+
+// droverStops are the kinds of a run drover stopped itself: its reason wins
+// over the agent's report.
+var droverStops = map[string]bool{string(policy.KindTimeout): true, string(policy.KindStalled): true,
+	string(policy.KindCancelled): true, string(policy.KindSpendLimit): true}
+
+// checkReports: the agent's report decides its run's kind unless drover
+// stopped the run or lost its claim; the first report is the one kept;
+// agent_blocked is never counted.
+func (c *checker) checkReports(runs []board.Run, ident map[string]string) {
+	w := c.w
+	want := map[string]string{board.ReportBlock: string(policy.KindAgentBlocked), board.ReportAsk: string(policy.KindInputRequired),
+		board.ReportDone: string(policy.KindSucceeded)}
+	reported, tried := map[string]string{}, map[string]string{}
+	for _, iv := range w.invs {
+		if iv.report != "" {
+			reported[iv.run.ID] = iv.report
+		}
+		tried[iv.run.ID] = iv.tried
+	}
+	for _, r := range runs {
+		if r.Kind == string(policy.KindAgentBlocked) && r.Counted {
+			w.violate("%s attempt %d: agent_blocked was counted", ident[r.CardID], r.Attempt)
+		}
+		kind := reported[r.ID]
+		if r.Report != nil && r.Report.Kind != tried[r.ID] {
+			w.violate("%s attempt %d has a report (%s) no call of its agent made", ident[r.CardID], r.Attempt, r.Report.Kind)
+		}
+		if kind == "" && r.Report != nil {
+			kind = r.Report.Kind // stored, though the reply was lost to a fault
+		}
+		if kind == "" {
+			continue
+		}
+		if r.Report == nil || r.Report.Kind != kind {
+			w.violate("%s attempt %d: the agent reported %s first, the run keeps %+v", ident[r.CardID], r.Attempt, kind, r.Report)
+			continue
+		}
+		if r.Open() || r.Outcome == board.OutcomeLeaseLost || droverStops[r.Kind] {
+			continue
+		}
+		if r.Kind != want[kind] {
+			w.violate("%s attempt %d reported %s but ended %s (%s): the agent's report decides unless drover stopped the run", ident[r.CardID], r.Attempt, kind, r.Kind, r.Outcome)
+		}
+	}
 }

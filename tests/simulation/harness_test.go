@@ -70,6 +70,9 @@ type invocation struct {
 	ended     bool
 	steps     int // parked agents: steps left before they answer
 	verdict   agent.Result
+	calls     agent.Calls // the agent's own calls (drover mcp's service)
+	tried     string      // the report kind its call sent, "" none
+	report    string      // the report kind its call stored (by the reply), "" none
 	release   chan struct{}
 	done      chan struct{}
 }
@@ -324,6 +327,8 @@ func (a *fakeAgent) Run(ctx context.Context, inv agent.Invocation) (agent.Result
 		w.violate("agent session opened for %s with invalid input (%s)", inv.Card.Identifier, why)
 	}
 	iv.verdict = w.verdict()
+	iv.calls = inv.Calls
+	w.agentCalls(iv)
 	if w.intn(4) == 0 {
 		// A priced session: its cost is reported live, as real agents do.
 		iv.verdict.Signals.Structured.CostUSD, iv.verdict.Signals.Structured.CostKnown = 0.1, true
@@ -339,6 +344,11 @@ func (a *fakeAgent) Run(ctx context.Context, inv agent.Invocation) (agent.Result
 	iv.release = make(chan struct{})
 	w.entered <- iv
 	<-iv.release
+	if iv.calls != nil && w.intn(3) == 0 {
+		// A note at the end of a long session: refused, changing nothing,
+		// when the claim passed to another node meanwhile (checked).
+		_, _ = iv.calls.Comment(context.Background(), "sim: still here at the end")
+	}
 	w.endSession(iv)
 	if ctx.Err() != nil {
 		return agent.Result{Signals: policy.Signals{AgentKind: "sim", ExitCode: -1, Signaled: true}}, nil
@@ -353,6 +363,41 @@ func (w *World) endSession(iv *invocation) {
 	iv.ended, iv.endStep = true, w.step
 	if w.live[iv.card.ID] == iv {
 		delete(w.live, iv.card.ID)
+	}
+}
+
+// agentCalls makes some sessions report through the agent's own calls, as
+// an agent does through drover mcp: block, ask or done (the report then
+// decides the outcome unless drover stopped the run), with a comment and a
+// progress note first. A call the store refuses or fails reports nothing.
+func (w *World) agentCalls(iv *invocation) {
+	if iv.calls == nil || w.intn(6) != 0 {
+		return
+	}
+	ctx := context.Background()
+	if w.intn(2) == 0 {
+		_, _ = iv.calls.Comment(ctx, "sim: looking at "+iv.card.Identifier)
+		_, _ = iv.calls.Progress(ctx, "sim: halfway")
+	}
+	var err error
+	kind := board.ReportBlock
+	switch n := w.intn(6); {
+	case n < 3:
+		_, err = iv.calls.Block(ctx, "sim: the card names a service that does not exist", "spec.sim", "edit the card, then drover card resume")
+	case n < 5:
+		kind = board.ReportAsk
+		_, err = iv.calls.Ask(ctx, "sim: which region?", []string{"eu", "us"})
+	default:
+		kind = board.ReportDone
+		_, err = iv.calls.Done(ctx, "sim: done by my own account")
+	}
+	iv.tried = kind
+	if err == nil {
+		iv.report = kind
+		w.logf("%s attempt %d reports %s", iv.card.Identifier, iv.run.Attempt, kind)
+		// A second report in the same run is refused (checked: the stored
+		// report stays the first).
+		_, _ = iv.calls.Done(ctx, "sim: a second report")
 	}
 }
 

@@ -45,8 +45,9 @@ func Registration() agent.Registration {
 		PassEnv:    PassEnv,
 		NewParser:  newParser,
 		ResumeArgs: ResumeArgs,
+		MCP:        MCP,
 		New: func(p agent.Profile) (agent.Agent, error) {
-			return command.New(p, newParser), nil
+			return command.NewWired(p, newParser, MCP), nil
 		},
 	}
 }

@@ -47,11 +47,13 @@ func Registration() agent.Registration {
 		PassEnv:    PassEnv,
 		NewParser:  newParser,
 		ResumeArgs: ResumeArgs,
+		MCP:        MCP,
 		New: func(p agent.Profile) (agent.Agent, error) {
 			if appserver.Mode(p.Args) {
+				// drover's operations are the app-server's dynamic tools.
 				return appserver.New(p, Kind), nil
 			}
-			return command.New(p, newParser), nil
+			return command.NewWired(p, newParser, MCP), nil
 		},
 	}
 }

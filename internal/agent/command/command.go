@@ -62,12 +62,20 @@ var ErrConfig = agent.ErrConfig
 type commandAgent struct {
 	profile   agent.Profile
 	newParser func() agent.Parser
+	wireMCP   func(agent.MCPServer) (agent.MCPWiring, error)
 }
 
 // New returns an agent that runs profile's command. parser, if not nil, makes
 // a fresh Parser for every run.
 func New(profile agent.Profile, parser func() agent.Parser) agent.Agent {
 	return &commandAgent{profile: profile, newParser: parser}
+}
+
+// NewWired is New for a kind that can wire drover's MCP server into its
+// program (agent.Registration.MCP): a run whose Invocation has MCP set
+// gets wire's arguments and variables.
+func NewWired(profile agent.Profile, parser func() agent.Parser, wire func(agent.MCPServer) (agent.MCPWiring, error)) agent.Agent {
+	return &commandAgent{profile: profile, newParser: parser, wireMCP: wire}
 }
 
 // Run runs one attempt. The error is only for not starting at all: a
@@ -82,6 +90,13 @@ func (a *commandAgent) Run(ctx context.Context, inv agent.Invocation) (agent.Res
 	spec, err := BuildSpec(a.profile, inv)
 	if err != nil {
 		return res, err
+	}
+	if inv.MCP != nil && a.wireMCP != nil {
+		w, err := a.wireMCP(*inv.MCP)
+		if err != nil {
+			return res, fmt.Errorf("wiring drover's MCP server into the run: %w", err)
+		}
+		spec = wire(spec, w)
 	}
 	launch := Describe(a.profile, inv, spec)
 	if inv.Started != nil {

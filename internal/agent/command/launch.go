@@ -74,3 +74,28 @@ func isEnvName(s string) bool {
 	}
 	return s != ""
 }
+
+// wire adds an MCP wiring to a process: its arguments around the profile's
+// and its variables over the run's (a variable it sets replaces the run's).
+func wire(s proc.Spec, w agent.MCPWiring) proc.Spec {
+	s.Args = append(append(append([]string{}, w.Before...), s.Args...), w.After...)
+	if len(w.Env) == 0 {
+		return s
+	}
+	env := make([]string, 0, len(s.Env)+len(w.Env))
+	for _, kv := range s.Env {
+		if k, _, _ := strings.Cut(kv, "="); w.Env[k] == "" {
+			env = append(env, kv)
+		}
+	}
+	keys := make([]string, 0, len(w.Env))
+	for k := range w.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+w.Env[k])
+	}
+	s.Env = env
+	return s
+}

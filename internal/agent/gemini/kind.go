@@ -38,8 +38,9 @@ func Registration() agent.Registration {
 		NewParser:      newParser,
 		PassEnv:        PassEnv,
 		ResumeArgs:     ResumeArgs,
+		MCP:            MCP,
 		New: func(p agent.Profile) (agent.Agent, error) {
-			return command.New(p, newParser), nil
+			return command.NewWired(p, newParser, MCP), nil
 		},
 	}
 }

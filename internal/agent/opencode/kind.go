@@ -36,8 +36,9 @@ func Registration() agent.Registration {
 		PassEnv:        PassEnv,
 		ResumeArgs:     ResumeArgs,
 		CheckArgs:      CheckArgs,
+		MCP:            MCP,
 		New: func(p agent.Profile) (agent.Agent, error) {
-			return command.New(p, newParser), nil
+			return command.NewWired(p, newParser, MCP), nil
 		},
 	}
 }

@@ -167,6 +167,20 @@ func (Agent) run(ctx context.Context, inv agent.Invocation) (agent.Result, error
 		return agent.Result{Signals: policy.Signals{AgentKind: Kind, ExitCode: -1, Signaled: true, KilledFor: how, Structured: p.Structured(), Now: time.Now()},
 			LastLine: "(simulated " + string(kind) + ")"}, nil
 	}
+	if kind == policy.KindAgentBlocked {
+		// The agent blocks through its own calls, as a real one does through
+		// drover mcp, then ends cleanly: the report decides the outcome.
+		if inv.Calls != nil {
+			if _, err := inv.Calls.Block(ctx, "simulated: the card asks for something that does not exist", "spec.sim",
+				"edit the card (drover card edit "+inv.Card.Identifier+" --spec …), then drover card resume "+inv.Card.Identifier); err == nil {
+				kind = policy.KindSucceeded
+			}
+		}
+		if kind == policy.KindAgentBlocked { // no calls to make (or refused): say what it would have reported
+			c := policy.Classification{Kind: kind, Message: "simulated agent_blocked", Source: policy.ReportSource + "sim"}
+			return agent.Result{Signals: policy.Signals{AgentKind: Kind, ExitCode: 0, Now: time.Now()}, Forced: &c}, nil
+		}
+	}
 	if kind == policy.KindWorkspaceSetup || kind == policy.KindNoProgress {
 		c := policy.Classification{Kind: kind, Message: "simulated " + string(kind), Source: "sim"}
 		return agent.Result{Signals: policy.Signals{AgentKind: Kind, ExitCode: 1, Now: time.Now()}, Forced: &c}, nil

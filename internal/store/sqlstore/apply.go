@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -122,6 +123,8 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 			id = ch.Card.ID
 		case ch.Run != nil:
 			id = ch.Run.CardID
+		case ch.AgentCall != nil:
+			id = ch.AgentCall.CardID
 		}
 		var n int
 		q, args := `SELECT COUNT(*) FROM cards WHERE id = ? AND claim_owner = ? AND claim_epoch = ?`, []any{id, ch.ClaimGuard.Owner, ch.ClaimGuard.Epoch}
@@ -134,6 +137,11 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		}
 		if n != 1 {
 			return fmt.Errorf("%w (claim %s/%d no longer held)", store.ErrConflict, ch.ClaimGuard.Owner, ch.ClaimGuard.Epoch)
+		}
+	}
+	if a := ch.AgentCall; a != nil {
+		if err := d.agentCall(ctx, tx, a); err != nil {
+			return err
 		}
 	}
 	if ch.CheckBlockers && ch.Card != nil && len(ch.Card.BlockedBy) > 0 {
@@ -234,6 +242,32 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		if err := d.progressIn(ctx, x, p.RunID, p); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// agentCall checks that a's run is open and stores its report, once.
+func (d *DB) agentCall(ctx context.Context, tx *sql.Tx, a *store.AgentCall) error {
+	if a.Report == nil {
+		var n int
+		if err := d.in(tx).QueryRowContext(ctx, d.q(`SELECT COUNT(*) FROM runs WHERE id = ? AND outcome = ''`), a.RunID).Scan(&n); err != nil {
+			return err
+		}
+		if n != 1 {
+			return fmt.Errorf("%w (run %s has ended)", store.ErrConflict, a.RunID)
+		}
+		return nil
+	}
+	b, err := json.Marshal(a.Report)
+	if err != nil {
+		return err
+	}
+	res, err := d.in(tx).ExecContext(ctx, d.q(`UPDATE runs SET report = ? WHERE id = ? AND outcome = '' AND report = ''`), string(b), a.RunID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return fmt.Errorf("%w (run %s has ended or has a report already)", store.ErrConflict, a.RunID)
 	}
 	return nil
 }

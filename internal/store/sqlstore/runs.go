@@ -12,7 +12,7 @@ import (
 )
 
 const runCols = `id, card_id, attempt, retry_epoch, claim_epoch, node, agent, outcome, kind, counted, decision,
- exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out, cost_usd, log_path, workspace, last_output, session_id, argv, env_names`
+ exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out, cost_usd, log_path, workspace, last_output, session_id, argv, env_names, report`
 
 // runArgs are the values for every column of runs; a run without a claim
 // time is claimed now.
@@ -41,10 +41,10 @@ func scanRun(s scanner) (board.Run, error) {
 	var exit sql.NullInt64
 	var claimed int64
 	var started, finished sql.NullInt64
-	var argv, envNames string
+	var argv, envNames, report string
 	err := s.Scan(&r.ID, &r.CardID, &r.Attempt, &r.RetryEpoch, &r.ClaimEpoch, &r.Node, &r.Agent, &outcome, &r.Kind,
 		&counted, &r.Decision, &exit, &r.Error, &claimed, &started, &finished, &r.TokensIn, &r.TokensOut, &r.CostUSD,
-		&r.LogPath, &r.Workspace, &r.LastOutput, &r.SessionID, &argv, &envNames)
+		&r.LogPath, &r.Workspace, &r.LastOutput, &r.SessionID, &argv, &envNames, &report)
 	if err != nil {
 		return r, err
 	}
@@ -53,6 +53,12 @@ func scanRun(s scanner) (board.Run, error) {
 	}
 	if err := decodeJSON("runs", "env_names", r.ID, envNames, &r.EnvNames); err != nil {
 		return r, err
+	}
+	if report != "" {
+		r.Report = &board.AgentReport{}
+		if err := decodeJSON("runs", "report", r.ID, report, r.Report); err != nil {
+			return r, err
+		}
 	}
 	r.Outcome = board.Outcome(outcome)
 	r.Counted = counted != 0

@@ -47,6 +47,8 @@ func Run(t *testing.T, open Opener) {
 		{"ProgressInAChange", testProgressInAChange},
 		{"Progress", testProgress},
 		{"RunLaunch", testRunLaunch},
+		{"AgentReportOnce", testAgentReportOnce},
+		{"AgentCallFencing", testAgentCallFencing},
 		{"Events", testEvents},
 		{"Comments", testComments},
 		{"Outbox", testOutbox},

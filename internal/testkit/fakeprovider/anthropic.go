@@ -138,7 +138,7 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		i++
 	}
 	if st.Tool != nil {
-		sse.event("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"tool_use","id":"toolu_fake_%d","name":%s,"input":{}}}`, i, time.Now().UnixNano(), quote(st.Tool.Name)))
+		sse.event("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"tool_use","id":"toolu_fake_%d","name":%s,"input":{}}}`, i, time.Now().UnixNano(), quote(st.Tool.FullName())))
 		sse.event("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":%s}}`, i, quote(st.Tool.Input)))
 		sse.event("content_block_stop", fmt.Sprintf(`{"type":"content_block_stop","index":%d}`, i))
 		stop = "tool_use"

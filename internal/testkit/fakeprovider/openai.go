@@ -105,8 +105,12 @@ func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request) {
 	}
 	if st.Tool != nil && st.Kind != "question" {
 		n := len(items)
-		item := fmt.Sprintf(`{"id":"fc_fake_%d","type":"function_call","status":"completed","call_id":"call_fake_%d","name":%s,"arguments":%s}`,
-			n, time.Now().UnixNano(), quote(st.Tool.Name), quote(st.Tool.Input))
+		ns := ""
+		if st.Tool.Namespace != "" {
+			ns = `"namespace":` + quote(st.Tool.Namespace) + `,`
+		}
+		item := fmt.Sprintf(`{"id":"fc_fake_%d","type":"function_call","status":"completed","call_id":"call_fake_%d",%s"name":%s,"arguments":%s}`,
+			n, time.Now().UnixNano(), ns, quote(st.Tool.Name), quote(st.Tool.Input))
 		sse.event("response.output_item.added", fmt.Sprintf(`{"type":"response.output_item.added","output_index":%d,"item":%s}`, n, item))
 		sse.event("response.output_item.done", fmt.Sprintf(`{"type":"response.output_item.done","output_index":%d,"item":%s}`, n, item))
 		items = append(items, item)

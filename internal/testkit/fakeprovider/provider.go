@@ -37,6 +37,20 @@ type Step struct {
 type ToolCall struct {
 	Name  string
 	Input string // JSON object
+	// Namespace groups the tool, as the OpenAI Responses API names an MCP
+	// server's tools (namespace "mcp__drover", name "drover_block"); the
+	// Anthropic writer joins them the way Claude Code names such tools
+	// ("mcp__drover__drover_block"). "" for a plain tool.
+	Namespace string
+}
+
+// FullName is the tool's name with its namespace, as Claude Code spells an
+// MCP tool.
+func (c ToolCall) FullName() string {
+	if c.Namespace == "" {
+		return c.Name
+	}
+	return c.Namespace + "__" + c.Name
 }
 
 // Success answers with text and a clean end of turn.
@@ -45,6 +59,13 @@ func Success(text string) Step { return Step{Kind: "success", Text: text} }
 // ToolUse answers with a call of tool name with the JSON input.
 func ToolUse(name, input string) Step {
 	return Step{Kind: "tool_use", Tool: &ToolCall{Name: name, Input: input}}
+}
+
+// MCPToolUse answers with a call of tool of the MCP server named server:
+// mcp__SERVER__TOOL for Anthropic, namespace mcp__SERVER with name TOOL for
+// OpenAI.
+func MCPToolUse(server, tool, input string) Step {
+	return Step{Kind: "tool_use", Tool: &ToolCall{Namespace: "mcp__" + server, Name: tool, Input: input}}
 }
 
 // Question asks the user: Anthropic's AskUserQuestion tool (which a CLI in

@@ -1,0 +1,128 @@
+package storetest
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/store"
+)
+
+// Agent calls (drover mcp): a live run's agent writes a report once, and
+// comments or progress while its run is open under its own claim; a call
+// from an ended run or a stale claim writes nothing.
+
+// liveRun claims a fresh card for owner and returns the card, its claim and
+// the open run.
+func liveRun(t *testing.T, s store.Store, title, owner string) (board.Card, board.Claim, board.Run) {
+	t.Helper()
+	c := mkCard(t, s, title, "ready")
+	must(t, claim(s, c, owner))
+	c, err := s.GetCard(ctx, c.ID)
+	must(t, err)
+	runs, err := s.ListRuns(ctx, store.RunFilter{CardID: c.ID, Open: store.Bool(true)})
+	must(t, err)
+	if len(runs) != 1 {
+		t.Fatalf("open runs = %+v", runs)
+	}
+	return c, *c.Claim, runs[0]
+}
+
+func agentEvent(c board.Card, r board.Run, typ, reason string) []board.Event {
+	return []board.Event{{CardID: c.ID, RunID: r.ID, Type: typ, Actor: "agent:a", Reason: reason}}
+}
+
+// testAgentReportOnce: the first report is stored and read back (GetRun and
+// ListRuns); a second one is refused with ErrConflict and writes nothing,
+// not even its event; routing the run afterwards keeps the report.
+func testAgentReportOnce(t *testing.T, s store.Store) {
+	c, cl, r := liveRun(t, s, "report", "n1")
+	at := time.Now().UTC().Truncate(time.Millisecond)
+	rep := &board.AgentReport{Kind: board.ReportBlock, What: "the API the card names does not exist", Where: "spec.endpoint", How: "name an existing endpoint", At: at}
+	must(t, s.Apply(ctx, store.Change{ClaimGuard: &cl, AgentCall: &store.AgentCall{RunID: r.ID, CardID: c.ID, Report: rep},
+		Events: agentEvent(c, r, board.EvAgentReport, "blocked")}))
+	second := &board.AgentReport{Kind: board.ReportDone, Summary: "done after all", At: at}
+	if err := s.Apply(ctx, store.Change{ClaimGuard: &cl, AgentCall: &store.AgentCall{RunID: r.ID, CardID: c.ID, Report: second},
+		Events: agentEvent(c, r, board.EvAgentReport, "second")}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("second report: err = %v, want ErrConflict", err)
+	}
+	got, err := s.GetRun(ctx, r.ID)
+	must(t, err)
+	if got.Report == nil || got.Report.Kind != board.ReportBlock || got.Report.What != rep.What || got.Report.Where != rep.Where ||
+		got.Report.How != rep.How || !got.Report.At.Equal(at) {
+		t.Fatalf("stored report = %+v, want %+v", got.Report, rep)
+	}
+	// Routing replaces the run row; the report stays as the agent wrote it.
+	got.Outcome, got.Kind = board.OutcomeBlocked, "agent_blocked"
+	got.Report = nil
+	must(t, s.Apply(ctx, store.Change{Run: &got, RunMustBeOpen: true}))
+	listed, err := s.ListRuns(ctx, store.RunFilter{CardID: c.ID})
+	must(t, err)
+	if len(listed) != 1 || listed[0].Report == nil || listed[0].Report.What != rep.What || listed[0].Outcome != board.OutcomeBlocked {
+		t.Fatalf("after routing: runs = %+v", listed)
+	}
+	evs, err := s.ListEvents(ctx, store.EventFilter{CardID: c.ID})
+	must(t, err)
+	n := 0
+	for _, e := range evs {
+		if e.Type == board.EvAgentReport {
+			n++
+			if e.RunID != r.ID || e.Reason != "blocked" {
+				t.Fatalf("report event = %+v", e)
+			}
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d agent_report events, want 1 (the refused second report writes none)", n)
+	}
+}
+
+// testAgentCallFencing: a comment from a live run is stored with its event;
+// after the run ends, or under a claim epoch that is no longer the card's,
+// the same call is refused with ErrConflict and adds no comment or event.
+func testAgentCallFencing(t *testing.T, s store.Store) {
+	c, cl, r := liveRun(t, s, "fence", "n1")
+	comment := func(body string, guard board.Claim) store.Change {
+		return store.Change{ClaimGuard: &guard, AgentCall: &store.AgentCall{RunID: r.ID, CardID: c.ID},
+			Comments: []board.Comment{{CardID: c.ID, Author: "agent:a", Body: body}}, Events: agentEvent(c, r, board.EvCommented, body)}
+	}
+	must(t, s.Apply(ctx, comment("live", cl)))
+	stale := cl
+	stale.Epoch--
+	if err := s.Apply(ctx, comment("stale epoch", stale)); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("stale claim epoch: err = %v, want ErrConflict", err)
+	}
+	if err := s.Apply(ctx, store.Change{ClaimGuard: &stale, AgentCall: &store.AgentCall{RunID: r.ID, CardID: c.ID,
+		Report: &board.AgentReport{Kind: board.ReportAsk, Question: "stale?"}}}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("report under a stale claim epoch: err = %v, want ErrConflict", err)
+	}
+	// The run ends (its claim still on the card, as between routing's
+	// run write and a later card write would never be; the run guard alone
+	// must refuse).
+	ended := r
+	ended.Outcome, ended.Kind = board.OutcomeFailed, "agent_failed"
+	must(t, s.Apply(ctx, store.Change{Run: &ended, RunMustBeOpen: true}))
+	if err := s.Apply(ctx, comment("after the end", cl)); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("comment after the run ended: err = %v, want ErrConflict", err)
+	}
+	if err := s.Apply(ctx, store.Change{ClaimGuard: &cl, AgentCall: &store.AgentCall{RunID: r.ID, CardID: c.ID,
+		Report: &board.AgentReport{Kind: board.ReportDone, Summary: "late"}}}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("report after the run ended: err = %v, want ErrConflict", err)
+	}
+	cs, err := s.ListComments(ctx, c.ID)
+	must(t, err)
+	if len(cs) != 1 || cs[0].Body != "live" {
+		t.Fatalf("comments = %+v, want only the live one", cs)
+	}
+	got, _ := s.GetRun(ctx, r.ID)
+	if got.Report != nil {
+		t.Fatalf("refused reports left %+v on the run", got.Report)
+	}
+	evs, _ := s.ListEvents(ctx, store.EventFilter{CardID: c.ID})
+	for _, e := range evs {
+		if e.Type == board.EvCommented && e.Reason != "live" {
+			t.Fatalf("a refused call wrote event %+v", e)
+		}
+	}
+}
