@@ -245,7 +245,8 @@ CREATE TABLE drover_fixture_schema.runs (
     last_output text DEFAULT ''::text NOT NULL,
     session_id text DEFAULT ''::text NOT NULL,
     argv text DEFAULT '[]'::text NOT NULL,
-    env_names text DEFAULT '[]'::text NOT NULL
+    env_names text DEFAULT '[]'::text NOT NULL,
+    report text DEFAULT ''::text NOT NULL
 );
 
 
@@ -253,26 +254,26 @@ CREATE TABLE drover_fixture_schema.runs (
 -- Data for Name: agent_states; Type: TABLE DATA; Schema: drover_fixture_schema; Owner: -
 --
 
-INSERT INTO drover_fixture_schema.agent_states VALUES ('gated', 'paused', 'auth_failed', 'auth_failed on card DRV-5: paused until an operator runs drover agent resume', NULL, '{"state":"paused","kind":"auth_failed","reason":"auth_failed on card DRV-5: paused until an operator runs drover agent resume","since":"2026-12-01T11:30:16.547485061Z"}', 1796124616548, 1);
+INSERT INTO drover_fixture_schema.agent_states VALUES ('gated', 'paused', 'auth_failed', 'auth_failed on card DRV-5: paused until an operator runs drover agent resume', NULL, '{"state":"paused","kind":"auth_failed","reason":"auth_failed on card DRV-5: paused until an operator runs drover agent resume","since":"2026-12-01T12:45:53.198945049Z"}', 1796129153199, 1);
 
 
 --
 -- Data for Name: cards; Type: TABLE DATA; Schema: drover_fixture_schema; Owner: -
 --
 
-INSERT INTO drover_fixture_schema.cards VALUES ('01m8rnx95ay78zszrzr6jncc1g', 'DRV-4', 'Blocked by hand', '', 'blocked', 'waiting for the staging API key', 0, 5, '[]', '', '{}', '[]', '{"kind":"operator","what":"waiting for the staging API key","where":"blocked by operator:root","how":"drover card resume DRV-4"}', NULL, NULL, 1, NULL, 0, NULL, 1796124615850, 1796124615958, 2, '', NULL);
-INSERT INTO drover_fixture_schema.cards VALUES ('01m8rnx8zc2ez1azcdm3k28sdv', 'DRV-1', 'Retry later', '', 'ready', 'attempt 1 of 3 failed (agent_failed); retry at 2027-12-01 11:30:16 UTC', 0, 5, '[]', '', '{"sim":["agent_failed","succeeded"]}', '[]', NULL, NULL, 1827660616507, 1, NULL, 0, NULL, 1796124615660, 1796124616508, 3, '', NULL);
-INSERT INTO drover_fixture_schema.cards VALUES ('01m8rnx92w7tg04t94f05mezyb', 'DRV-2', 'Asks a question', '', 'awaiting_input', 'attempt 1 asked for input (denied: AskUserQuestion; Blue or green?); parked in awaiting_input until someone runs drover card answer DRV-2 TEXT', 0, 5, '[]', '', '{"sim":["input_required","succeeded"],"sim_question":"Blue or green?"}', '[]', NULL, NULL, NULL, 1, NULL, 0, NULL, 1796124615772, 1796124616513, 3, '', NULL);
-INSERT INTO drover_fixture_schema.cards VALUES ('01m8rnx9a6w1j002ndwvtqr0z7', 'DRV-5', 'Gated agent', '', 'ready', 'attempt 1 hit auth_failed (Invalid API key · Fix external API key, not counted); agent profile gated paused until an operator runs drover agent resume gated; DRV-5 waits in ready', 0, 5, '[]', 'gated', '{"sim":["auth_failed","succeeded"]}', '[]', NULL, NULL, NULL, 1, NULL, 0, NULL, 1796124616006, 1796124616548, 3, '', NULL);
-INSERT INTO drover_fixture_schema.cards VALUES ('01m8rnx941hmv9nf0kwcadg5g5', 'DRV-3', 'Done already', '', 'done', 'moved by operator', 0, 5, '[]', '', '{"sim":["succeeded"]}', '[]', NULL, NULL, NULL, 1, NULL, 0, NULL, 1796124615809, 1796124616907, 4, '', NULL);
-INSERT INTO drover_fixture_schema.cards VALUES ('01m8rnxa84krg5p4ndzwj9nr0s', 'DRV-6', 'Ready to go', '', 'ready', '', 0, 5, '[]', '', '{"sim":["succeeded"]}', '[]', NULL, NULL, NULL, 1, NULL, 0, NULL, 1796124616964, 1796124616964, 1, '', NULL);
+INSERT INTO drover_fixture_schema.cards VALUES ('01m8rt7qpae4hcn963s7paxjp2', 'DRV-4', 'Blocked by hand', '', 'blocked', 'waiting for the staging API key', 0, 5, '[]', '', '{}', '[]', '{"kind":"operator","what":"waiting for the staging API key","where":"blocked by operator:root","how":"drover card resume DRV-4"}', NULL, NULL, 1, NULL, 0, NULL, 1796129152714, 1796129152750, 2, '', NULL);
+INSERT INTO drover_fixture_schema.cards VALUES ('01m8rt7qjer7vnv6rmvpe2j5ye', 'DRV-1', 'Retry later', '', 'ready', 'attempt 1 of 3 failed (agent_failed); retry at 2027-12-01 12:45:53 UTC', 0, 5, '[]', '', '{"sim":["agent_failed","succeeded"]}', '[]', NULL, NULL, 1827665153177, 1, NULL, 0, NULL, 1796129152590, 1796129153177, 3, '', NULL);
+INSERT INTO drover_fixture_schema.cards VALUES ('01m8rt7qkve39xf7h1qx8ryyy1', 'DRV-2', 'Asks a question', '', 'awaiting_input', 'attempt 1 asked for input (denied: AskUserQuestion; Blue or green?); parked in awaiting_input until someone runs drover card answer DRV-2 TEXT', 0, 5, '[]', '', '{"sim":["input_required","succeeded"],"sim_question":"Blue or green?"}', '[]', NULL, NULL, NULL, 1, NULL, 0, NULL, 1796129152635, 1796129153192, 3, '', NULL);
+INSERT INTO drover_fixture_schema.cards VALUES ('01m8rt7qrq8qmfk5py7s7yjkr6', 'DRV-5', 'Gated agent', '', 'ready', 'attempt 1 hit auth_failed (Invalid API key · Fix external API key, not counted); agent profile gated paused until an operator runs drover agent resume gated; DRV-5 waits in ready', 0, 5, '[]', 'gated', '{"sim":["auth_failed","succeeded"]}', '[]', NULL, NULL, NULL, 1, NULL, 0, NULL, 1796129152791, 1796129153199, 3, '', NULL);
+INSERT INTO drover_fixture_schema.cards VALUES ('01m8rt7qn654s756c8vxjzb9wp', 'DRV-3', 'Done already', '', 'done', 'moved by operator', 0, 5, '[]', '', '{"sim":["succeeded"]}', '[]', NULL, NULL, NULL, 1, NULL, 0, NULL, 1796129152678, 1796129154140, 4, '', NULL);
+INSERT INTO drover_fixture_schema.cards VALUES ('01m8rt7s3vx3zcfvt7bnrrh3g5', 'DRV-6', 'Ready to go', '', 'ready', '', 0, 5, '[]', '', '{"sim":["succeeded"]}', '[]', NULL, NULL, NULL, 1, NULL, 0, NULL, 1796129154171, 1796129154171, 1, '', NULL);
 
 
 --
 -- Data for Name: comments; Type: TABLE DATA; Schema: drover_fixture_schema; Owner: -
 --
 
-INSERT INTO drover_fixture_schema.comments VALUES ('01m8rnx9t2y4y7y7vw3egsch1h', '01m8rnx92w7tg04t94f05mezyb', 'agent:sim', 'Question: Blue or green?', 1796124616511);
+INSERT INTO drover_fixture_schema.comments VALUES ('01m8rt7r5aqm2cg0fnbs8syjtf', '01m8rt7qkve39xf7h1qx8ryyy1', 'agent:sim', 'Question: Blue or green?', 1796129153192);
 
 
 --
@@ -286,27 +287,27 @@ INSERT INTO drover_fixture_schema.counters VALUES ('card:DRV', 6);
 -- Data for Name: events; Type: TABLE DATA; Schema: drover_fixture_schema; Owner: -
 --
 
-INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (1, 1796124615660, '01m8rnx8zc2ez1azcdm3k28sdv', '', 'created', 'operator:root', 'created in ready', '{"identifier":"DRV-1","state":"ready"}');
-INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (2, 1796124615772, '01m8rnx92w7tg04t94f05mezyb', '', 'created', 'operator:root', 'created in ready', '{"identifier":"DRV-2","state":"ready"}');
-INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (3, 1796124615809, '01m8rnx941hmv9nf0kwcadg5g5', '', 'created', 'operator:root', 'created in ready', '{"identifier":"DRV-3","state":"ready"}');
-INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (4, 1796124615850, '01m8rnx95ay78zszrzr6jncc1g', '', 'created', 'operator:root', 'created in backlog', '{"identifier":"DRV-4","state":"backlog"}');
-INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (5, 1796124615958, '01m8rnx95ay78zszrzr6jncc1g', '', 'blocked', 'operator:root', 'waiting for the staging API key', NULL);
-INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (6, 1796124616006, '01m8rnx9a6w1j002ndwvtqr0z7', '', 'created', 'operator:root', 'created in ready', '{"identifier":"DRV-5","state":"ready"}');
-INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (7, 1796124616120, '01m8rnx8zc2ez1azcdm3k28sdv', '01m8rnx9dr1m75f5xj5ct2ndff', 'claimed', 'dispatcher:fixture-gen', 'attempt 1 (retry epoch 1) claimed by fixture-gen', '{"attempt":1,"from":"ready","probe":false}');
-INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (8, 1796124616130, '01m8rnx92w7tg04t94f05mezyb', '01m8rnx9e2hxs56gq7zkjpqyrm', 'claimed', 'dispatcher:fixture-gen', 'attempt 1 (retry epoch 1) claimed by fixture-gen', '{"attempt":1,"from":"ready","probe":false}');
-INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (9, 1796124616137, '01m8rnx8zc2ez1azcdm3k28sdv', '01m8rnx9dr1m75f5xj5ct2ndff', 'started', 'dispatcher:fixture-gen', 'attempt 1 started: agent sim in /tmp/TestGenerateFixture918995704/002/.drover/workspaces/DRV-1', NULL);
-INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (10, 1796124616144, '01m8rnx941hmv9nf0kwcadg5g5', '01m8rnx9egbfxprb1417phxdw7', 'claimed', 'dispatcher:fixture-gen', 'attempt 1 (retry epoch 1) claimed by fixture-gen', '{"attempt":1,"from":"ready","probe":false}');
-INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (11, 1796124616156, '01m8rnx92w7tg04t94f05mezyb', '01m8rnx9e2hxs56gq7zkjpqyrm', 'started', 'dispatcher:fixture-gen', 'attempt 1 started: agent sim in /tmp/TestGenerateFixture918995704/002/.drover/workspaces/DRV-2', NULL);
-INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (12, 1796124616210, '01m8rnx9a6w1j002ndwvtqr0z7', '01m8rnx9gjkavmy34j08h9s890', 'claimed', 'dispatcher:fixture-gen', 'attempt 1 (retry epoch 1) claimed by fixture-gen', '{"attempt":1,"from":"ready","probe":false}');
-INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (13, 1796124616238, '01m8rnx9a6w1j002ndwvtqr0z7', '01m8rnx9gjkavmy34j08h9s890', 'started', 'dispatcher:fixture-gen', 'attempt 1 started: agent gated in /tmp/TestGenerateFixture918995704/002/.drover/workspaces/DRV-5', NULL);
-INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (14, 1796124616240, '01m8rnx941hmv9nf0kwcadg5g5', '01m8rnx9egbfxprb1417phxdw7', 'started', 'dispatcher:fixture-gen', 'attempt 1 started: agent sim in /tmp/TestGenerateFixture918995704/002/.drover/workspaces/DRV-3', NULL);
-INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (15, 1796124616507, '01m8rnx8zc2ez1azcdm3k28sdv', '01m8rnx9dr1m75f5xj5ct2ndff', 'retry_scheduled', 'dispatcher:fixture-gen', 'attempt 1 of 3 failed (agent_failed); retry at 2027-12-01 11:30:16 UTC', '{"attempt":1,"counted":true,"kind":"agent_failed","next_attempt_at":"2027-12-01T11:30:16.507053256Z","source":"exit_code:1","to":"ready","verb":"retry"}');
-INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (16, 1796124616511, '01m8rnx92w7tg04t94f05mezyb', '01m8rnx9e2hxs56gq7zkjpqyrm', 'parked', 'dispatcher:fixture-gen', 'attempt 1 asked for input (denied: AskUserQuestion; Blue or green?); parked in awaiting_input until someone runs drover card answer DRV-2 TEXT', '{"attempt":1,"counted":false,"kind":"input_required","next_attempt_at":null,"question":"Blue or green?","source":"structured:permission_denials","to":"awaiting_input","verb":"park"}');
-INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (17, 1796124616547, '01m8rnx9a6w1j002ndwvtqr0z7', '01m8rnx9gjkavmy34j08h9s890', 'deferred', 'dispatcher:fixture-gen', 'attempt 1 hit auth_failed (Invalid API key · Fix external API key, not counted); agent profile gated paused until an operator runs drover agent resume gated; DRV-5 waits in ready', '{"attempt":1,"counted":false,"kind":"auth_failed","next_attempt_at":null,"source":"structured:api_error_status=401","to":"ready","verb":"defer"}');
-INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (18, 1796124616547, '', '', 'agent_paused', 'dispatcher:fixture-gen', 'agent profile gated is paused: auth_failed on card DRV-5: paused until an operator runs drover agent resume', '{"agent":"gated","until":null}');
-INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (19, 1796124616578, '01m8rnx941hmv9nf0kwcadg5g5', '01m8rnx9egbfxprb1417phxdw7', 'finished', 'dispatcher:fixture-gen', 'attempt 1 succeeded; DRV-3 moves to review', '{"attempt":1,"counted":false,"kind":"succeeded","next_attempt_at":null,"source":"exit_code","to":"review","verb":"complete"}');
-INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (20, 1796124616907, '01m8rnx941hmv9nf0kwcadg5g5', '', 'moved', 'operator:root', 'moved by operator', '{"from":"review","to":"done"}');
-INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (21, 1796124616964, '01m8rnxa84krg5p4ndzwj9nr0s', '', 'created', 'operator:root', 'created in ready', '{"identifier":"DRV-6","state":"ready"}');
+INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (1, 1796129152590, '01m8rt7qjer7vnv6rmvpe2j5ye', '', 'created', 'operator:root', 'created in ready', '{"identifier":"DRV-1","state":"ready"}');
+INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (2, 1796129152635, '01m8rt7qkve39xf7h1qx8ryyy1', '', 'created', 'operator:root', 'created in ready', '{"identifier":"DRV-2","state":"ready"}');
+INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (3, 1796129152678, '01m8rt7qn654s756c8vxjzb9wp', '', 'created', 'operator:root', 'created in ready', '{"identifier":"DRV-3","state":"ready"}');
+INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (4, 1796129152714, '01m8rt7qpae4hcn963s7paxjp2', '', 'created', 'operator:root', 'created in backlog', '{"identifier":"DRV-4","state":"backlog"}');
+INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (5, 1796129152750, '01m8rt7qpae4hcn963s7paxjp2', '', 'blocked', 'operator:root', 'waiting for the staging API key', NULL);
+INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (6, 1796129152791, '01m8rt7qrq8qmfk5py7s7yjkr6', '', 'created', 'operator:root', 'created in ready', '{"identifier":"DRV-5","state":"ready"}');
+INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (7, 1796129152843, '01m8rt7qjer7vnv6rmvpe2j5ye', '01m8rt7qtbaawt4gy2s9cvcz6h', 'claimed', 'dispatcher:fixture-gen', 'attempt 1 (retry epoch 1) claimed by fixture-gen', '{"attempt":1,"from":"ready","probe":false}');
+INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (8, 1796129152843, '01m8rt7qkve39xf7h1qx8ryyy1', '01m8rt7qtbaawt4gy2sbdervak', 'claimed', 'dispatcher:fixture-gen', 'attempt 1 (retry epoch 1) claimed by fixture-gen', '{"attempt":1,"from":"ready","probe":false}');
+INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (9, 1796129152843, '01m8rt7qn654s756c8vxjzb9wp', '01m8rt7qtbaawt4gy2seqkk2jc', 'claimed', 'dispatcher:fixture-gen', 'attempt 1 (retry epoch 1) claimed by fixture-gen', '{"attempt":1,"from":"ready","probe":false}');
+INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (10, 1796129152843, '01m8rt7qrq8qmfk5py7s7yjkr6', '01m8rt7qtbaawt4gy2sj8f9s2e', 'claimed', 'dispatcher:fixture-gen', 'attempt 1 (retry epoch 1) claimed by fixture-gen', '{"attempt":1,"from":"ready","probe":false}');
+INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (11, 1796129152860, '01m8rt7qn654s756c8vxjzb9wp', '01m8rt7qtbaawt4gy2seqkk2jc', 'started', 'dispatcher:fixture-gen', 'attempt 1 started: agent sim in /tmp/TestGenerateFixture3021313160/002/.drover/workspaces/DRV-3', NULL);
+INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (12, 1796129152863, '01m8rt7qjer7vnv6rmvpe2j5ye', '01m8rt7qtbaawt4gy2s9cvcz6h', 'started', 'dispatcher:fixture-gen', 'attempt 1 started: agent sim in /tmp/TestGenerateFixture3021313160/002/.drover/workspaces/DRV-1', NULL);
+INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (13, 1796129152875, '01m8rt7qkve39xf7h1qx8ryyy1', '01m8rt7qtbaawt4gy2sbdervak', 'started', 'dispatcher:fixture-gen', 'attempt 1 started: agent sim in /tmp/TestGenerateFixture3021313160/002/.drover/workspaces/DRV-2', NULL);
+INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (14, 1796129152876, '01m8rt7qrq8qmfk5py7s7yjkr6', '01m8rt7qtbaawt4gy2sj8f9s2e', 'started', 'dispatcher:fixture-gen', 'attempt 1 started: agent gated in /tmp/TestGenerateFixture3021313160/002/.drover/workspaces/DRV-5', NULL);
+INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (15, 1796129153177, '01m8rt7qjer7vnv6rmvpe2j5ye', '01m8rt7qtbaawt4gy2s9cvcz6h', 'retry_scheduled', 'dispatcher:fixture-gen', 'attempt 1 of 3 failed (agent_failed); retry at 2027-12-01 12:45:53 UTC', '{"attempt":1,"counted":true,"kind":"agent_failed","next_attempt_at":"2027-12-01T12:45:53.177206356Z","source":"exit_code:1","to":"ready","verb":"retry"}');
+INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (16, 1796129153182, '01m8rt7qn654s756c8vxjzb9wp', '01m8rt7qtbaawt4gy2seqkk2jc', 'finished', 'dispatcher:fixture-gen', 'attempt 1 succeeded; DRV-3 moves to review', '{"attempt":1,"counted":false,"kind":"succeeded","next_attempt_at":null,"source":"exit_code","to":"review","verb":"complete"}');
+INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (17, 1796129153192, '01m8rt7qkve39xf7h1qx8ryyy1', '01m8rt7qtbaawt4gy2sbdervak', 'parked', 'dispatcher:fixture-gen', 'attempt 1 asked for input (denied: AskUserQuestion; Blue or green?); parked in awaiting_input until someone runs drover card answer DRV-2 TEXT', '{"attempt":1,"counted":false,"kind":"input_required","next_attempt_at":null,"question":"Blue or green?","source":"structured:permission_denials","to":"awaiting_input","verb":"park"}');
+INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (18, 1796129153198, '01m8rt7qrq8qmfk5py7s7yjkr6', '01m8rt7qtbaawt4gy2sj8f9s2e', 'deferred', 'dispatcher:fixture-gen', 'attempt 1 hit auth_failed (Invalid API key · Fix external API key, not counted); agent profile gated paused until an operator runs drover agent resume gated; DRV-5 waits in ready', '{"attempt":1,"counted":false,"kind":"auth_failed","next_attempt_at":null,"source":"structured:api_error_status=401","to":"ready","verb":"defer"}');
+INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (19, 1796129153198, '', '', 'agent_paused', 'dispatcher:fixture-gen', 'agent profile gated is paused: auth_failed on card DRV-5: paused until an operator runs drover agent resume', '{"agent":"gated","until":null}');
+INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (20, 1796129154140, '01m8rt7qn654s756c8vxjzb9wp', '', 'moved', 'operator:root', 'moved by operator', '{"from":"review","to":"done"}');
+INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (21, 1796129154171, '01m8rt7s3vx3zcfvt7bnrrh3g5', '', 'created', 'operator:root', 'created in ready', '{"identifier":"DRV-6","state":"ready"}');
 
 
 --
@@ -319,45 +320,46 @@ INSERT INTO drover_fixture_schema.events OVERRIDING SYSTEM VALUE VALUES (21, 179
 -- Data for Name: goose_db_version; Type: TABLE DATA; Schema: drover_fixture_schema; Owner: -
 --
 
-INSERT INTO drover_fixture_schema.goose_db_version VALUES (1, 0, true, '2026-12-01 11:30:15.514884');
-INSERT INTO drover_fixture_schema.goose_db_version VALUES (2, 1, true, '2026-12-01 11:30:15.527221');
-INSERT INTO drover_fixture_schema.goose_db_version VALUES (3, 2, true, '2026-12-01 11:30:15.638297');
-INSERT INTO drover_fixture_schema.goose_db_version VALUES (4, 3, true, '2026-12-01 11:30:15.640595');
-INSERT INTO drover_fixture_schema.goose_db_version VALUES (5, 4, true, '2026-12-01 11:30:15.647368');
-INSERT INTO drover_fixture_schema.goose_db_version VALUES (6, 5, true, '2026-12-01 11:30:15.652771');
-INSERT INTO drover_fixture_schema.goose_db_version VALUES (7, 7, true, '2026-12-01 11:30:15.655522');
+INSERT INTO drover_fixture_schema.goose_db_version VALUES (1, 0, true, '2026-12-01 12:45:52.525863');
+INSERT INTO drover_fixture_schema.goose_db_version VALUES (2, 1, true, '2026-12-01 12:45:52.531644');
+INSERT INTO drover_fixture_schema.goose_db_version VALUES (3, 2, true, '2026-12-01 12:45:52.56928');
+INSERT INTO drover_fixture_schema.goose_db_version VALUES (4, 3, true, '2026-12-01 12:45:52.574921');
+INSERT INTO drover_fixture_schema.goose_db_version VALUES (5, 4, true, '2026-12-01 12:45:52.580162');
+INSERT INTO drover_fixture_schema.goose_db_version VALUES (6, 5, true, '2026-12-01 12:45:52.582277');
+INSERT INTO drover_fixture_schema.goose_db_version VALUES (7, 6, true, '2026-12-01 12:45:52.585411');
+INSERT INTO drover_fixture_schema.goose_db_version VALUES (8, 7, true, '2026-12-01 12:45:52.588562');
 
 
 --
 -- Data for Name: leader; Type: TABLE DATA; Schema: drover_fixture_schema; Owner: -
 --
 
-INSERT INTO drover_fixture_schema.leader VALUES (1, 'fixture-gen', 1796124619819);
+INSERT INTO drover_fixture_schema.leader VALUES (1, 'fixture-gen', 1796129157068);
 
 
 --
 -- Data for Name: nodes; Type: TABLE DATA; Schema: drover_fixture_schema; Owner: -
 --
 
-INSERT INTO drover_fixture_schema.nodes VALUES ('fixture-gen', 26251, 1796124616069, 1796124616862, 0, 1796124616820, '{"host":"vm"}', '01m8rnx9c5a0t9pcy78x02y9fe', 1796124616862);
+INSERT INTO drover_fixture_schema.nodes VALUES ('fixture-gen', 28390, 1796129152830, 1796129154101, 0, 1796129154080, '{"host":"vm"}', '01m8rt7qsyzxwpjjw9jdfy9jve', 1796129154101);
 
 
 --
 -- Data for Name: outbox; Type: TABLE DATA; Schema: drover_fixture_schema; Owner: -
 --
 
-INSERT INTO drover_fixture_schema.outbox VALUES ('01m8rnx9t2y4y7y7vw3gckh3r9', '01m8rnx92w7tg04t94f05mezyb/01m8rnx9e2hxs56gq7zkjpqyrm/parked/webhook', 'webhook', 'parked', '01m8rnx92w7tg04t94f05mezyb', '01m8rnx9e2hxs56gq7zkjpqyrm', '{"event":"parked","key":"01m8rnx92w7tg04t94f05mezyb/01m8rnx9e2hxs56gq7zkjpqyrm/parked","at":"2026-12-01T11:30:16.511470927Z","card":{"id":"01m8rnx92w7tg04t94f05mezyb","identifier":"DRV-2","title":"Asks a question","state":"awaiting_input"},"run":{"id":"01m8rnx9e2hxs56gq7zkjpqyrm","attempt":1,"kind":"input_required"},"reason":null,"gave_up":null,"agent":"sim","question":"Blue or green?","text":"DRV-2 \"Asks a question\" is waiting for an answer: Blue or green?"}', 1796124616511, 1, 1796124621996, NULL, 'notify.webhook.url: dial tcp 127.0.0.1:1: connect: connection refused', 0);
-INSERT INTO drover_fixture_schema.outbox VALUES ('01m8rnx9v51xkj7gaef7qgdv1r', 'agent/gated/2026-12-01T11:30:16.547485061Z/paused/webhook', 'webhook', 'profile_paused', '', '', '{"event":"profile_paused","key":"agent/gated/2026-12-01T11:30:16.547485061Z/paused","at":"2026-12-01T11:30:16.547485061Z","card":null,"run":null,"reason":null,"gave_up":null,"agent":"gated","text":"agent profile gated is paused: auth_failed on card DRV-5: paused until an operator runs drover agent resume"}', 1796124616547, 1, 1796124621984, NULL, 'notify.webhook.url: dial tcp 127.0.0.1:1: connect: connection refused', 0);
+INSERT INTO drover_fixture_schema.outbox VALUES ('01m8rt7r5bf7pgvtg4gsyycwxx', '01m8rt7qkve39xf7h1qx8ryyy1/01m8rt7qtbaawt4gy2sbdervak/parked/webhook', 'webhook', 'parked', '01m8rt7qkve39xf7h1qx8ryyy1', '01m8rt7qtbaawt4gy2sbdervak', '{"event":"parked","key":"01m8rt7qkve39xf7h1qx8ryyy1/01m8rt7qtbaawt4gy2sbdervak/parked","at":"2026-12-01T12:45:53.192571775Z","card":{"id":"01m8rt7qkve39xf7h1qx8ryyy1","identifier":"DRV-2","title":"Asks a question","state":"awaiting_input"},"run":{"id":"01m8rt7qtbaawt4gy2sbdervak","attempt":1,"kind":"input_required"},"reason":null,"gave_up":null,"agent":"sim","question":"Blue or green?","text":"DRV-2 \"Asks a question\" is waiting for an answer: Blue or green?"}', 1796129153192, 1, 1796129158366, NULL, 'notify.webhook.url: dial tcp 127.0.0.1:1: connect: connection refused', 0);
+INSERT INTO drover_fixture_schema.outbox VALUES ('01m8rt7r5j2ax0r4km7ysk42r2', 'agent/gated/2026-12-01T12:45:53.198945049Z/paused/webhook', 'webhook', 'profile_paused', '', '', '{"event":"profile_paused","key":"agent/gated/2026-12-01T12:45:53.198945049Z/paused","at":"2026-12-01T12:45:53.198945049Z","card":null,"run":null,"reason":null,"gave_up":null,"agent":"gated","text":"agent profile gated is paused: auth_failed on card DRV-5: paused until an operator runs drover agent resume"}', 1796129153198, 1, 1796129158383, NULL, 'notify.webhook.url: dial tcp 127.0.0.1:1: connect: connection refused', 0);
 
 
 --
 -- Data for Name: runs; Type: TABLE DATA; Schema: drover_fixture_schema; Owner: -
 --
 
-INSERT INTO drover_fixture_schema.runs VALUES ('01m8rnx9dr1m75f5xj5ct2ndff', '01m8rnx8zc2ez1azcdm3k28sdv', 1, 1, 2, 'fixture-gen', 'sim', 'failed', 'agent_failed', 1, 'attempt 1 of 3 failed (agent_failed); retry at 2027-12-01 11:30:16 UTC', 1, 'exit code 1 and no error text', 1796124616120, 1796124616137, 1796124616507, 1200, 300, 0.01, '/tmp/TestGenerateFixture918995704/002/.drover/logs/DRV-1/01m8rnx9dr1m75f5xj5ct2ndff.log', '/tmp/TestGenerateFixture918995704/002/.drover/workspaces/DRV-1', '', 'sim-01m8rnx9dr1m75f5xj5ct2ndff', '[]', '[]');
-INSERT INTO drover_fixture_schema.runs VALUES ('01m8rnx9e2hxs56gq7zkjpqyrm', '01m8rnx92w7tg04t94f05mezyb', 1, 1, 2, 'fixture-gen', 'sim', 'parked', 'input_required', 0, 'attempt 1 asked for input (denied: AskUserQuestion; Blue or green?); parked in awaiting_input until someone runs drover card answer DRV-2 TEXT', 0, 'denied: AskUserQuestion; Blue or green?', 1796124616130, 1796124616156, 1796124616511, 1200, 300, 0.01, '/tmp/TestGenerateFixture918995704/002/.drover/logs/DRV-2/01m8rnx9e2hxs56gq7zkjpqyrm.log', '/tmp/TestGenerateFixture918995704/002/.drover/workspaces/DRV-2', 'Blue or green?', 'sim-01m8rnx9e2hxs56gq7zkjpqyrm', '[]', '[]');
-INSERT INTO drover_fixture_schema.runs VALUES ('01m8rnx9gjkavmy34j08h9s890', '01m8rnx9a6w1j002ndwvtqr0z7', 1, 1, 2, 'fixture-gen', 'gated', 'deferred', 'auth_failed', 0, 'attempt 1 hit auth_failed (Invalid API key · Fix external API key, not counted); agent profile gated paused until an operator runs drover agent resume gated; DRV-5 waits in ready', 1, 'Invalid API key · Fix external API key', 1796124616210, 1796124616238, 1796124616547, 1200, 300, 0.01, '/tmp/TestGenerateFixture918995704/002/.drover/logs/DRV-5/01m8rnx9gjkavmy34j08h9s890.log', '/tmp/TestGenerateFixture918995704/002/.drover/workspaces/DRV-5', 'Invalid API key · Fix external API key', 'sim-01m8rnx9gjkavmy34j08h9s890', '[]', '[]');
-INSERT INTO drover_fixture_schema.runs VALUES ('01m8rnx9egbfxprb1417phxdw7', '01m8rnx941hmv9nf0kwcadg5g5', 1, 1, 2, 'fixture-gen', 'sim', 'succeeded', 'succeeded', 0, 'attempt 1 succeeded; DRV-3 moves to review', 0, '', 1796124616144, 1796124616240, 1796124616578, 1200, 300, 0.01, '/tmp/TestGenerateFixture918995704/002/.drover/logs/DRV-3/01m8rnx9egbfxprb1417phxdw7.log', '/tmp/TestGenerateFixture918995704/002/.drover/workspaces/DRV-3', 'Done: Done already', 'sim-01m8rnx9egbfxprb1417phxdw7', '[]', '[]');
+INSERT INTO drover_fixture_schema.runs VALUES ('01m8rt7qtbaawt4gy2s9cvcz6h', '01m8rt7qjer7vnv6rmvpe2j5ye', 1, 1, 2, 'fixture-gen', 'sim', 'failed', 'agent_failed', 1, 'attempt 1 of 3 failed (agent_failed); retry at 2027-12-01 12:45:53 UTC', 1, 'exit code 1 and no error text', 1796129152843, 1796129152863, 1796129153177, 1200, 300, 0.01, '/tmp/TestGenerateFixture3021313160/002/.drover/logs/DRV-1/01m8rt7qtbaawt4gy2s9cvcz6h.log', '/tmp/TestGenerateFixture3021313160/002/.drover/workspaces/DRV-1', '', 'sim-01m8rt7qtbaawt4gy2s9cvcz6h', '[]', '[]', '');
+INSERT INTO drover_fixture_schema.runs VALUES ('01m8rt7qtbaawt4gy2seqkk2jc', '01m8rt7qn654s756c8vxjzb9wp', 1, 1, 2, 'fixture-gen', 'sim', 'succeeded', 'succeeded', 0, 'attempt 1 succeeded; DRV-3 moves to review', 0, '', 1796129152843, 1796129152860, 1796129153182, 1200, 300, 0.01, '/tmp/TestGenerateFixture3021313160/002/.drover/logs/DRV-3/01m8rt7qtbaawt4gy2seqkk2jc.log', '/tmp/TestGenerateFixture3021313160/002/.drover/workspaces/DRV-3', 'Done: Done already', 'sim-01m8rt7qtbaawt4gy2seqkk2jc', '[]', '[]', '');
+INSERT INTO drover_fixture_schema.runs VALUES ('01m8rt7qtbaawt4gy2sbdervak', '01m8rt7qkve39xf7h1qx8ryyy1', 1, 1, 2, 'fixture-gen', 'sim', 'parked', 'input_required', 0, 'attempt 1 asked for input (denied: AskUserQuestion; Blue or green?); parked in awaiting_input until someone runs drover card answer DRV-2 TEXT', 0, 'denied: AskUserQuestion; Blue or green?', 1796129152843, 1796129152875, 1796129153192, 1200, 300, 0.01, '/tmp/TestGenerateFixture3021313160/002/.drover/logs/DRV-2/01m8rt7qtbaawt4gy2sbdervak.log', '/tmp/TestGenerateFixture3021313160/002/.drover/workspaces/DRV-2', 'Blue or green?', 'sim-01m8rt7qtbaawt4gy2sbdervak', '[]', '[]', '');
+INSERT INTO drover_fixture_schema.runs VALUES ('01m8rt7qtbaawt4gy2sj8f9s2e', '01m8rt7qrq8qmfk5py7s7yjkr6', 1, 1, 2, 'fixture-gen', 'gated', 'deferred', 'auth_failed', 0, 'attempt 1 hit auth_failed (Invalid API key · Fix external API key, not counted); agent profile gated paused until an operator runs drover agent resume gated; DRV-5 waits in ready', 1, 'Invalid API key · Fix external API key', 1796129152843, 1796129152876, 1796129153198, 1200, 300, 0.01, '/tmp/TestGenerateFixture3021313160/002/.drover/logs/DRV-5/01m8rt7qtbaawt4gy2sj8f9s2e.log', '/tmp/TestGenerateFixture3021313160/002/.drover/workspaces/DRV-5', 'Invalid API key · Fix external API key', 'sim-01m8rt7qtbaawt4gy2sj8f9s2e', '[]', '[]', '');
 
 
 --
@@ -371,7 +373,7 @@ SELECT pg_catalog.setval('drover_fixture_schema.events_seq_seq', 21, true);
 -- Name: goose_db_version_id_seq; Type: SEQUENCE SET; Schema: drover_fixture_schema; Owner: -
 --
 
-SELECT pg_catalog.setval('drover_fixture_schema.goose_db_version_id_seq', 7, true);
+SELECT pg_catalog.setval('drover_fixture_schema.goose_db_version_id_seq', 8, true);
 
 
 --
