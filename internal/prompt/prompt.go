@@ -246,6 +246,13 @@ func bindings(v Vars) (map[string]any, error) {
 		blockedBy[i] = b
 	}
 	url, agentName := v.URL, v.Agent
+	// issue.* are Symphony's names: for a card mirrored from a tracker they
+	// are the issue's own (Linear's ENG-12 and its page), as a Symphony
+	// prompt expects; for a card of drover's own board, the card's.
+	issueID, issueKey, issueURL := card.ID, card.Identifier, url
+	if e := card.External; e != nil {
+		issueID, issueKey, issueURL = e.ID, or(e.Key, card.Identifier), or(e.URL, url)
+	}
 	vars := map[string]any{
 		"card": map[string]any{
 			"id": card.ID, "identifier": card.Identifier, "title": card.Title, "body": card.Body,
@@ -253,8 +260,8 @@ func bindings(v Vars) (map[string]any, error) {
 			"spec": templateValue(spec), "url": url, "blocked_by": blockedBy,
 		},
 		"issue": map[string]any{
-			"id": card.ID, "identifier": card.Identifier, "title": card.Title, "description": card.Body,
-			"state": card.State, "priority": card.Priority, "labels": labels, "url": url, "blocked_by": blockedBy,
+			"id": issueID, "identifier": issueKey, "title": card.Title, "description": card.Body,
+			"state": card.State, "priority": card.Priority, "labels": labels, "url": issueURL, "blocked_by": blockedBy,
 		},
 		"attempt":   v.Attempt,
 		"run":       map[string]any{"id": v.RunID, "attempt": v.Attempt},
@@ -264,6 +271,14 @@ func bindings(v Vars) (map[string]any, error) {
 		vars[k] = val
 	}
 	return vars, nil
+}
+
+// or is s, or d when s is empty.
+func or(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
 }
 
 func oneLine(s string) string {

@@ -149,3 +149,32 @@ func TestResumeMessage(t *testing.T) {
 		t.Errorf("ResumeMessage =\n%q\nwant\n%q", got, want)
 	}
 }
+
+// A card mirrored from a tracker issue renders Symphony's issue.* names as
+// the tracker's: a Symphony prompt says "Linear ticket ENG-12" and links
+// the issue, not drover's DRV-4 and its API address. A card of drover's
+// own board keeps its own values there.
+func TestIssueVariablesNameTheTrackerIssue(t *testing.T) {
+	tmpl, err := problems("{{ issue.id }}|{{ issue.identifier }}|{{ issue.url }}|{{ card.identifier }}|{{ card.url }}\n")
+	if err != "" {
+		t.Fatalf("refused: %s", err)
+	}
+	tracked := sampleCard()
+	tracked.External = &board.External{Tracker: "linear", ID: "9f1c-uuid", Key: "ENG-12", URL: "https://linear.app/acme/issue/ENG-12"}
+	for _, c := range []struct {
+		name string
+		card board.Card
+		want string
+	}{
+		{"linear issue", tracked, "9f1c-uuid|ENG-12|https://linear.app/acme/issue/ENG-12|DRV-4|http://api/cards/DRV-4\n"},
+		{"drover card", sampleCard(), "c1|DRV-4|http://api/cards/DRV-4|DRV-4|http://api/cards/DRV-4\n"},
+	} {
+		out, rerr := tmpl.Render(Vars{Card: c.card, URL: "http://api/cards/DRV-4"})
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		if out != c.want {
+			t.Errorf("%s: rendered %q, want %q", c.name, out, c.want)
+		}
+	}
+}

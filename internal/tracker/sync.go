@@ -39,7 +39,7 @@ type Syncer struct {
 	Store   store.Store
 	Tracker Tracker
 	Board   func() board.Board
-	Log     *slog.Logger
+	Log     *slog.Logger // names the tracker (With("tracker", kind)); the lines add only their own attributes
 	Now     func() time.Time
 	// Status is told the tracker's trouble ("" when it is fine again); the
 	// dispatcher shows it on its node row (drover status errors[]).
@@ -316,7 +316,7 @@ func (s *Syncer) trouble(err error) error {
 	}
 	if s.downAt.IsZero() {
 		s.downAt = s.now()
-		s.log().Error("tracker unreachable; no card is touched, polling retries", "tracker", s.Tracker.Kind(), "error", err)
+		s.log().Error("tracker unreachable; no card is touched, polling retries", "error", err) // the caller's logger names the tracker
 	}
 	msg := fmt.Sprintf("%s: %v", s.Tracker.Kind(), err)
 	if msg != s.lastErr && s.Status != nil {
@@ -330,7 +330,7 @@ func (s *Syncer) fine() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.downAt.IsZero() {
-		s.log().Info("tracker reachable again", "tracker", s.Tracker.Kind(), "down_for", s.now().Sub(s.downAt).Round(time.Second).String())
+		s.log().Info("tracker reachable again", "down_for", s.now().Sub(s.downAt).Round(time.Second).String())
 		s.downAt = time.Time{}
 		if s.Status != nil {
 			s.Status("")

@@ -119,6 +119,13 @@ func TestServeGitHubOutageReportedOnce(t *testing.T) {
 	if c := strings.Count(string(raw), "tracker unreachable; no card is touched"); c != 1 {
 		t.Errorf("the polling outage was logged %d times, want once", c)
 	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.Contains(line, "tracker unreachable") || strings.Contains(line, "tracker reachable again") {
+			if c := strings.Count(line, " tracker=github"); c != 1 {
+				t.Errorf("the line names the tracker %d times, want once: %s", c, line)
+			}
+		}
+	}
 	if c := strings.Count(string(raw), "tracker unreachable for projections"); c > 1 {
 		t.Errorf("the projection outage was logged %d times, want at most once", c)
 	}

@@ -326,12 +326,13 @@ type harness struct {
 	dir string
 	cmd *exec.Cmd
 	log bytes.Buffer
+	env []string // appended to droverEnv() for every drover command
 }
 
 func (h *harness) drover(args ...string) (string, error) {
 	cmd := exec.Command(testkit.Binary(h.t), args...)
 	cmd.Dir = h.dir
-	cmd.Env = droverEnv()
+	cmd.Env = append(droverEnv(), h.env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -366,7 +367,7 @@ func droverEnv() []string {
 func (h *harness) serve() {
 	h.cmd = exec.Command(testkit.Binary(h.t), "serve")
 	h.cmd.Dir = h.dir
-	h.cmd.Env = droverEnv()
+	h.cmd.Env = append(droverEnv(), h.env...)
 	h.cmd.Stdout, h.cmd.Stderr = &h.log, &h.log
 	if err := h.cmd.Start(); err != nil {
 		h.t.Fatal(err)
