@@ -123,7 +123,7 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 				c.At = now
 			}
 			if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO comments (id, card_id, author, body, at) VALUES (?,?,?,?,?)`),
-				c.ID, c.CardID, c.Author, c.Body, ms(c.At)); err != nil {
+				textArgs([]any{c.ID, c.CardID, c.Author, c.Body, ms(c.At)})...); err != nil {
 				return err
 			}
 		}
@@ -135,7 +135,7 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 		if a := ch.AgentState; a != nil {
 			var res sql.Result
 			var err error
-			args := []any{a.Name, a.State, a.Kind, a.Reason, msPtr(a.Until), nullText(a.Data), ms(now)}
+			args := textArgs([]any{a.Name, a.State, a.Kind, a.Reason, msPtr(a.Until), nullText(a.Data), ms(now)})
 			switch {
 			case a.Version < 0:
 				res, err = tx.ExecContext(ctx, d.q(`INSERT INTO agent_states (name, state, kind, reason, until, data, updated_at)
@@ -227,7 +227,7 @@ func (d *DB) UpdateRunProgress(ctx context.Context, runID string, p store.RunPro
 		workspace = CASE WHEN ? = '' THEN workspace ELSE ? END,
 		argv = CASE WHEN ? = '' THEN argv ELSE ? END, env_names = CASE WHEN ? = '' THEN env_names ELSE ? END
 		WHERE id = ? AND outcome = ''`),
-		p.LastOutput, p.TokensIn, p.TokensOut, p.CostUSD, msPtr(p.StartedAt), p.LogPath, p.LogPath, p.Workspace, p.Workspace,
-		argv, argv, envNames, envNames, runID)
+		textArgs([]any{p.LastOutput, p.TokensIn, p.TokensOut, p.CostUSD, msPtr(p.StartedAt), p.LogPath, p.LogPath, p.Workspace, p.Workspace,
+			argv, argv, envNames, envNames, runID})...)
 	return d.wrap(err)
 }
