@@ -126,6 +126,19 @@ func bySuccess(s Signals) Classification {
 		}
 		return Classification{Kind: KindInputRequired, Source: "structured:permission_denials", Message: msg}
 	}
+	if st.Present && !st.Finished {
+		// The CLI's structured stream began but never reached its own
+		// end-of-run record (claude result, codex turn.completed, gemini
+		// result, opencode's last step_finish), yet it exited 0: the stream
+		// was cut or garbled, and calling that a success would be a guess.
+		// codex's app-server driver says the same of a conversation cut
+		// short (appserver: errEnded).
+		msg := "the agent exited 0 but its output stream ended before its final event (truncated or malformed output)"
+		if last := strings.TrimSpace(st.ResultText); last != "" {
+			msg += "; last output: " + last
+		}
+		return Classification{Kind: KindUnknown, Source: "structured:unfinished", Message: msg}
+	}
 	if q, ok := QuestionLine(finalMessage(s)); ok {
 		return Classification{Kind: KindInputRequired, Source: "protocol:question_line", Message: q, Question: q}
 	}

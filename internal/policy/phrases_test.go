@@ -59,3 +59,23 @@ func TestPhraseSurvivesWrapping(t *testing.T) {
 		}
 	}
 }
+
+// Name resolution and TLS failures in the fixed words of the libraries that
+// print them reach the transport row, whatever the CLI around them: Go's
+// net ("lookup HOST: no such host", net/http "TLS handshake timeout"),
+// Rust's std ("failed to lookup address information") and glibc's
+// gai_strerror (EAI_NONAME "Name or service not known", EAI_AGAIN
+// "Temporary failure in name resolution").
+func TestTransportLibraryWords(t *testing.T) {
+	for _, text := range []string{
+		`Post "https://api.openai.com/v1/responses": dial tcp: lookup api.openai.com: no such host`,
+		"dns error: failed to lookup address information: Name or service not known",
+		"proxy: Temporary failure in name resolution",
+		`Post "https://generativelanguage.googleapis.com/v1beta": net/http: TLS handshake timeout`,
+	} {
+		c := Classify(Signals{AgentKind: "claude", ExitCode: 1, Stderr: text}, nil)
+		if c.Kind != KindNetwork || !strings.HasSuffix(c.Source, "phrase:transport") {
+			t.Errorf("%q → %s (%s); want network (phrase:transport)", text, c.Kind, c.Source)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package gemini
 
 import (
+	"fmt"
+
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/agent/command"
 )
@@ -36,6 +38,7 @@ func Registration() agent.Registration {
 		DefaultCommand: "gemini",
 		DefaultArgs:    func(agent.Profile) []string { return DefaultArgs() },
 		NewParser:      newParser,
+		CheckArgs:      CheckArgs,
 		PassEnv:        PassEnv,
 		ResumeArgs:     ResumeArgs,
 		MCP:            MCP,
@@ -46,3 +49,20 @@ func Registration() agent.Registration {
 }
 
 func newParser() agent.Parser { return NewParser() }
+
+// CheckArgs refuses a replacement argument list (args_mode: replace) the
+// parser cannot read: it must keep --output-format stream-json (or -o
+// stream-json; gemini --help, 0.61.0). Without it Gemini CLI prints text
+// (or, with json, one object at the end), and drover would see neither
+// tokens, the session nor the typed errors it classifies by.
+func CheckArgs(args []string) error {
+	for i, a := range args {
+		switch {
+		case a == "--output-format=stream-json" || a == "-o=stream-json":
+			return nil
+		case (a == "--output-format" || a == "-o") && i+1 < len(args) && args[i+1] == "stream-json":
+			return nil
+		}
+	}
+	return fmt.Errorf("drops --output-format stream-json, from which drover reads Gemini CLI's tokens, session and errors; add --output-format stream-json")
+}

@@ -13,6 +13,7 @@ package registry
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -113,11 +114,11 @@ func WithDefaults(p agent.Profile) agent.Profile {
 // Resume returns p set up to continue the agent's session sessionID: its
 // kind's ResumeArgs in place of its arguments. ok is false, and p is
 // returned as given, when there is no session, the profile says resume:
-// never, or the kind cannot resume with these arguments; the run then
-// starts a new session.
+// never, the kind cannot resume with these arguments, or the id is not a
+// plain session token (see sessionIDRe); the run then starts a new session.
 func Resume(p agent.Profile, sessionID string) (agent.Profile, bool) {
 	reg, known := Lookup(p.Kind)
-	if !known || reg.ResumeArgs == nil || sessionID == "" || p.Resume == agent.ResumeNever {
+	if !known || reg.ResumeArgs == nil || !sessionIDRe.MatchString(sessionID) || p.Resume == agent.ResumeNever {
 		return p, false
 	}
 	filled := WithDefaults(p)
@@ -128,6 +129,14 @@ func Resume(p agent.Profile, sessionID string) (agent.Profile, bool) {
 	filled.Args = args
 	return filled, true
 }
+
+// sessionIDRe is what a session id drover resumes looks like. The id is
+// read from the agent's own output and goes into the next run's argv, so
+// it must be one plain token that no CLI can take for an option (no
+// leading '-'), a path (no '/') or more than one argument. The ids the
+// supported CLIs print fit it: Claude, Codex and Gemini print UUIDs,
+// opencode "ses_" and base62 (testdata of each kind).
+var sessionIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 
 // PassEnv returns the variables an agent of the profile inherits from
 // drover's environment when they are set, sorted: proc's base variables and

@@ -165,6 +165,11 @@ func TestCheckArgs(t *testing.T) {
 		{"opencode", []string{"run", "--format=json"}, ""},
 		{"opencode", []string{"--format", "json"}, "drops run"},
 		{"opencode", []string{"run", "--format", "default"}, "drops --format json"},
+		{"gemini", []string{"--output-format", "stream-json", "-m", "gemini-2.5-pro"}, ""},
+		{"gemini", []string{"-o", "stream-json"}, ""},
+		{"gemini", []string{"--output-format=stream-json", "--yolo"}, ""},
+		{"gemini", []string{"--yolo", "--skip-trust"}, "drops --output-format stream-json"},
+		{"gemini", []string{"--output-format", "json"}, "drops --output-format stream-json"},
 		{"command", nil, ""},
 	} {
 		err := CheckArgs(c.kind, c.args)

@@ -82,3 +82,26 @@ func TestResumeLeavesTheProfile(t *testing.T) {
 		t.Errorf("profile args changed: %v", p.Args)
 	}
 }
+
+// TestResumeRefusesAHostileSessionID: the session id comes from the agent's
+// own output, and drover puts it in the next run's argv. One that could be
+// read as an option ("--dangerously-skip-permissions" after --resume), or is
+// not a plain token (a path, spaces, shell metacharacters, control
+// characters, a huge line), starts a new session instead.
+func TestResumeRefusesAHostileSessionID(t *testing.T) {
+	for _, id := range []string{
+		"--dangerously-skip-permissions", "-c", "../../etc/passwd", "a/b", "x; rm -rf ~", "$(id)",
+		"a b", "sess\n--yolo", "sess\x00", "s\xff", strings.Repeat("a", 300),
+	} {
+		for _, kind := range []string{"claude", "codex", "gemini", "opencode"} {
+			if got := argv(t, agent.Profile{Kind: kind}, id); got != nil {
+				t.Errorf("%s resumed session %q: argv %q; want a new session", kind, id, got)
+			}
+		}
+	}
+	for _, id := range []string{"019a4b3c-1d2e-7f00-8a9b-0c1d2e3f4a5b", "ses_5f0c1d2e3AThUQ1JBJ", "thread.1:2"} {
+		if argv(t, agent.Profile{Kind: "claude"}, id) == nil {
+			t.Errorf("session %q was not resumed", id)
+		}
+	}
+}

@@ -205,7 +205,7 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 			c.At = now
 		}
 		if _, err := x.ExecContext(ctx, d.q(`INSERT INTO comments (id, card_id, author, body, at) VALUES (?,?,?,?,?)`),
-			c.ID, c.CardID, c.Author, c.Body, ms(c.At)); err != nil {
+			textArgs([]any{c.ID, c.CardID, c.Author, c.Body, ms(c.At)})...); err != nil {
 			return err
 		}
 	}
@@ -217,7 +217,7 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 	if a := ch.AgentState; a != nil {
 		var res sql.Result
 		var err error
-		args := []any{a.Name, a.State, a.Kind, a.Reason, msPtr(a.Until), nullText(a.Data), ms(now)}
+		args := textArgs([]any{a.Name, a.State, a.Kind, a.Reason, msPtr(a.Until), nullText(a.Data), ms(now)})
 		switch {
 		case a.Version < 0:
 			res, err = x.ExecContext(ctx, d.q(`INSERT INTO agent_states (name, state, kind, reason, until, data, updated_at)
@@ -387,7 +387,7 @@ func (d *DB) progressIn(ctx context.Context, x runner, runID string, p store.Run
 		workspace = CASE WHEN ? = '' THEN workspace ELSE ? END,
 		argv = CASE WHEN ? = '' THEN argv ELSE ? END, env_names = CASE WHEN ? = '' THEN env_names ELSE ? END
 		WHERE id = ? AND outcome = ''`),
-		p.LastOutput, p.TokensIn, p.TokensOut, p.CostUSD, msPtr(p.StartedAt), p.LogPath, p.LogPath, p.Workspace, p.Workspace,
-		argv, argv, envNames, envNames, runID)
-	return err
+		textArgs([]any{p.LastOutput, p.TokensIn, p.TokensOut, p.CostUSD, msPtr(p.StartedAt), p.LogPath, p.LogPath, p.Workspace, p.Workspace,
+			argv, argv, envNames, envNames, runID})...)
+	return d.wrap(err)
 }

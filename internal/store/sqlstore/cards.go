@@ -92,10 +92,10 @@ func cardArgs(c *board.Card) []any {
 	if c.Claim != nil {
 		owner, epoch, lease = c.Claim.Owner, c.Claim.Epoch, ms(c.Claim.LeaseUntil)
 	}
-	return []any{c.Title, c.Body, c.State, c.StateReason, c.Priority, prioOrder(c.Priority),
+	return textArgs([]any{c.Title, c.Body, c.State, c.StateReason, c.Priority, prioOrder(c.Priority),
 		strList(c.Labels), c.Agent, spec, strList(c.BlockedBy),
 		jsonOrNull(c.BlockReason, c.BlockReason == nil), jsonOrNull(c.GaveUp, c.GaveUp == nil),
-		msPtr(c.NextAttemptAt), c.RetryEpoch, owner, epoch, lease, ms(c.UpdatedAt)}
+		msPtr(c.NextAttemptAt), c.RetryEpoch, owner, epoch, lease, ms(c.UpdatedAt)})
 }
 
 // CreateCard implements store.Store.

@@ -76,7 +76,7 @@ func (d *DB) insertEvents(ctx context.Context, tx *sql.Tx, es []board.Event) err
 	}
 	for _, e := range es {
 		if _, err := d.in(tx).ExecContext(ctx, d.q(`INSERT INTO events (at, card_id, run_id, type, actor, reason, data) VALUES (?,?,?,?,?,?,?)`),
-			ms(e.At), e.CardID, e.RunID, e.Type, e.Actor, e.Reason, nullText(e.Data)); err != nil {
+			textArgs([]any{ms(e.At), e.CardID, e.RunID, e.Type, e.Actor, e.Reason, nullText(e.Data)})...); err != nil {
 			return err
 		}
 	}

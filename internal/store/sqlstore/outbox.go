@@ -42,7 +42,7 @@ func (d *DB) insertOutbox(ctx context.Context, tx *sql.Tx, o store.OutboxItem, n
 	}
 	_, err := d.in(tx).ExecContext(ctx, d.q(`INSERT INTO outbox (id, key, channel, event, card_id, run_id, payload, created_at, next_at)
 		VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (key) DO NOTHING`),
-		o.ID, o.Key, o.Channel, o.Event, o.CardID, o.RunID, string(o.Payload), ms(o.CreatedAt), ms(o.NextAt))
+		textArgs([]any{o.ID, o.Key, o.Channel, o.Event, o.CardID, o.RunID, string(o.Payload), ms(o.CreatedAt), ms(o.NextAt)})...)
 	return err
 }
 

@@ -29,9 +29,9 @@ func runArgs(r *board.Run, now time.Time) []any {
 	if claimed.IsZero() {
 		claimed = now
 	}
-	return []any{r.ID, r.CardID, r.Attempt, r.RetryEpoch, r.ClaimEpoch, r.Node, r.Agent, string(r.Outcome), r.Kind,
+	return textArgs([]any{r.ID, r.CardID, r.Attempt, r.RetryEpoch, r.ClaimEpoch, r.Node, r.Agent, string(r.Outcome), r.Kind,
 		counted, r.Decision, exit, r.Error, ms(claimed), msPtr(r.StartedAt), msPtr(r.FinishedAt), r.TokensIn,
-		r.TokensOut, r.CostUSD, r.LogPath, r.Workspace, r.LastOutput, r.SessionID, strList(r.Argv), strList(r.EnvNames)}
+		r.TokensOut, r.CostUSD, r.LogPath, r.Workspace, r.LastOutput, r.SessionID, strList(r.Argv), strList(r.EnvNames)})
 }
 
 func scanRun(s scanner) (board.Run, error) {

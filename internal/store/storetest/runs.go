@@ -161,3 +161,43 @@ func testRunLaunch(t *testing.T, s store.Store) {
 		t.Fatalf("after Apply: %q %q", got.Argv, got.EnvNames)
 	}
 }
+
+// testAgentBytes: text an agent wrote is kept whatever its bytes. An agent's
+// final message may hold invalid UTF-8 or a NUL (a binary file cat'ed, a
+// broken locale); PostgreSQL refuses such text outright, and that once made
+// every tick fail. Each backend stores it as valid UTF-8, the bad bytes as
+// U+FFFD (one for each run of them), and the rest of the change lands.
+func testAgentBytes(t *testing.T, s store.Store) {
+	c := mkCard(t, s, "bytes", "ready")
+	must(t, claim(s, c, "a"))
+	runs, _ := s.ListRuns(ctx, store.RunFilter{CardID: c.ID})
+	r := runs[0]
+	dirty := "deploy \xff\xfe to \x00 staging?"
+	const clean = "deploy \uFFFD to \uFFFD staging?"
+	must(t, s.UpdateRunProgress(ctx, r.ID, store.RunProgress{LastOutput: dirty}))
+	r.Outcome, r.Kind, r.Error, r.LastOutput = board.OutcomeParked, "input_required", dirty, dirty
+	c, _ = s.GetCard(ctx, c.ID)
+	c.StateReason = "asked for input (" + dirty + ")"
+	must(t, s.Apply(ctx, store.Change{Card: &c, Run: &r, RunMustBeOpen: true,
+		Comments: []board.Comment{{CardID: c.ID, Author: "agent:script", Body: "Question: " + dirty}},
+		Events:   []board.Event{{CardID: c.ID, RunID: r.ID, Type: board.EvEdited, Reason: dirty}}}))
+	got, err := s.GetRun(ctx, r.ID)
+	must(t, err)
+	if got.Error != clean || got.LastOutput != clean {
+		t.Errorf("run error %q, last output %q; want both %q", got.Error, got.LastOutput, clean)
+	}
+	if gc, _ := s.GetCard(ctx, c.ID); gc.StateReason != "asked for input ("+clean+")" {
+		t.Errorf("card state reason %q", gc.StateReason)
+	}
+	if cs, _ := s.ListComments(ctx, c.ID); len(cs) != 1 || cs[0].Body != "Question: "+clean {
+		t.Errorf("comments %+v", cs)
+	}
+	found := false
+	ev, _ := s.ListEvents(ctx, store.EventFilter{CardID: c.ID})
+	for _, e := range ev {
+		found = found || (e.Type == board.EvEdited && e.Reason == clean)
+	}
+	if !found {
+		t.Errorf("no edited event with reason %q in %+v", clean, ev)
+	}
+}
