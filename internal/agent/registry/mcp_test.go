@@ -62,7 +62,13 @@ func TestMCPWiringPerKind(t *testing.T) {
 			}
 		},
 		"opencode": func(t *testing.T, w agent.MCPWiring) {
-			m := read(t, w.Env["OPENCODE_CONFIG"])
+			if _, set := w.Env["OPENCODE_CONFIG"]; set {
+				t.Errorf("the wiring sets OPENCODE_CONFIG, the operator's own config file")
+			}
+			var m map[string]any
+			if err := json.Unmarshal([]byte(w.Env["OPENCODE_CONFIG_CONTENT"]), &m); err != nil {
+				t.Fatalf("OPENCODE_CONFIG_CONTENT: %v", err)
+			}
 			srv := m["mcp"].(map[string]any)["drover"].(map[string]any)
 			cmd := srv["command"].([]any)
 			if srv["type"] != "local" || len(cmd) != 2 || cmd[0] != s.Command || cmd[1] != "mcp" ||
@@ -92,5 +98,78 @@ func TestMCPWiringPerKind(t *testing.T) {
 				t.Errorf("private dir mode %v, want 0700", fi.Mode().Perm())
 			}
 		})
+	}
+}
+
+// A profile that sets the variable a kind wires through keeps what it
+// says: drover's server is added to the operator's settings, and settings
+// drover cannot merge are refused with the variable's name.
+func TestMCPWiringMergesTheOperatorsConfig(t *testing.T) {
+	dir := t.TempDir()
+	s := agent.MCPServer{Name: "drover", Command: "/opt/drover/bin/drover", Args: []string{"mcp"},
+		EnvVars: []string{"DROVER_RUN_ID"}, Tools: agent.MCPTools, Dir: filepath.Join(dir, "run.mcp")}
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	own := write("system.json", `{"general":{"maxAttempts":1},"mcpServers":{"github":{"command":"gh-mcp"}}}`)
+	gemini, _ := Lookup("gemini")
+	opencode, _ := Lookup("opencode")
+
+	s.RunEnv = []string{"HOME=/h", "GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + own}
+	w, err := gemini.MCP(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	b, _ := os.ReadFile(w.Env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	servers := m["mcpServers"].(map[string]any)
+	if m["general"].(map[string]any)["maxAttempts"] != 1.0 || servers["github"] == nil || servers["drover"] == nil {
+		t.Errorf("merged gemini settings %s, want the operator's keys and server beside drover's", b)
+	}
+	if after, _ := os.ReadFile(own); string(after) != `{"general":{"maxAttempts":1},"mcpServers":{"github":{"command":"gh-mcp"}}}` {
+		t.Errorf("the operator's file changed: %s", after)
+	}
+
+	s.RunEnv = []string{`OPENCODE_CONFIG_CONTENT={"model":"fake/gpt-fake","mcp":{"github":{"type":"remote","url":"https://x"}}}`}
+	w, err = opencode.MCP(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = nil
+	if err := json.Unmarshal([]byte(w.Env["OPENCODE_CONFIG_CONTENT"]), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["model"] != "fake/gpt-fake" || m["mcp"].(map[string]any)["github"] == nil || m["mcp"].(map[string]any)["drover"] == nil {
+		t.Errorf("merged opencode content %v, want the operator's keys and server beside drover's", m)
+	}
+
+	refused := []struct {
+		kind, env, want string
+	}{
+		{"gemini", "GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + write("comments.json", "// mine\n{}"), "not a plain JSON object"},
+		{"gemini", "GEMINI_CLI_SYSTEM_SETTINGS_PATH=rel/system.json", "is relative"},
+		{"gemini", "GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + write("bad-servers.json", `{"mcpServers":[]}`), "mcpServers is not an object"},
+		{"opencode", "OPENCODE_CONFIG_CONTENT={model: x}", "OPENCODE_CONFIG_CONTENT is not a JSON object"},
+		{"opencode", `OPENCODE_CONFIG_CONTENT={"mcp":"x"}`, "mcp is not an object"},
+	}
+	for _, c := range refused {
+		reg, _ := Lookup(c.kind)
+		s.RunEnv = []string{c.env}
+		if _, err := reg.MCP(s); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "mcp: off") {
+			t.Errorf("%s with %s: error %v, want %q and the way out", c.kind, c.env, err, c.want)
+		}
+	}
+
+	// A settings path that does not exist is no settings, as for Gemini CLI.
+	s.RunEnv = []string{"GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + filepath.Join(dir, "absent.json")}
+	if _, err := gemini.MCP(s); err != nil {
+		t.Errorf("absent settings file: %v", err)
 	}
 }
