@@ -24,6 +24,9 @@ type MCPServer struct {
 	// have set too (gemini, opencode): the wiring merges with it instead
 	// of replacing it.
 	RunEnv []string
+	// Workspace is the run's working directory, for a kind whose only
+	// usable config scope without root is the project's (gemini).
+	Workspace string
 }
 
 // Getenv is the value of k in the run's environment and whether it is set.

@@ -93,7 +93,7 @@ func (a *commandAgent) Run(ctx context.Context, inv agent.Invocation) (agent.Res
 	}
 	if inv.MCP != nil && a.wireMCP != nil {
 		m := *inv.MCP
-		m.RunEnv = spec.Env
+		m.RunEnv, m.Workspace = spec.Env, spec.Dir
 		w, err := a.wireMCP(m)
 		if err != nil {
 			return res, fmt.Errorf("wiring drover's MCP server into the run: %w", err)

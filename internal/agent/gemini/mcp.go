@@ -11,67 +11,78 @@ import (
 	"github.com/drover-dev/drover/internal/agent"
 )
 
-// SystemSettingsEnv names the file Gemini CLI reads as its system settings
-// (highest precedence over user and project settings).
-const SystemSettingsEnv = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
-
-// MCP wires drover's MCP server into a Gemini CLI run: a settings file in
-// the run's private directory named by GEMINI_CLI_SYSTEM_SETTINGS_PATH (the
-// documented override of the system settings file, so the operator's user
-// and project settings still apply) with the server under mcpServers,
-// trusted (no confirmation; the run is --yolo anyway), its env entries in
-// Gemini's $VAR expansion so no value is written down. Gemini CLI 0.61.0
-// names the server's tools mcp_drover_<tool>.
+// MCP wires drover's MCP server into a Gemini CLI run through the project
+// settings of the run's workspace, <workspace>/.gemini/settings.json: the
+// server under mcpServers, trusted (no confirmation; the run is --yolo
+// anyway), its env entries in Gemini's $VAR expansion so no value is
+// written down. Gemini CLI 0.61.0 names the server's tools
+// mcp_drover_<tool>; drover runs it with --skip-trust, so the workspace's
+// settings apply.
 //
-// When the profile sets GEMINI_CLI_SYSTEM_SETTINGS_PATH itself, the file
-// drover writes is a copy of the operator's with drover's server added
-// under mcpServers (a server of the operator's named "drover" is
-// replaced): nothing the operator's file says is lost. A file that is not
-// a plain JSON object (Gemini CLI also accepts comments) is refused with
-// the fix, as is a relative path (drover cannot tell what it is relative
-// to).
+// Why the project scope (evidence: Gemini CLI 0.61.0 against the fake
+// provider, tests/realcli): the system settings file named by
+// GEMINI_CLI_SYSTEM_SETTINGS_PATH (and GEMINI_CLI_SYSTEM_DEFAULTS_PATH) is
+// skipped unless it and every directory above it are owned by root and not
+// writable by group or others ("Security Warning: Skipping system settings
+// file …: Parent directory '/tmp' is insecure"), so it cannot carry a
+// run's file; the user scope is the operator's ~/.gemini (moving it with
+// GEMINI_CLI_HOME would hide their credentials and sessions, which
+// --resume needs); the CLI has no flag that adds a server. The operator's
+// system and user settings are left alone.
+//
+// The workspace is drover's per-card directory. A project settings file
+// already there (the repository's own) is merged: every key stays,
+// drover's server is added under mcpServers (one of theirs named "drover"
+// is replaced). A file that is not a plain JSON object (Gemini CLI also
+// accepts comments) is refused with the fix rather than rewritten.
 func MCP(s agent.MCPServer) (agent.MCPWiring, error) {
-	cfg, err := operatorSettings(s)
+	if s.Workspace == "" {
+		return agent.MCPWiring{}, fmt.Errorf("no workspace for the run's gemini project settings")
+	}
+	path := filepath.Join(s.Workspace, ".gemini", "settings.json")
+	cfg, mode, err := projectSettings(path)
 	if err != nil {
 		return agent.MCPWiring{}, err
 	}
 	servers, _ := cfg["mcpServers"].(map[string]any)
 	if servers == nil {
 		if _, set := cfg["mcpServers"]; set {
-			return agent.MCPWiring{}, fmt.Errorf("%s: mcpServers is not an object; fix the file or set the profile's mcp: off", SystemSettingsEnv)
+			return agent.MCPWiring{}, fmt.Errorf("%s: mcpServers is not an object; fix the file or set the profile's mcp: off", path)
 		}
 		servers = map[string]any{}
 	}
 	servers[s.Name] = map[string]any{"command": s.Command, "args": s.Args, "env": agent.MCPEnvRefs(s, "$%s"), "trust": true}
 	cfg["mcpServers"] = servers
-	path, err := agent.WriteMCPFile(s, "gemini-settings.json", cfg)
+	b, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		return agent.MCPWiring{}, err
 	}
-	return agent.MCPWiring{Env: map[string]string{SystemSettingsEnv: path}}, nil
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return agent.MCPWiring{}, err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), mode); err != nil {
+		return agent.MCPWiring{}, err
+	}
+	return agent.MCPWiring{}, nil
 }
 
-// operatorSettings is the system settings file the profile names, as a
-// JSON object; empty when it names none or the file does not exist (Gemini
-// CLI reads a missing file as no settings).
-func operatorSettings(s agent.MCPServer) (map[string]any, error) {
-	path, ok := s.Getenv(SystemSettingsEnv)
-	if !ok || path == "" {
-		return map[string]any{}, nil
-	}
-	if !filepath.IsAbs(path) {
-		return nil, fmt.Errorf("%s=%s is relative: drover adds its MCP server to a copy of the file and cannot tell which directory it is relative to; give an absolute path (or set the profile's mcp: off)", SystemSettingsEnv, path)
-	}
+// projectSettings is the workspace's project settings file as a JSON
+// object and the mode to write it with; empty (0600) when there is none.
+func projectSettings(path string) (map[string]any, fs.FileMode, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]any{}, nil
+		return map[string]any{}, 0o600, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", SystemSettingsEnv, err)
+		return nil, 0, err
+	}
+	mode := fs.FileMode(0o600)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
 	}
 	var cfg map[string]any
 	if err := json.Unmarshal(b, &cfg); err != nil || cfg == nil {
-		return nil, fmt.Errorf("%s=%s is not a plain JSON object (%v): drover adds its MCP server to a copy of it; remove comments and trailing commas, or set the profile's mcp: off", SystemSettingsEnv, path, err)
+		return nil, 0, fmt.Errorf("%s is not a plain JSON object (%v): drover adds its MCP server to the workspace's gemini settings; remove comments and trailing commas, or set the profile's mcp: off", path, err)
 	}
-	return cfg, nil
+	return cfg, mode, nil
 }

@@ -55,7 +55,14 @@ func TestMCPWiringPerKind(t *testing.T) {
 			}
 		},
 		"gemini": func(t *testing.T, w agent.MCPWiring) {
-			m := read(t, w.Env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
+			if len(w.Env) != 0 || len(w.Before)+len(w.After) != 0 {
+				t.Errorf("wiring %+v, want none: the server is in the workspace's project settings", w)
+			}
+			var m map[string]any
+			b, err := os.ReadFile(filepath.Join(s.Workspace, ".gemini", "settings.json"))
+			if err != nil || json.Unmarshal(b, &m) != nil {
+				t.Fatalf("project settings %s: %v", b, err)
+			}
 			srv := m["mcpServers"].(map[string]any)["drover"].(map[string]any)
 			if srv["command"] != s.Command || srv["trust"] != true || srv["env"].(map[string]any)["DROVER_RUN_ID"] != "$DROVER_RUN_ID" {
 				t.Errorf("server %v", srv)
@@ -89,6 +96,7 @@ func TestMCPWiringPerKind(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			s.Dir = filepath.Join(t.TempDir(), "run.mcp")
+			s.Workspace = t.TempDir()
 			w, err := reg.MCP(s)
 			if err != nil {
 				t.Fatal(err)
@@ -108,37 +116,31 @@ func TestMCPWiringMergesTheOperatorsConfig(t *testing.T) {
 	dir := t.TempDir()
 	s := agent.MCPServer{Name: "drover", Command: "/opt/drover/bin/drover", Args: []string{"mcp"},
 		EnvVars: []string{"DROVER_RUN_ID"}, Tools: agent.MCPTools, Dir: filepath.Join(dir, "run.mcp")}
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	own := write("system.json", `{"general":{"maxAttempts":1},"mcpServers":{"github":{"command":"gh-mcp"}}}`)
 	gemini, _ := Lookup("gemini")
 	opencode, _ := Lookup("opencode")
 
-	s.RunEnv = []string{"HOME=/h", "GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + own}
-	w, err := gemini.MCP(s)
-	if err != nil {
+	// The repository's own project settings keep every key.
+	s.Workspace = filepath.Join(dir, "ws")
+	os.MkdirAll(filepath.Join(s.Workspace, ".gemini"), 0o755)
+	own := filepath.Join(s.Workspace, ".gemini", "settings.json")
+	if err := os.WriteFile(own, []byte(`{"general":{"maxAttempts":1},"mcpServers":{"github":{"command":"gh-mcp"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gemini.MCP(s); err != nil {
 		t.Fatal(err)
 	}
 	var m map[string]any
-	b, _ := os.ReadFile(w.Env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
+	b, _ := os.ReadFile(own)
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
 	servers := m["mcpServers"].(map[string]any)
 	if m["general"].(map[string]any)["maxAttempts"] != 1.0 || servers["github"] == nil || servers["drover"] == nil {
-		t.Errorf("merged gemini settings %s, want the operator's keys and server beside drover's", b)
-	}
-	if after, _ := os.ReadFile(own); string(after) != `{"general":{"maxAttempts":1},"mcpServers":{"github":{"command":"gh-mcp"}}}` {
-		t.Errorf("the operator's file changed: %s", after)
+		t.Errorf("merged gemini settings %s, want the project's keys and server beside drover's", b)
 	}
 
 	s.RunEnv = []string{`OPENCODE_CONFIG_CONTENT={"model":"fake/gpt-fake","mcp":{"github":{"type":"remote","url":"https://x"}}}`}
-	w, err = opencode.MCP(s)
+	w, err := opencode.MCP(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,23 +155,23 @@ func TestMCPWiringMergesTheOperatorsConfig(t *testing.T) {
 	refused := []struct {
 		kind, env, want string
 	}{
-		{"gemini", "GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + write("comments.json", "// mine\n{}"), "not a plain JSON object"},
-		{"gemini", "GEMINI_CLI_SYSTEM_SETTINGS_PATH=rel/system.json", "is relative"},
-		{"gemini", "GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + write("bad-servers.json", `{"mcpServers":[]}`), "mcpServers is not an object"},
+		{"gemini", "// mine\n{}", "not a plain JSON object"},
+		{"gemini", `{"mcpServers":[]}`, "mcpServers is not an object"},
 		{"opencode", "OPENCODE_CONFIG_CONTENT={model: x}", "OPENCODE_CONFIG_CONTENT is not a JSON object"},
 		{"opencode", `OPENCODE_CONFIG_CONTENT={"mcp":"x"}`, "mcp is not an object"},
 	}
 	for _, c := range refused {
 		reg, _ := Lookup(c.kind)
 		s.RunEnv = []string{c.env}
+		if c.kind == "gemini" {
+			s.RunEnv = nil
+			if err := os.WriteFile(own, []byte(c.env), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if _, err := reg.MCP(s); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "mcp: off") {
 			t.Errorf("%s with %s: error %v, want %q and the way out", c.kind, c.env, err, c.want)
 		}
 	}
 
-	// A settings path that does not exist is no settings, as for Gemini CLI.
-	s.RunEnv = []string{"GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + filepath.Join(dir, "absent.json")}
-	if _, err := gemini.MCP(s); err != nil {
-		t.Errorf("absent settings file: %v", err)
-	}
 }
