@@ -11,13 +11,20 @@ import (
 	"github.com/drover-dev/drover/internal/agent"
 )
 
+// TrustEnv trusts the workspace for the run (what --skip-trust sets).
+const TrustEnv = "GEMINI_CLI_TRUST_WORKSPACE"
+
 // MCP wires drover's MCP server into a Gemini CLI run through the project
 // settings of the run's workspace, <workspace>/.gemini/settings.json: the
 // server under mcpServers, trusted (no confirmation; the run is --yolo
 // anyway), its env entries in Gemini's $VAR expansion so no value is
 // written down. Gemini CLI 0.61.0 names the server's tools
-// mcp_drover_<tool>; drover runs it with --skip-trust, so the workspace's
-// settings apply.
+// mcp_drover_<tool>. The run gets GEMINI_CLI_TRUST_WORKSPACE=true: what
+// drover's --skip-trust says, but in time, since the CLI reads the
+// workspace's settings (and drops their MCP servers as untrusted) before
+// it applies the flag ("gemini mcp list" shows the server Disabled without
+// the variable, Connected with it). A profile that sets the variable to
+// anything else is refused: drover's tools need the workspace trusted.
 //
 // Why the project scope (evidence: Gemini CLI 0.61.0 against the fake
 // provider, tests/realcli): the system settings file named by
@@ -36,6 +43,9 @@ import (
 // is replaced). A file that is not a plain JSON object (Gemini CLI also
 // accepts comments) is refused with the fix rather than rewritten.
 func MCP(s agent.MCPServer) (agent.MCPWiring, error) {
+	if v, set := s.Getenv(TrustEnv); set && v != "true" {
+		return agent.MCPWiring{}, fmt.Errorf("the profile sets %s=%s, and Gemini CLI loads no MCP server of an untrusted workspace: remove it from the profile's env, or set the profile's mcp: off", TrustEnv, v)
+	}
 	if s.Workspace == "" {
 		return agent.MCPWiring{}, fmt.Errorf("no workspace for the run's gemini project settings")
 	}
@@ -63,7 +73,7 @@ func MCP(s agent.MCPServer) (agent.MCPWiring, error) {
 	if err := os.WriteFile(path, append(b, '\n'), mode); err != nil {
 		return agent.MCPWiring{}, err
 	}
-	return agent.MCPWiring{}, nil
+	return agent.MCPWiring{Env: map[string]string{TrustEnv: "true"}}, nil
 }
 
 // projectSettings is the workspace's project settings file as a JSON

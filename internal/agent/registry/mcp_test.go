@@ -55,8 +55,8 @@ func TestMCPWiringPerKind(t *testing.T) {
 			}
 		},
 		"gemini": func(t *testing.T, w agent.MCPWiring) {
-			if len(w.Env) != 0 || len(w.Before)+len(w.After) != 0 {
-				t.Errorf("wiring %+v, want none: the server is in the workspace's project settings", w)
+			if len(w.Env) != 1 || w.Env["GEMINI_CLI_TRUST_WORKSPACE"] != "true" || len(w.Before)+len(w.After) != 0 {
+				t.Errorf("wiring %+v, want only GEMINI_CLI_TRUST_WORKSPACE=true: the server is in the workspace's project settings", w)
 			}
 			var m map[string]any
 			b, err := os.ReadFile(filepath.Join(s.Workspace, ".gemini", "settings.json"))
@@ -157,10 +157,20 @@ func TestMCPWiringMergesTheOperatorsConfig(t *testing.T) {
 	}{
 		{"gemini", "// mine\n{}", "not a plain JSON object"},
 		{"gemini", `{"mcpServers":[]}`, "mcpServers is not an object"},
+		{"gemini-env", "GEMINI_CLI_TRUST_WORKSPACE=false", "GEMINI_CLI_TRUST_WORKSPACE=false"},
 		{"opencode", "OPENCODE_CONFIG_CONTENT={model: x}", "OPENCODE_CONFIG_CONTENT is not a JSON object"},
 		{"opencode", `OPENCODE_CONFIG_CONTENT={"mcp":"x"}`, "mcp is not an object"},
 	}
 	for _, c := range refused {
+		if c.kind == "gemini-env" {
+			os.WriteFile(own, []byte("{}"), 0o644)
+			c.kind = "gemini"
+			s.RunEnv = []string{c.env}
+			if _, err := gemini.MCP(s); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "mcp: off") {
+				t.Errorf("gemini with %s: error %v", c.env, err)
+			}
+			continue
+		}
 		reg, _ := Lookup(c.kind)
 		s.RunEnv = []string{c.env}
 		if c.kind == "gemini" {
