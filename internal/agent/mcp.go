@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"strings"
 
 	"github.com/drover-dev/drover/internal/board"
 )
@@ -18,6 +19,24 @@ type MCPServer struct {
 	EnvVars []string // DROVER_RUN_ID, DROVER_STORE, DROVER_CONFIG, …
 	Dir     string   // private to the run (0700); the kind may write files here
 	Tools   []string // drover_card, drover_block, …
+	// RunEnv is the run's environment as the profile built it (KEY=VALUE),
+	// for a kind whose wiring goes through a variable the operator may
+	// have set too (gemini, opencode): the wiring merges with it instead
+	// of replacing it.
+	RunEnv []string
+	// Workspace is the run's working directory, for a kind whose only
+	// usable config scope without root is the project's (gemini).
+	Workspace string
+}
+
+// Getenv is the value of k in the run's environment and whether it is set.
+func (s MCPServer) Getenv(k string) (string, bool) {
+	for _, kv := range s.RunEnv {
+		if key, v, ok := strings.Cut(kv, "="); ok && key == k {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // MCPWiring is what a kind adds to a run so that its agent starts drover's

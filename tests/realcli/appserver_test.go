@@ -127,3 +127,61 @@ func appServerRun(t *testing.T, c cli) {
 		}
 	}
 }
+
+// TestCodexAppServerBlocks: in app-server mode drover's store operations
+// are dynamic tools too. The model notes progress, comments and blocks the
+// card; the card ends blocked with the agent's what/where/how, one
+// uncounted agent_blocked run, the progress and comment on the card, and
+// no continuation turn after the block (max_turns 3).
+func TestCodexAppServerBlocks(t *testing.T) {
+	for _, c := range installed(t, "codex") {
+		t.Run(c.version, func(t *testing.T) {
+			p := fp.New(t)
+			h := &harness{t: t, dir: t.TempDir()}
+			s := scenario{name: "appserver_block"}
+			p.Script(marker(s),
+				fp.ToolUse("drover_progress", `{"note":"reading the card"}`),
+				fp.ToolUse("drover_comment", `{"text":"the spec names an endpoint api.yaml lacks"}`),
+				fp.ToolUse("drover_block", `{"what":"the endpoint /v2/pay does not exist","where":"spec.endpoint","how":"name an endpoint of api.yaml"}`),
+				fp.Success("I blocked the card."),
+				fp.Success("a continuation turn that must not happen"),
+			)
+			var prof strings.Builder
+			fmt.Fprintf(&prof, "default: cx\nprofiles:\n  cx:\n    kind: codex\n    command: %s\n    args: [app-server]\n    approval_policy: never\n    thread_sandbox: read-only\n    timeout: 300s\n    stall_timeout: 180s\n    env:\n", c.bin)
+			for _, kv := range h.profileEnv(c, s, p.URL()) {
+				k, v, _ := strings.Cut(kv, "=")
+				fmt.Fprintf(&prof, "      %s: %q\n", k, v)
+			}
+			testkit.NewWorkflow().
+				Set("agents", prof.String()).
+				Set("policy", "max_attempts: 3\nbackoff: {base: 10m, max: 10m, jitter: 0}").
+				Set("dispatch", "max_concurrent: 1\npoll_interval: 500ms\nmax_turns: 3").
+				Write(t, h.dir)
+			var added card
+			h.jsonOf(&added, "card", "add", "--title", marker(s)+": add the payment call", "--state", "ready")
+			h.serve()
+			h.settled(added.Identifier, time.Now().Add(6*time.Minute))
+			var cd mcpCard
+			h.jsonOf(&cd, "card", "show", added.Identifier)
+			br := cd.BlockReason
+			if cd.State != "blocked" || br == nil || br.What != "the endpoint /v2/pay does not exist" || br.Where != "spec.endpoint" || br.How != "name an endpoint of api.yaml" {
+				t.Fatalf("card %s (%s), block reason %+v; want blocked with the agent's what/where/how\nrequests: %s\nlog:\n%s",
+					cd.State, cd.StateReason, br, requestLog(p, marker(s)), h.runLog(cd.card))
+			}
+			if len(cd.Runs) != 1 || cd.Runs[0].Kind != "agent_blocked" || cd.Runs[0].Counted {
+				t.Fatalf("runs %+v, want one uncounted agent_blocked run", cd.Runs)
+			}
+			var progress, comment bool
+			for _, ev := range cd.Events {
+				progress = progress || (ev.Type == "agent_progress" && ev.Reason == "reading the card" && ev.RunID == cd.Runs[0].ID)
+				comment = comment || (ev.Type == "commented" && ev.Reason == "the spec names an endpoint api.yaml lacks")
+			}
+			if !progress || !comment {
+				t.Errorf("progress event %v, comment event %v: %+v", progress, comment, cd.Events)
+			}
+			if n := len(p.Marked(marker(s))); n != 4 {
+				t.Errorf("%d model requests, want 4 (three tool calls and the turn's end, no continuation turn):%s", n, requestLog(p, marker(s)))
+			}
+		})
+	}
+}

@@ -37,16 +37,48 @@ func TestCodexReportsThroughDroversTools(t *testing.T) {
 	}
 }
 
+// Gemini CLI gets drover mcp from a system settings file
+// (GEMINI_CLI_SYSTEM_SETTINGS_PATH) and names its tools mcp_drover_<tool>.
+func TestGeminiReportsThroughDroversTools(t *testing.T) {
+	for _, c := range installed(t, "gemini") {
+		t.Run(c.version, func(t *testing.T) { mcpGroup(t, c) })
+	}
+}
+
+// opencode gets drover mcp from OPENCODE_CONFIG_CONTENT (the profile's own
+// OPENCODE_CONFIG, which names the fake provider, stays in force) and
+// names its tools drover_<tool>.
+func TestOpencodeReportsThroughDroversTools(t *testing.T) {
+	for _, c := range installed(t, "opencode") {
+		t.Run(c.version, func(t *testing.T) { mcpGroup(t, c) })
+	}
+}
+
+// mcpCall is the provider's call of drover's MCP tool, under the name the
+// CLI gives the tools of the MCP server "drover" (read from the tools list
+// each CLI sends in its requests): Claude Code mcp__drover__<tool>, Codex
+// the Responses namespace mcp__drover, Gemini CLI mcp_drover_<tool>,
+// opencode drover_<tool>.
+func mcpCall(c cli, tool, input string) fp.Step {
+	switch c.kind {
+	case "gemini":
+		return fp.ToolUse("mcp_drover_"+tool, input)
+	case "opencode":
+		return fp.ToolUse("drover_"+tool, input)
+	}
+	return fp.MCPToolUse("drover", tool, input)
+}
+
 func mcpGroup(t *testing.T, c cli) {
 	p := fp.New(t)
 	h := &harness{t: t, dir: t.TempDir()}
 	scen := map[string][]fp.Step{
-		"block": {fp.MCPToolUse("drover", "drover_progress", `{"note":"reading the card"}`),
-			fp.MCPToolUse("drover", "drover_block", `{"what":"the endpoint /v2/pay does not exist","where":"spec.endpoint","how":"name an endpoint of api.yaml"}`),
+		"block": {mcpCall(c, "drover_progress", `{"note":"reading the card"}`),
+			mcpCall(c, "drover_block", `{"what":"the endpoint /v2/pay does not exist","where":"spec.endpoint","how":"name an endpoint of api.yaml"}`),
 			fp.Success("I blocked the card.")},
-		"ask": {fp.MCPToolUse("drover", "drover_ask_human", `{"question":"Deploy to staging or production?","options":["staging","production"]}`),
+		"ask": {mcpCall(c, "drover_ask_human", `{"question":"Deploy to staging or production?","options":["staging","production"]}`),
 			fp.Success("I asked."), fp.Success("Deployed to the answer's environment.")},
-		"live": {fp.MCPToolUse("drover", "drover_comment", `{"text":"found the flaky test"}`), fp.Hang()},
+		"live": {mcpCall(c, "drover_comment", `{"text":"found the flaky test"}`), fp.Hang()},
 	}
 	var prof strings.Builder
 	prof.WriteString("default: m-block\nprofiles:\n")

@@ -92,7 +92,9 @@ func (a *commandAgent) Run(ctx context.Context, inv agent.Invocation) (agent.Res
 		return res, err
 	}
 	if inv.MCP != nil && a.wireMCP != nil {
-		w, err := a.wireMCP(*inv.MCP)
+		m := *inv.MCP
+		m.RunEnv, m.Workspace = spec.Env, spec.Dir
+		w, err := a.wireMCP(m)
 		if err != nil {
 			return res, fmt.Errorf("wiring drover's MCP server into the run: %w", err)
 		}

@@ -199,3 +199,28 @@ func TestParserAndThrottledProgress(t *testing.T) {
 		t.Errorf("final progress %+v", final)
 	}
 }
+
+// TestWiringSeesTheRunsEnv: a kind's MCP wiring gets the run's environment
+// as the profile built it and the workspace, so it can merge with a
+// variable the operator set; the variable it returns reaches the process.
+func TestWiringSeesTheRunsEnv(t *testing.T) {
+	in := inv(t)
+	in.MCP = &agent.MCPServer{Name: "drover", Dir: t.TempDir()}
+	var got agent.MCPServer
+	wire := func(s agent.MCPServer) (agent.MCPWiring, error) {
+		got = s
+		v, _ := s.Getenv("OPERATOR_CFG")
+		return agent.MCPWiring{Env: map[string]string{"OPERATOR_CFG": v + "+drover"}}, nil
+	}
+	p := agent.Profile{Command: "sh", Args: []string{"-c", `echo "cfg=$OPERATOR_CFG"`}, Env: map[string]string{"OPERATOR_CFG": "mine"}}
+	res, err := NewWired(p, nil, wire).Run(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Workspace != in.Workspace {
+		t.Errorf("wiring saw workspace %q, want %q", got.Workspace, in.Workspace)
+	}
+	if res.Signals.Stdout != "cfg=mine+drover\n" {
+		t.Errorf("stdout %q, want the operator's value merged by the wiring", res.Signals.Stdout)
+	}
+}

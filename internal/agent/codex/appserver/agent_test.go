@@ -369,3 +369,94 @@ func TestMissingProgram(t *testing.T) {
 		t.Fatal("no error for a missing program")
 	}
 }
+
+// fakeCalls records the agent's store calls, refusing with err when set.
+type fakeCalls struct {
+	got []string
+	err error
+}
+
+func (f *fakeCalls) Block(_ context.Context, what, where, how string) (board.AgentReport, error) {
+	f.got = append(f.got, "block "+what+" | "+where+" | "+how)
+	return board.AgentReport{Kind: board.ReportBlock, What: what, Where: where, How: how}, f.err
+}
+func (f *fakeCalls) Ask(context.Context, string, []string) (board.AgentReport, error) {
+	f.got = append(f.got, "ask")
+	return board.AgentReport{}, f.err
+}
+func (f *fakeCalls) Done(context.Context, string) (board.AgentReport, error) {
+	f.got = append(f.got, "done")
+	return board.AgentReport{}, f.err
+}
+func (f *fakeCalls) Comment(_ context.Context, text string) (board.Comment, error) {
+	f.got = append(f.got, "comment "+text)
+	return board.Comment{}, f.err
+}
+func (f *fakeCalls) Progress(_ context.Context, note string) (board.Event, error) {
+	f.got = append(f.got, "progress "+note)
+	return board.Event{}, f.err
+}
+
+// offered are the names of the dynamic tools thread/start offered.
+func (r run) offered(t *testing.T) []string {
+	var p struct {
+		DynamicTools []struct {
+			Name string `json:"name"`
+		} `json:"dynamicTools"`
+	}
+	r.param(t, "thread/start", &p)
+	var out []string
+	for _, d := range p.DynamicTools {
+		out = append(out, d.Name)
+	}
+	return out
+}
+
+// TestStoreToolsGoThroughCalls: drover_progress, drover_comment and
+// drover_block reach the run's Calls (the fenced service) with the agent's
+// words, in the order the agent called them; a block ends the turns (no
+// continuation turn, though the card still wants work) and the model is
+// told so.
+func TestStoreToolsGoThroughCalls(t *testing.T) {
+	calls := &fakeCalls{}
+	r := runFake(t, fakeScript{Turns: [][]fakeStep{{
+		{Tool: ToolProgress, Args: json.RawMessage(`{"note":"reading the card"}`)},
+		{Tool: ToolComment, Args: json.RawMessage(`{"text":"found the flaky test"}`)},
+		{Tool: ToolBlock, Args: json.RawMessage(`{"what":"no endpoint /v2/pay","where":"spec.endpoint","how":"name one of api.yaml"}`)},
+	}}}, runOpts{cont: always, inv: func(inv *agent.Invocation) { inv.Calls = calls }})
+	want := []string{"progress reading the card", "comment found the flaky test", "block no endpoint /v2/pay | spec.endpoint | name one of api.yaml"}
+	if strings.Join(calls.got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("calls\n%s\nwant\n%s", strings.Join(calls.got, "\n"), strings.Join(want, "\n"))
+	}
+	if n := len(r.turnInputs()); n != 1 {
+		t.Errorf("%d turns after drover_block, want 1", n)
+	}
+	if rt := r.res.Signals.Structured.ResultText; !strings.Contains(rt, "blocks the card") || !strings.Contains(rt, `"success":true`) {
+		t.Errorf("tool answer %s", rt)
+	}
+	if got := strings.Join(r.offered(t), ","); got != "drover_card,drover_ask_human,drover_done,drover_block,drover_comment,drover_progress" {
+		t.Errorf("offered %s", got)
+	}
+}
+
+// TestStoreToolRefused: a call the service refuses is the tool's failure
+// with the service's words, and a refused block does not end the turns.
+// Without Calls the store tools are not offered, and a call of one fails.
+func TestStoreToolRefused(t *testing.T) {
+	calls := &fakeCalls{err: errors.New("what is empty: say what is wrong")}
+	r := runFake(t, fakeScript{Turns: [][]fakeStep{{{Tool: ToolBlock, Args: json.RawMessage(`{"what":""}`)}}, {msg("went on")}}},
+		runOpts{cont: always, inv: func(inv *agent.Invocation) { inv.Calls = calls }})
+	if n := len(r.turnInputs()); n != 3 {
+		t.Errorf("%d turns after a refused block, want max_turns (3)", n)
+	}
+	if len(calls.got) != 1 {
+		t.Errorf("calls %v", calls.got)
+	}
+	r = runFake(t, fakeScript{Turns: [][]fakeStep{{{Tool: ToolBlock, Args: json.RawMessage(`{"what":"x","where":"y","how":"z"}`)}}}}, runOpts{})
+	if rt := r.res.Signals.Structured.ResultText; !strings.Contains(rt, `"success":false`) || !strings.Contains(rt, "no tool named drover_block") {
+		t.Errorf("tool answer without Calls %s", rt)
+	}
+	if got := strings.Join(r.offered(t), ","); got != "drover_card,drover_ask_human,drover_done" {
+		t.Errorf("offered without Calls %s", got)
+	}
+}

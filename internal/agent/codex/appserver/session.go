@@ -31,7 +31,10 @@ type Options struct {
 	Sandbox           string
 	TurnSandboxPolicy any
 	Card              board.Card // what drover_card answers
-	ClientVersion     string     // clientInfo.version
+	// Calls write the agent's reports to the store (drover_block,
+	// drover_comment, drover_progress); nil offers none of those tools.
+	Calls         agent.Calls
+	ClientVersion string // clientInfo.version
 	// Changed, when set, is called after a message changed what the run
 	// shows (on the reading goroutine; it must be quick).
 	Changed func()
@@ -61,6 +64,7 @@ func (e *ConfigError) Unwrap() []error { return []error{agent.ErrConfig, e.Err} 
 // process's output ends) and writes to c. Not safe for concurrent use.
 type session struct {
 	c   *conn
+	ctx context.Context // the run's, for the store calls of the tools
 	in  <-chan []byte
 	o   Options
 	st  *state
@@ -82,6 +86,7 @@ func newSession(w io.Writer, in <-chan []byte, o Options) *session {
 // parked it); errEnded, a *ConfigError, or a write error otherwise. What
 // the turns did is in s.st either way.
 func (s *session) run(ctx context.Context) error {
+	s.ctx = ctx
 	if _, err := s.call("initialize", map[string]any{
 		"clientInfo": map[string]any{"name": "drover", "title": "drover", "version": s.o.ClientVersion},
 		"capabilities": map[string]any{
@@ -155,7 +160,7 @@ func (s *session) openThread() error {
 			"features.default_mode_request_user_input": true,
 			"suppress_unstable_features_warning":       true,
 		}
-		params["dynamicTools"] = dynamicTools()
+		params["dynamicTools"] = dynamicTools(s.o.Calls != nil)
 	}
 	res, err := s.call(method, params)
 	if err != nil {

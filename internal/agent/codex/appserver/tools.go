@@ -7,17 +7,23 @@ import (
 
 // Dynamic tools: the functions drover offers the model on the thread
 // (thread/start dynamicTools; experimental in 0.171.0, so initialize asks
-// for experimentalApi). Their names are those of drover's MCP tools. Not
-// offered yet: drover_block, drover_comment and drover_progress (they
-// write to the store, which the MCP server owns) and Symphony's
-// linear_graphql (drover has no Linear board yet).
+// for experimentalApi). Their names are those of drover's MCP tools.
+// drover_card, drover_ask_human and drover_done are answered by the
+// session itself (the card it was given; a park; the end of the turns);
+// drover_block, drover_comment and drover_progress write to the store
+// through the run's Calls (agentcall.Service, the fenced service drover
+// mcp serves) and are offered only when the run has them. Not offered:
+// Symphony's linear_graphql (drover has no Linear board yet).
 const (
 	ToolCard     = "drover_card"
 	ToolAskHuman = "drover_ask_human"
 	ToolDone     = "drover_done"
+	ToolBlock    = "drover_block"
+	ToolComment  = "drover_comment"
+	ToolProgress = "drover_progress"
 )
 
-func dynamicTools() []any {
+func dynamicTools(withCalls bool) []any {
 	fn := func(name, desc string, props map[string]any, required ...string) any {
 		schema := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
 		if len(required) > 0 {
@@ -26,13 +32,24 @@ func dynamicTools() []any {
 		return map[string]any{"type": "function", "name": name, "description": desc, "inputSchema": schema}
 	}
 	str := func(desc string) any { return map[string]any{"type": "string", "description": desc} }
-	return []any{
+	tools := []any{
 		fn(ToolCard, "The drover card this run works on: identifier, title, body, state, labels, priority and spec.", map[string]any{}),
 		fn(ToolAskHuman, "Ask a human a question you cannot answer from the workspace. The run stops and the card waits for the answer, which arrives as your next message on this thread.",
 			map[string]any{"question": str("the question, with the options you see"), "options": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}, "question"),
 		fn(ToolDone, "Say the card's work is finished, with a summary for the reviewer. drover starts no further turn.",
 			map[string]any{"summary": str("what was done, for the reviewer")}, "summary"),
 	}
+	if !withCalls {
+		return tools
+	}
+	return append(tools,
+		fn(ToolBlock, "Block the card: it cannot be done as written. Say what is wrong, where, and how a human can continue. The card is blocked with your words and is not retried. Block once, then end your turn.",
+			map[string]any{"what": str("what is wrong"), "where": str("where: a file, a spec field, a URL"), "how": str("how a human can fix it so the card can go on")}, "what", "where", "how"),
+		fn(ToolComment, "Add a comment to the card, shown live to the people watching it.",
+			map[string]any{"text": str("the comment")}, "text"),
+		fn(ToolProgress, "Note progress in one line; shown live on the card and in the event log.",
+			map[string]any{"note": str("one line")}, "note"),
+	)
 }
 
 // toolCall answers item/tool/call.
@@ -52,6 +69,11 @@ func (s *session) toolCall(m message) {
 		Question string   `json:"question"`
 		Options  []string `json:"options"`
 		Summary  string   `json:"summary"`
+		What     string   `json:"what"`
+		Where    string   `json:"where"`
+		How      string   `json:"how"`
+		Text     string   `json:"text"`
+		Note     string   `json:"note"`
 	}
 	if len(p.Arguments) > 0 && json.Unmarshal(p.Arguments, &args) != nil {
 		bad("the arguments are not a JSON object of the tool's parameters")
@@ -78,8 +100,41 @@ func (s *session) toolCall(m message) {
 		s.done = true
 		s.st.summary = strings.TrimSpace(args.Summary)
 		ok("recorded; drover starts no further turn. End your turn now.")
+	case ToolBlock, ToolComment, ToolProgress:
+		s.storeCall(p.Tool, args.What, args.Where, args.How, args.Text, args.Note, ok, bad)
 	default:
 		bad("drover offers no tool named " + p.Tool)
+	}
+}
+
+// storeCall answers the tools that write to the store, through the run's
+// Calls: a refusal (bad arguments, a run drover no longer holds) is the
+// tool's failure with the service's words, for the model to read.
+func (s *session) storeCall(tool, what, where, how, text, note string, ok, bad func(string)) {
+	if s.o.Calls == nil {
+		bad("drover offers no tool named " + tool + " to this run")
+		return
+	}
+	var err error
+	switch tool {
+	case ToolBlock:
+		if _, err = s.o.Calls.Block(s.ctx, what, where, how); err == nil {
+			// Like drover_done, a block ends the run's turns: the card is
+			// the human's now (the run ends agent_blocked with the report).
+			s.done = true
+			ok("recorded: drover blocks the card with your reason and starts no further turn. End your turn now.")
+		}
+	case ToolComment:
+		if _, err = s.o.Calls.Comment(s.ctx, text); err == nil {
+			ok("commented on the card.")
+		}
+	case ToolProgress:
+		if _, err = s.o.Calls.Progress(s.ctx, note); err == nil {
+			ok("recorded.")
+		}
+	}
+	if err != nil {
+		bad(err.Error())
 	}
 }
 
