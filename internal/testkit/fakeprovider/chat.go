@@ -81,19 +81,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	} else {
 		st, idx = s.take(r, body)
 	}
-	if e, ok := openaiErrors[st.Kind]; ok {
-		h := http.Header{}
-		extra := ""
-		switch st.Kind {
-		case "rate_limit":
-			h.Set("retry-after", strconv.Itoa(int(st.RetryAfter.Seconds())))
-			h.Set("x-ratelimit-remaining-requests", "0")
-			h.Set("x-ratelimit-reset-requests", strconv.Itoa(int(st.RetryAfter.Seconds()))+"s")
-		case "usage_limit":
-			in := int(time.Until(st.ResetAt).Seconds())
-			extra = fmt.Sprintf(`,"plan_type":"plus","resets_at":%d,"resets_in_seconds":%d`, st.ResetAt.Unix(), in)
-		}
-		writeJSON(w, e.status, h, fmt.Sprintf(`{"error":{"message":%q,"type":%q,"param":null,"code":%q%s}}`, e.text, e.typ, e.code, extra))
+	if writeOpenAIError(w, st) {
 		return
 	}
 	if st.Kind == "hang" {

@@ -47,19 +47,7 @@ func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request) {
 	}
 	json.Unmarshal(b, &req)
 	w.Header().Set("x-request-id", "req_fake_"+strconv.FormatInt(time.Now().UnixNano(), 36))
-	if e, ok := openaiErrors[st.Kind]; ok {
-		h := http.Header{}
-		extra := ""
-		switch st.Kind {
-		case "rate_limit":
-			h.Set("retry-after", strconv.Itoa(int(st.RetryAfter.Seconds())))
-			h.Set("x-ratelimit-remaining-requests", "0")
-			h.Set("x-ratelimit-reset-requests", strconv.Itoa(int(st.RetryAfter.Seconds()))+"s")
-		case "usage_limit":
-			in := int(time.Until(st.ResetAt).Seconds())
-			extra = fmt.Sprintf(`,"plan_type":"plus","resets_at":%d,"resets_in_seconds":%d`, st.ResetAt.Unix(), in)
-		}
-		writeJSON(w, e.status, h, fmt.Sprintf(`{"error":{"message":%q,"type":%q,"param":null,"code":%q%s}}`, e.text, e.typ, e.code, extra))
+	if writeOpenAIError(w, st) {
 		return
 	}
 	if st.Kind == "hang" {
@@ -126,4 +114,27 @@ func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request) {
 	in := len(body)/4 + 1
 	sse.event("response.completed", fmt.Sprintf(`{"type":"response.completed","response":{"id":%q,"object":"response","status":"completed","model":%s,"output":%s,"usage":{"input_tokens":%d,"input_tokens_details":{"cached_tokens":0},"output_tokens":12,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":%d}}}`,
 		id, quote(model), out, in, in+12))
+}
+
+// writeOpenAIError answers an error step with OpenAI's documented error
+// object (the Responses and Chat Completions APIs share it) and reports
+// whether st was one.
+func writeOpenAIError(w http.ResponseWriter, st Step) bool {
+	e, ok := openaiErrors[st.Kind]
+	if !ok {
+		return false
+	}
+	h := http.Header{}
+	extra := ""
+	switch st.Kind {
+	case "rate_limit":
+		h.Set("retry-after", strconv.Itoa(int(st.RetryAfter.Seconds())))
+		h.Set("x-ratelimit-remaining-requests", "0")
+		h.Set("x-ratelimit-reset-requests", strconv.Itoa(int(st.RetryAfter.Seconds()))+"s")
+	case "usage_limit":
+		in := int(time.Until(st.ResetAt).Seconds())
+		extra = fmt.Sprintf(`,"plan_type":"plus","resets_at":%d,"resets_in_seconds":%d`, st.ResetAt.Unix(), in)
+	}
+	writeJSON(w, e.status, h, fmt.Sprintf(`{"error":{"message":%q,"type":%q,"param":null,"code":%q%s}}`, e.text, e.typ, e.code, extra))
+	return true
 }
