@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"os"
+	"time"
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
@@ -33,16 +34,22 @@ func (d *Dispatcher) sweepWorkspaces(ctx context.Context, cfg *config.Config) {
 	if err != nil || len(cards) == 0 || !cards[0].UpdatedAt.After(d.sweptUpTo) {
 		return
 	}
+	upTo := cards[0].UpdatedAt
 	for _, c := range cards {
 		if !c.UpdatedAt.After(d.sweptUpTo) {
 			break
 		}
 		if d.hasJob(c.ID) {
+			// Its job is still winding down (routed, not yet forgotten):
+			// look at it again next sweep rather than skip it for good.
+			upTo = c.UpdatedAt.Add(-time.Nanosecond)
 			continue
 		}
 		d.removeWorkspace(cfg, c)
 	}
-	d.sweptUpTo = cards[0].UpdatedAt
+	if upTo.After(d.sweptUpTo) {
+		d.sweptUpTo = upTo
+	}
 }
 
 // removeWorkspace runs the before_remove hook and removes c's workspace, if

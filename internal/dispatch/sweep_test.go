@@ -56,3 +56,35 @@ func TestOperatorCancelRemovesWorkspaceOnSink(t *testing.T) {
 	}
 	waitGone(t, dir, "card cancel")
 }
+
+// A card moved into a sink while its job is still winding down (routed, not
+// yet forgotten) keeps its workspace for that sweep only: the next sweep,
+// once the job is gone, removes it. It used to be skipped for good, because
+// the sweep's watermark moved past it (seen as a flaky
+// TestOperatorCancelRemovesWorkspaceOnSink on a loaded machine).
+func TestSweepComesBackToACardWhoseJobWasWindingDown(t *testing.T) {
+	w := newWorldFrom(t, worldWorkflow(3).Set("workspace", "{cleanup: on_sink}"))
+	c := w.add("reviewed", "", `{"sim":["succeeded"],"sim_delay":"1ms"}`)
+	d := w.dispatcher("n1")
+	stop := w.run(d)
+	w.waitFor(c.Identifier, "review", inState("review"))
+	stop()
+	dir, _ := workspace.Path(w.cfg.Workspace.Root, c.Identifier)
+	if _, err := w.ops.Cancel(context.Background(), c.ID, "not needed"); err != nil {
+		t.Fatal(err)
+	}
+	d.mu.Lock()
+	d.jobs[c.ID] = &job{}
+	d.mu.Unlock()
+	d.sweepWorkspaces(context.Background(), d.cfg.Load())
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the workspace of a card with a job went at once: %v", err)
+	}
+	d.mu.Lock()
+	delete(d.jobs, c.ID)
+	d.mu.Unlock()
+	d.sweepWorkspaces(context.Background(), d.cfg.Load())
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the next sweep left the workspace of the cancelled card: %v", err)
+	}
+}
