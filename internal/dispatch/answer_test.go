@@ -177,7 +177,9 @@ func TestClaudeResumesWithTheAnswer(t *testing.T) {
 	}
 	stdin, _ := os.ReadFile(filepath.Join(ws, "stdin-2"))
 	if !strings.Contains(string(stdin), "PostgreSQL 17") || !strings.Contains(string(stdin), "Which database?") {
-		t.Errorf("attempt 2 stdin lacks the question and answer:\n%s", stdin)
+		// Seen once, on a loaded CI machine, with an empty stdin-2: say
+		// everything the runs recorded so the next failure can be read.
+		t.Errorf("attempt 2 stdin lacks the question and answer:\n%s\nworkspace %q, argv-2 %q, runs %+v", stdin, ws, argv, w.runs(c.ID))
 	}
 	argv1, _ := os.ReadFile(filepath.Join(ws, "argv-1"))
 	if strings.Contains(string(argv1), "--resume") {
