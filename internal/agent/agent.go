@@ -55,6 +55,9 @@ type Invocation struct {
 	// (the sim): block, ask, done, comment, progress, fenced like drover
 	// mcp's. Programs use drover mcp or drover run instead.
 	Calls Calls
+	// Tools are the dispatcher's extra tools for this run (a Linear
+	// board's linear_graphql); kinds that cannot offer tools ignore them.
+	Tools []Tool
 }
 
 // Launch is what an agent ran: the argument vector with secrets redacted

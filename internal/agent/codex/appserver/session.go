@@ -33,7 +33,10 @@ type Options struct {
 	Card              board.Card // what drover_card answers
 	// Calls write the agent's reports to the store (drover_block,
 	// drover_comment, drover_progress); nil offers none of those tools.
-	Calls         agent.Calls
+	Calls agent.Calls
+	// Tools are the dispatcher's extra dynamic tools (agent.Invocation's
+	// Tools), offered after drover's own and answered by their Call.
+	Tools         []agent.Tool
 	ClientVersion string // clientInfo.version
 	// Changed, when set, is called after a message changed what the run
 	// shows (on the reading goroutine; it must be quick).
@@ -160,7 +163,7 @@ func (s *session) openThread() error {
 			"features.default_mode_request_user_input": true,
 			"suppress_unstable_features_warning":       true,
 		}
-		params["dynamicTools"] = dynamicTools(s.o.Calls != nil)
+		params["dynamicTools"] = dynamicTools(s.o.Calls != nil, s.o.Tools)
 	}
 	res, err := s.call(method, params)
 	if err != nil {

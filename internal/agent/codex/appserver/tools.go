@@ -3,6 +3,8 @@ package appserver
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/drover-dev/drover/internal/agent"
 )
 
 // Dynamic tools: the functions drover offers the model on the thread
@@ -12,8 +14,9 @@ import (
 // session itself (the card it was given; a park; the end of the turns);
 // drover_block, drover_comment and drover_progress write to the store
 // through the run's Calls (agentcall.Service, the fenced service drover
-// mcp serves) and are offered only when the run has them. Not offered:
-// Symphony's linear_graphql (drover has no Linear board yet).
+// mcp serves) and are offered only when the run has them. After them come
+// the dispatcher's extra tools (Options.Tools: on a Linear board,
+// Symphony's linear_graphql), each answered by its own Call.
 const (
 	ToolCard     = "drover_card"
 	ToolAskHuman = "drover_ask_human"
@@ -23,7 +26,7 @@ const (
 	ToolProgress = "drover_progress"
 )
 
-func dynamicTools(withCalls bool) []any {
+func dynamicTools(withCalls bool, extra []agent.Tool) []any {
 	fn := func(name, desc string, props map[string]any, required ...string) any {
 		schema := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
 		if len(required) > 0 {
@@ -39,17 +42,23 @@ func dynamicTools(withCalls bool) []any {
 		fn(ToolDone, "Say the card's work is finished, with a summary for the reviewer. drover starts no further turn.",
 			map[string]any{"summary": str("what was done, for the reviewer")}, "summary"),
 	}
-	if !withCalls {
-		return tools
+	if withCalls {
+		tools = append(tools,
+			fn(ToolBlock, "Block the card: it cannot be done as written. Say what is wrong, where, and how a human can continue. The card is blocked with your words and is not retried. Block once, then end your turn.",
+				map[string]any{"what": str("what is wrong"), "where": str("where: a file, a spec field, a URL"), "how": str("how a human can fix it so the card can go on")}, "what", "where", "how"),
+			fn(ToolComment, "Add a comment to the card, shown live to the people watching it.",
+				map[string]any{"text": str("the comment")}, "text"),
+			fn(ToolProgress, "Note progress in one line; shown live on the card and in the event log.",
+				map[string]any{"note": str("one line")}, "note"),
+		)
 	}
-	return append(tools,
-		fn(ToolBlock, "Block the card: it cannot be done as written. Say what is wrong, where, and how a human can continue. The card is blocked with your words and is not retried. Block once, then end your turn.",
-			map[string]any{"what": str("what is wrong"), "where": str("where: a file, a spec field, a URL"), "how": str("how a human can fix it so the card can go on")}, "what", "where", "how"),
-		fn(ToolComment, "Add a comment to the card, shown live to the people watching it.",
-			map[string]any{"text": str("the comment")}, "text"),
-		fn(ToolProgress, "Note progress in one line; shown live on the card and in the event log.",
-			map[string]any{"note": str("one line")}, "note"),
-	)
+	for _, t := range extra {
+		if ownTool(t.Name) {
+			continue
+		}
+		tools = append(tools, map[string]any{"type": "function", "name": t.Name, "description": t.Description, "inputSchema": t.InputSchema})
+	}
+	return tools
 }
 
 // toolCall answers item/tool/call.
@@ -64,6 +73,10 @@ func (s *session) toolCall(m message) {
 	}
 	bad := func(text string) {
 		_ = s.c.respond(m.ID, map[string]any{"contentItems": []any{map[string]any{"type": "inputText", "text": text}}, "success": false})
+	}
+	if t := s.extraTool(p.Tool); t != nil {
+		s.extraCall(t, p.Arguments, ok, bad)
+		return
 	}
 	var args struct {
 		Question string   `json:"question"`
@@ -136,6 +149,43 @@ func (s *session) storeCall(tool, what, where, how, text, note string, ok, bad f
 	if err != nil {
 		bad(err.Error())
 	}
+}
+
+// extraTool is the dispatcher's tool of that name, or nil. drover's own
+// names come first: an extra tool cannot shadow them.
+func (s *session) extraTool(name string) *agent.Tool {
+	if ownTool(name) {
+		return nil
+	}
+	for i := range s.o.Tools {
+		if s.o.Tools[i].Name == name {
+			return &s.o.Tools[i]
+		}
+	}
+	return nil
+}
+
+func ownTool(name string) bool {
+	switch name {
+	case ToolCard, ToolAskHuman, ToolDone, ToolBlock, ToolComment, ToolProgress:
+		return true
+	}
+	return false
+}
+
+// extraCall answers a call of a dispatcher's tool: its text, or its
+// error's words as a failed result.
+func (s *session) extraCall(t *agent.Tool, args json.RawMessage, ok, bad func(string)) {
+	if t.Call == nil {
+		bad("drover offers no tool named " + t.Name + " to this run")
+		return
+	}
+	out, err := t.Call(s.ctx, args)
+	if err != nil {
+		bad(err.Error())
+		return
+	}
+	ok(out)
 }
 
 func orNull(b []byte) []byte {
