@@ -16,15 +16,18 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
 
-// Request is one logged request: the operation and its variables.
+// Request is one logged request: the operation, its variables and the
+// Authorization header it came with.
 type Request struct {
 	Op     string
 	Vars   map[string]any
 	Status int
+	Auth   string
 }
 
 func (r Request) String() string { return fmt.Sprintf("%s → %d", r.Op, r.Status) }
@@ -214,8 +217,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	status := http.StatusOK
-	defer func() { s.log = append(s.log, Request{Op: req.OperationName, Vars: req.Variables, Status: status}) }()
-	if err := json.Unmarshal(raw, &req); err != nil || r.Method != http.MethodPost || req.Query == "" {
+	defer func() {
+		s.log = append(s.log, Request{Op: req.OperationName, Vars: req.Variables, Status: status, Auth: r.Header.Get("Authorization")})
+	}()
+	err := json.Unmarshal(raw, &req)
+	if req.OperationName == "" {
+		// A document of one named operation needs no operationName
+		// (an agent's linear_graphql query): take it from the query.
+		req.OperationName = operationOf(req.Query)
+	}
+	if err != nil || r.Method != http.MethodPost || req.Query == "" {
 		status = http.StatusBadRequest
 		writeJSON(w, status, map[string]any{"errors": []any{map[string]any{"message": "POST body must be a GraphQL request", "extensions": map[string]any{"code": "GRAPHQL_PARSE_FAILED"}}}})
 		return
@@ -345,8 +356,20 @@ func (s *Server) operation(op string, v map[string]any) (any, string) {
 		}
 		s.addComment(id, "drover", fmt.Sprint(v["body"]))
 		return map[string]any{"commentCreate": map[string]any{"success": true}}, ""
+	case "Viewer": // an agent's own query (linear_graphql)
+		return map[string]any{"viewer": map[string]any{"id": "user-drover", "name": "drover"}}, ""
 	}
 	return nil, "Unknown operation " + op
+}
+
+// operationOf is the name of the query's first operation ("query Name" or
+// "mutation Name"), or "".
+func operationOf(q string) string {
+	f := strings.FieldsFunc(q, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '(' || r == '{' })
+	if len(f) >= 2 && (f[0] == "query" || f[0] == "mutation") {
+		return f[1]
+	}
+	return ""
 }
 
 func (s *Server) wire(is *Issue) map[string]any {
