@@ -196,7 +196,7 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	log.Info("agent started", "agent", j.profile, "workspace", ws)
 	inv := agent.Invocation{Card: j.card, Run: j.run, Prompt: text, Workspace: ws, LogPath: logPath, Env: env,
 		Timeout: p.Timeout, StallTimeout: p.StallTimeout, Progress: d.progress(j), ResumeSession: resumed, MCP: d.mcpServer(p, env, logPath),
-		Calls:    d.calls(j),
+		Calls: d.calls(j), Tools: runTools(d.cfg.Load().Tracker),
 		Continue: func(ctx context.Context) bool { return d.wantsWork(ctx, j) },
 		Started: func(l agent.Launch) {
 			log.Info("agent command", "argv", strings.Join(l.Argv, " "), "env", strings.Join(l.EnvNames, " "))
