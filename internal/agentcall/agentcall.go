@@ -44,7 +44,7 @@ func (s *Service) now() time.Time {
 // its claim the card's.
 func (s *Service) live(ctx context.Context) (board.Run, board.Card, error) {
 	if s.RunID == "" {
-		return board.Run{}, board.Card{}, &InputError{"DROVER_RUN_ID", "is not set: this only works inside a run drover started"}
+		return board.Run{}, board.Card{}, &InputError{Field: "DROVER_RUN_ID", Msg: "is not set: this only works inside a run drover started"}
 	}
 	r, err := s.Store.GetRun(ctx, s.RunID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -144,7 +144,7 @@ func (s *Service) Ask(ctx context.Context, question string, options []string) (b
 		return rep, err
 	}
 	if len(options) > MaxOptions {
-		return rep, &InputError{"options", fmt.Sprintf("has %d choices; the limit is %d", len(options), MaxOptions)}
+		return rep, &InputError{Field: "options", Msg: fmt.Sprintf("has %d choices; the limit is %d", len(options), MaxOptions)}
 	}
 	for i, o := range options {
 		v, err := text(fmt.Sprintf("options[%d]", i), o, MaxOption, true, false)

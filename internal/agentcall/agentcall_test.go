@@ -59,7 +59,7 @@ func TestArgumentsAreChecked(t *testing.T) {
 	for _, tc := range cases {
 		err := tc.call()
 		var ie *InputError
-		if !errors.As(err, &ie) || ie.Arg != tc.arg || !strings.Contains(ie.Msg, tc.msg) {
+		if !errors.As(err, &ie) || ie.Field != tc.arg || !strings.Contains(ie.Msg, tc.msg) {
 			t.Errorf("%s: err = %v, want an InputError on %s saying %q", tc.name, err, tc.arg, tc.msg)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/drover-dev/drover/internal/board"
 )
 
 // Limits on what an agent may say, in characters. They keep a card, an
@@ -22,13 +24,10 @@ const (
 )
 
 // InputError is an argument the agent must fix: it names the argument and
-// the fix, and nothing was written.
-type InputError struct {
-	Arg string
-	Msg string
-}
-
-func (e *InputError) Error() string { return e.Arg + ": " + e.Msg }
+// the fix, and nothing was written. It is the board's input error, so
+// `drover run` and the API report it as invalid_input like any other bad
+// input (operator.ErrorCode).
+type InputError = board.InputError
 
 // text checks one argument: valid UTF-8, not blank when required, within
 // max characters, and free of control characters (line breaks and tabs
@@ -37,17 +36,17 @@ func (e *InputError) Error() string { return e.Arg + ": " + e.Msg }
 // space.
 func text(arg, s string, max int, required, multiline bool) (string, error) {
 	if !utf8.ValidString(s) {
-		return "", &InputError{arg, "is not valid UTF-8; send UTF-8 text"}
+		return "", &InputError{Field: arg, Msg: "is not valid UTF-8; send UTF-8 text"}
 	}
 	s = strings.TrimSpace(s)
 	if s == "" {
 		if required {
-			return "", &InputError{arg, "is empty; it is required"}
+			return "", &InputError{Field: arg, Msg: "is empty; it is required"}
 		}
 		return "", nil
 	}
 	if n := utf8.RuneCountInString(s); n > max {
-		return "", &InputError{arg, fmt.Sprintf("has %d characters; the limit is %d: say it shorter (details can go in drover_comment)", n, max)}
+		return "", &InputError{Field: arg, Msg: fmt.Sprintf("has %d characters; the limit is %d: say it shorter (details can go in drover_comment)", n, max)}
 	}
 	for i, r := range s {
 		switch {
@@ -58,9 +57,9 @@ func text(arg, s string, max int, required, multiline bool) (string, error) {
 			if r == '\n' || r == '\r' {
 				what = "line breaks"
 			}
-			return "", &InputError{arg, fmt.Sprintf("has a control character (%U) at byte %d; %s are not allowed here", r, i, what)}
+			return "", &InputError{Field: arg, Msg: fmt.Sprintf("has a control character (%U) at byte %d; %s are not allowed here", r, i, what)}
 		case invisible(r):
-			return "", &InputError{arg, fmt.Sprintf("has an invisible formatting character (%U) at byte %d; remove it", r, i)}
+			return "", &InputError{Field: arg, Msg: fmt.Sprintf("has an invisible formatting character (%U) at byte %d; remove it", r, i)}
 		}
 	}
 	return s, nil
