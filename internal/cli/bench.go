@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -19,11 +20,11 @@ const benchWakePoll = 30 * time.Second
 
 // benchFlags are the flags of drover bench; each scenario reads its own.
 type benchFlags struct {
-	cards, slots, events, nodes, rounds int
-	backends                            []string
-	dsn, riverBin, droverBin            string
-	agents                              int
-	window                              time.Duration
+	cards, slots, events, nodes, rounds  int
+	backends                             []string
+	dsn, riverBin, droverBin, cpuProfile string
+	agents                               int
+	window                               time.Duration
 }
 
 func (a *app) benchCmd() *cobra.Command {
@@ -100,6 +101,13 @@ Scenarios:
 			if f.rounds <= 0 {
 				return usagef("--rounds must be positive (got %d)", f.rounds)
 			}
+			if f.cpuProfile != "" {
+				stop, err := startCPUProfile(f.cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			n := func(def int) int {
 				if f.cards > 0 {
 					return f.cards
@@ -155,6 +163,7 @@ Scenarios:
 	c.Flags().StringVar(&f.droverBin, "drover-bin", "", "wakeup: the drover binary whose card add makes the other_process cards (default: this one)")
 	c.Flags().StringVar(&f.riverBin, "river-bin", "", "compare: a prebuilt bench/river binary (default: build bench/river of this checkout)")
 	c.Flags().IntVar(&f.agents, "agents", 500, "supervise: agents supervised at once")
+	c.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write this process's CPU profile over the scenario to FILE (go tool pprof FILE): where drover's time goes")
 	c.Flags().DurationVar(&f.window, "window", time.Minute, "supervise: how long CPU and memory are sampled once every agent runs")
 	return c
 }
@@ -344,4 +353,17 @@ func (a *app) benchHistory(c *cobra.Command, cards, events int) error {
 		fmt.Fprintf(w, "  %-10s %10.2f %10.2f %6.2fx  %s\n", op.Name, op.FreshMS, op.LongMS, op.Ratio, op.What)
 	}
 	return nil
+}
+
+// startCPUProfile writes this process's CPU profile to path until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
