@@ -90,9 +90,12 @@ type Dispatcher struct {
 	jobs     map[string]*job // by card id
 	status   NodeStatus
 	lastTick time.Time
-	usable   map[string]string // profile → why it cannot run here ("" = fine)
-	usableAt map[string]time.Time
-	claims   map[string]int64 // card → fencing epoch of the last claim this process wrote
+	// lastFull is when Run's last full pass began and fullNext what it said
+	// was due next (used by the Run loop's goroutine only; see tickPass).
+	lastFull, fullNext time.Time
+	usable             map[string]string // profile → why it cannot run here ("" = fine)
+	usableAt           map[string]time.Time
+	claims             map[string]int64 // card → fencing epoch of the last claim this process wrote
 	// storeDown is when the current store outage began (zero: none);
 	// storeBack when the store last came back (or this process started).
 	storeDown, storeBack time.Time
@@ -221,8 +224,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	d.log.Info("dispatcher started", "store", d.o.Store.Backend(), "max_concurrent", d.cfg.Load().Dispatch.MaxConcurrent)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	full := true
 	for {
-		next := d.Tick(ctx)
+		next := d.tickPass(ctx, full)
 		if d.o.OnTick != nil {
 			d.o.OnTick()
 		}
@@ -242,6 +246,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			}
 		}
 		timer.Reset(wait)
+		full = false
 		select {
 		case <-ctx.Done():
 			return d.shutdown()
@@ -249,6 +254,10 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		case <-d.wake:
 		case <-d.done:
 		case <-timer.C:
+			full = true
+		}
+		if time.Since(d.lastFull) >= fullEvery {
+			full = true
 		}
 		// Let a burst of changes settle into one tick.
 		select {

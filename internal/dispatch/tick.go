@@ -24,7 +24,22 @@ import (
 // Tick is one pass: reload config, recover dead owners' claims, reconcile
 // live runs with the board, and start what is eligible. It returns the
 // earliest time something becomes due (zero when nothing is scheduled).
-func (d *Dispatcher) Tick(ctx context.Context) time.Time {
+func (d *Dispatcher) Tick(ctx context.Context) time.Time { return d.tickPass(ctx, true) }
+
+// fullEvery bounds how long Run goes without a full pass while wake-ups
+// (store changes, finished runs) keep it busy with light ones.
+const fullEvery = time.Second
+
+// tickPass is a full pass (Tick) or a light one: a light pass only starts
+// what is eligible. Run makes the passes that store changes and finished runs
+// wake it for light, and a full one at least every fullEvery: with hundreds
+// of live runs, each commit of their progress wakes the node, and reading
+// every claimed card, renewing the leader's and the node's rows and
+// re-reading the config on each of those wake-ups cost most of a core.
+// What the full pass does is time-driven (expired leases, the node's own
+// lease) or rare (an operator moving a running card: that run stops within
+// fullEvery), so it waits that long at most.
+func (d *Dispatcher) tickPass(ctx context.Context, full bool) time.Time {
 	if !d.isRegistered() && ctx.Err() == nil {
 		// A harness driving Tick without Run takes the name here, by the
 		// same rules. Nothing is dispatched under a name not yet held (a
@@ -43,8 +58,21 @@ func (d *Dispatcher) Tick(ctx context.Context) time.Time {
 		return time.Time{} // Run stops; nothing more is claimed under the name
 	}
 	start := time.Now()
-	d.reload()
-	next, err := d.tick(ctx)
+	var next time.Time
+	var err error
+	if full {
+		d.reload()
+		next, err = d.tick(ctx)
+		d.lastFull, d.fullNext = start, next
+	} else {
+		next, err = d.dispatch(ctx, d.o.Now())
+		if !d.fullNext.IsZero() && (next.IsZero() || d.fullNext.Before(next)) {
+			next = d.fullNext // a lease the last full pass waits for
+		}
+		if due := d.o.Now().Add(fullEvery - time.Since(d.lastFull)); next.IsZero() || due.Before(next) {
+			next = due
+		}
+	}
 	now := d.o.Now()
 	d.mu.Lock()
 	switch {
@@ -72,6 +100,12 @@ func (d *Dispatcher) Tick(ctx context.Context) time.Time {
 	}
 	d.lastTick = now
 	d.mu.Unlock()
+	if !full {
+		if d.o.Metrics != nil {
+			d.o.Metrics.ObserveTick(time.Since(start))
+		}
+		return next
+	}
 	if err := d.touch(ctx, false, ""); errors.Is(err, store.ErrNodeHeld) {
 		// Another process took the name after this one's hold lapsed (the
 		// store was out of reach for longer than a lease): two processes
@@ -129,11 +163,21 @@ func (d *Dispatcher) reload() {
 
 func (d *Dispatcher) tick(ctx context.Context) (time.Time, error) {
 	now := d.o.Now()
-	expiry, err := d.recover(ctx, now)
+	lead, err := d.o.Store.TryLead(ctx, d.node, d.LeaderTTL())
 	if err != nil {
 		return time.Time{}, err
 	}
-	d.reconcile(ctx)
+	// One read of the claimed cards serves recovery (others' leases) and
+	// reconciliation (this node's runs), instead of a read per live run.
+	claimed, err := d.o.Store.ListCards(ctx, store.CardFilter{Claimed: store.Bool(true)})
+	if err != nil {
+		return time.Time{}, err
+	}
+	expiry, err := d.recover(ctx, now, lead, claimed)
+	if err != nil {
+		return time.Time{}, err
+	}
+	d.reconcile(claimed)
 	d.sweepWorkspaces(ctx, d.cfg.Load())
 	next, err := d.dispatch(ctx, now)
 	if !expiry.IsZero() && (next.IsZero() || expiry.Before(next)) {
@@ -149,15 +193,7 @@ func (d *Dispatcher) tick(ctx context.Context) (time.Time, error) {
 // lease ended a whole lease period ago (the leader itself may be the one
 // that died, and its successor is not in place yet). It returns when the
 // soonest foreign lease ends, so the leader wakes up for it.
-func (d *Dispatcher) recover(ctx context.Context, now time.Time) (time.Time, error) {
-	lead, err := d.o.Store.TryLead(ctx, d.node, d.LeaderTTL())
-	if err != nil {
-		return time.Time{}, err
-	}
-	cards, err := d.o.Store.ListCards(ctx, store.CardFilter{Claimed: store.Bool(true)})
-	if err != nil {
-		return time.Time{}, err
-	}
+func (d *Dispatcher) recover(ctx context.Context, now time.Time, lead bool, cards []board.Card) (time.Time, error) {
 	// Judge other nodes' leases only with a store that has worked for a
 	// whole lease period: after an outage (a database restart) every lease
 	// looks expired, and live owners need a lease period to renew theirs.
@@ -197,13 +233,18 @@ func (d *Dispatcher) recover(ctx context.Context, now time.Time) (time.Time, err
 }
 
 // reconcile stops runs whose card an operator moved away or whose claim this
-// node lost.
-func (d *Dispatcher) reconcile(ctx context.Context) {
+// node lost; claimed is every claimed card, read in this pass (a run's card
+// missing from it is no longer claimed: deleted, released or taken back).
+func (d *Dispatcher) reconcile(claimed []board.Card) {
 	cfg := d.cfg.Load()
+	byID := make(map[string]*board.Card, len(claimed))
+	for i := range claimed {
+		byID[claimed[i].ID] = &claimed[i]
+	}
 	for _, j := range d.snapshotJobs() {
-		c, err := d.o.Store.GetCard(ctx, j.card.ID)
-		if err != nil {
-			continue // store trouble: keep the agent running
+		c, ok := byID[j.card.ID]
+		if !ok {
+			c = &board.Card{}
 		}
 		switch {
 		case c.Claim == nil || c.Claim.Owner != d.node || c.Claim.Epoch != j.claim.Epoch:
