@@ -49,7 +49,10 @@ type Backend struct {
 type CompareOptions struct {
 	Backends []Backend
 	Jobs     int // jobs for River, cards for drover
-	Slots    int // drover's max_concurrent
+	// Slots are drover's max_concurrent settings, each measured as a
+	// figure of its own (e.g. 100 beside River's default 100 workers and
+	// 2,000 beside its benchmark's 2,000).
+	Slots  []int
 	Rounds   int
 	// River is the bench/river binary (see BuildRiver).
 	River string
@@ -78,6 +81,7 @@ type Figure struct {
 // of River's settings (≥ 1: drover is ahead).
 type Ratio struct {
 	Backend string  `json:"backend"`
+	Setting string  `json:"setting"` // drover's, "slots=N"
 	Against string  `json:"against"`
 	Drover  float64 `json:"drover_per_s"`
 	River   float64 `json:"river_per_s"`
@@ -88,7 +92,7 @@ type Ratio struct {
 type CompareStats struct {
 	Jobs         int      `json:"jobs"`
 	Rounds       int      `json:"rounds"`
-	Slots        int      `json:"slots"`
+	Slots        []int    `json:"slots"`
 	RiverVersion string   `json:"river_version"`
 	Figures      []Figure `json:"figures"`
 	Ratios       []Ratio  `json:"ratios"`
@@ -101,8 +105,13 @@ type CompareStats struct {
 // weighs on every figure alike. Every figure comes from this run.
 func Compare(ctx context.Context, o CompareOptions) (CompareStats, error) {
 	cs := CompareStats{Jobs: o.Jobs, Rounds: o.Rounds, Slots: o.Slots}
-	if o.Jobs <= 0 || o.Slots <= 0 || o.Rounds <= 0 || len(o.Backends) == 0 || o.River == "" {
+	if o.Jobs <= 0 || len(o.Slots) == 0 || o.Rounds <= 0 || len(o.Backends) == 0 || o.River == "" {
 		return cs, errors.New("bench: compare needs jobs, slots and rounds above 0, a backend and the River binary")
+	}
+	for _, n := range o.Slots {
+		if n <= 0 {
+			return cs, fmt.Errorf("bench: compare needs slots above 0 (got %d)", n)
+		}
 	}
 	type key struct{ backend, system, setting string }
 	figs := map[key]*Figure{}
@@ -116,25 +125,30 @@ func Compare(ctx context.Context, o CompareOptions) (CompareStats, error) {
 		order = append(order, k)
 		return f
 	}
-	droverSetting := fmt.Sprintf("slots=%d", o.Slots)
+	droverSetting := func(n int) string { return fmt.Sprintf("slots=%d", n) }
 	for round := range o.Rounds {
 		for _, b := range o.Backends {
-			// Three measurements per backend, rotated each round.
-			steps := []string{"drover", RiverSettings[0], RiverSettings[1]}
+			// Each of drover's settings and River's two, rotated each round.
+			var steps []string
+			for _, n := range o.Slots {
+				steps = append(steps, droverSetting(n))
+			}
+			steps = append(steps, RiverSettings[0], RiverSettings[1])
 			steps = append(steps[round%len(steps):], steps[:round%len(steps)]...)
 			for _, step := range steps {
 				var perS float64
 				var f *Figure
-				if step == "drover" {
+				if slots, ok := strings.CutPrefix(step, "slots="); ok {
+					n, _ := strconv.Atoi(slots)
 					store := ""
 					if b.Name == "postgres" {
 						store = b.DSN
 					}
-					st, err := MeasureDispatch(ctx, o.Dir, DispatchOptions{Store: store, Cards: o.Jobs, Slots: o.Slots})
+					st, err := MeasureDispatch(ctx, o.Dir, DispatchOptions{Store: store, Cards: o.Jobs, Slots: n})
 					if err != nil {
-						return cs, fmt.Errorf("drover on %s, round %d: %w", b.Name, round+1, err)
+						return cs, fmt.Errorf("drover %s on %s, round %d: %w", step, b.Name, round+1, err)
 					}
-					perS, f = st.CardsPerS, fig(key{b.Name, "drover", droverSetting}, o.Slots)
+					perS, f = st.CardsPerS, fig(key{b.Name, "drover", step}, n)
 				} else {
 					rr, err := RunRiver(ctx, o.River, b, step, o.Jobs, o.Dir)
 					if err != nil {
@@ -161,14 +175,16 @@ func Compare(ctx context.Context, o CompareOptions) (CompareStats, error) {
 		cs.Figures = append(cs.Figures, *f)
 	}
 	for _, b := range o.Backends {
-		d := figs[key{b.Name, "drover", droverSetting}]
-		for _, s := range RiverSettings {
-			r := figs[key{b.Name, "river", s}]
-			ratio := 0.0
-			if r.MedianPerS > 0 {
-				ratio = d.MedianPerS / r.MedianPerS
+		for _, n := range o.Slots {
+			d := figs[key{b.Name, "drover", droverSetting(n)}]
+			for _, s := range RiverSettings {
+				r := figs[key{b.Name, "river", s}]
+				ratio := 0.0
+				if r.MedianPerS > 0 {
+					ratio = d.MedianPerS / r.MedianPerS
+				}
+				cs.Ratios = append(cs.Ratios, Ratio{Backend: b.Name, Setting: d.Setting, Against: s, Drover: d.MedianPerS, River: r.MedianPerS, Ratio: ratio})
 			}
-			cs.Ratios = append(cs.Ratios, Ratio{Backend: b.Name, Against: s, Drover: d.MedianPerS, River: r.MedianPerS, Ratio: ratio})
 		}
 	}
 	return cs, nil

@@ -42,7 +42,7 @@ func TestCompareInterleavesAndDivides(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "calls")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cs, err := Compare(ctx, CompareOptions{Backends: []Backend{{Name: "sqlite"}}, Jobs: 4, Slots: 2, Rounds: 3, River: fakeRiver(t, log), Dir: t.TempDir()})
+	cs, err := Compare(ctx, CompareOptions{Backends: []Backend{{Name: "sqlite"}}, Jobs: 4, Slots: []int{2}, Rounds: 3, River: fakeRiver(t, log), Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,5 +144,39 @@ func TestMedianAndPercentile(t *testing.T) {
 		if got := percentile(c.in, c.p); got != c.want {
 			t.Errorf("percentile(%d values, %v) = %v, want %v", len(c.in), c.p, got, c.want)
 		}
+	}
+}
+
+// Each of drover's slot settings is a figure of its own, divided by each of
+// River's settings.
+func TestCompareSeveralSlotSettings(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cs, err := Compare(ctx, CompareOptions{Backends: []Backend{{Name: "sqlite"}}, Jobs: 4, Slots: []int{1, 3}, Rounds: 2,
+		River: fakeRiver(t, filepath.Join(t.TempDir(), "calls")), Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drover := map[string]float64{}
+	for _, f := range cs.Figures {
+		if f.System == "drover" {
+			drover[f.Setting] = f.MedianPerS
+			if len(f.PerS) != 2 {
+				t.Errorf("%s: %d samples, want 2", f.Setting, len(f.PerS))
+			}
+		}
+	}
+	if len(drover) != 2 || len(cs.Figures) != 4 || len(cs.Ratios) != 4 {
+		t.Fatalf("figures %+v ratios %+v: want drover slots=1 and slots=3, River's two, and four ratios", cs.Figures, cs.Ratios)
+	}
+	for _, r := range cs.Ratios {
+		d, ok := drover[r.Setting]
+		want := map[string]float64{"tuned": 400, "default": 100}[r.Against]
+		if !ok || r.Drover != d || r.Ratio != d/want {
+			t.Errorf("ratio %+v: want drover %s's median over River %s's", r, r.Setting, r.Against)
+		}
+	}
+	if _, err := Compare(ctx, CompareOptions{Backends: []Backend{{Name: "sqlite"}}, Jobs: 4, Slots: []int{2, 0}, Rounds: 1, River: "x"}); err == nil {
+		t.Error("slots 0 accepted")
 	}
 }

@@ -20,7 +20,8 @@ const benchWakePoll = 30 * time.Second
 
 // benchFlags are the flags of drover bench; each scenario reads its own.
 type benchFlags struct {
-	cards, slots, events, nodes, rounds  int
+	cards, events, nodes, rounds         int
+	slots                                []int
 	backends                             []string
 	dsn, riverBin, droverBin, cpuProfile string
 	agents                               int
@@ -92,8 +93,10 @@ Scenarios:
 			if c.Flags().Changed("cards") && f.cards <= 0 {
 				return usagef("--cards must be positive (got %d)", f.cards)
 			}
-			if c.Flags().Changed("slots") && f.slots <= 0 {
-				return usagef("--slots must be positive (got %d)", f.slots)
+			for _, n := range f.slots {
+				if n <= 0 {
+					return usagef("--slots must be positive (got %d)", n)
+				}
 			}
 			if f.nodes <= 0 {
 				return usagef("--nodes must be positive (got %d)", f.nodes)
@@ -114,8 +117,8 @@ Scenarios:
 				}
 				return def
 			}
-			slots := func(def int) int {
-				if f.slots > 0 {
+			slots := func(def ...int) []int {
+				if len(f.slots) > 0 {
 					return f.slots
 				}
 				return def
@@ -138,7 +141,7 @@ Scenarios:
 				if err != nil {
 					return err
 				}
-				return a.benchCompare(c, backends, n(10000), slots(100), f.rounds, f.riverBin)
+				return a.benchCompare(c, backends, n(10000), slots(100, 2000), f.rounds, f.riverBin)
 			case "dispatch":
 				backends, err := a.benchBackends(f, false)
 				if err != nil {
@@ -147,14 +150,17 @@ Scenarios:
 				if len(backends) != 1 {
 					return usagef("dispatch runs on one --backend (got %s); compare runs several", strings.Join(f.backends, ","))
 				}
-				return a.benchDispatch(c, backends[0], n(200), slots(4), f.nodes)
+				if s := slots(4); len(s) != 1 {
+					return usagef("dispatch runs one --slots setting (got %v); compare runs several", s)
+				}
+				return a.benchDispatch(c, backends[0], n(200), slots(4)[0], f.nodes)
 			default:
 				return a.benchScale(c, args[0], f)
 			}
 		},
 	}
 	c.Flags().IntVar(&f.cards, "cards", 0, "number of cards (default per scenario: store 5000, wakeup 20 per path, dispatch 200, compare 10000, board 100000, recover 1000)")
-	c.Flags().IntVar(&f.slots, "slots", 0, "dispatch, compare: agent slots (max_concurrent) of each dispatcher (default dispatch 4, compare 100)")
+	c.Flags().IntSliceVar(&f.slots, "slots", nil, "dispatch, compare: agent slots (max_concurrent) of each dispatcher (default dispatch 4; compare 100,2000: a figure for each, beside River's default 100 workers and its benchmark's 2,000)")
 	c.Flags().IntVar(&f.events, "events", 10_000_000, "history: events in the long store")
 	c.Flags().IntVar(&f.nodes, "nodes", 1, "dispatch: dispatchers sharing the store, each with its own store handle and node name")
 	c.Flags().IntVar(&f.rounds, "rounds", 3, "compare: rounds of interleaved measurements")

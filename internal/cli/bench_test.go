@@ -137,7 +137,7 @@ func TestBenchCompare(t *testing.T) {
 		args = append(args, "--dsn", dsn)
 		backends = append(backends, "postgres")
 	}
-	got := benchJSON(t, args, []string{"jobs", "rounds", "slots"}, "river_version", "figures", "ratios")
+	got := benchJSON(t, args, []string{"jobs", "rounds"}, "river_version", "figures", "ratios", "slots")
 	figs, _ := got["figures"].([]any)
 	if len(figs) != 3*len(backends) {
 		t.Fatalf("%d figures, want 3 per backend (%v): %v", len(figs), backends, figs)
