@@ -53,7 +53,7 @@ type CompareOptions struct {
 	// figure of its own (e.g. 100 beside River's default 100 workers and
 	// 2,000 beside its benchmark's 2,000).
 	Slots  []int
-	Rounds   int
+	Rounds int
 	// River is the bench/river binary (see BuildRiver).
 	River string
 	// Dir holds scratch directories ("" = the system's temp dir).
