@@ -72,8 +72,14 @@ func (d *DB) startForeignWatch() {
 	}
 }
 
+// foreignPoll is how often a SQLite store looks for another process's
+// commits (PRAGMA data_version: a read of the WAL index in shared memory,
+// no file I/O). It bounds how long a card added by another process (drover
+// card add, the API of another drover serve) waits to be claimed.
+const foreignPoll = 25 * time.Millisecond
+
 func (d *DB) pollDataVersion(ctx context.Context, last int64) {
-	t := time.NewTicker(100 * time.Millisecond)
+	t := time.NewTicker(foreignPoll)
 	defer t.Stop()
 	for {
 		select {
