@@ -302,8 +302,11 @@ func (d *Dispatcher) dispatch(ctx context.Context, now time.Time) (time.Time, er
 	// Due cards in board order, a page at a time, only while slots are free:
 	// a tick's work follows the free slots, not the size of the backlog.
 	probing := map[string]bool{}
-	const page = 200
 	for skipped := 0; d.slotsFree(cfg) > 0; {
+		// A page sized by the free slots (twice over, for cards the checks
+		// turn away), up to 200: a node with 3 free slots of 100 reads a
+		// handful of cards, not 200, on each of its many wake-ups.
+		page := min(max(2*d.slotsFree(cfg), 16), 200)
 		cards, err := d.o.Store.ListCards(ctx, store.CardFilter{States: eligible, Claimed: store.Bool(false), DueBy: &now, Limit: page, Offset: skipped})
 		if err != nil {
 			return next, err
