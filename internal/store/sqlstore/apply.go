@@ -66,6 +66,16 @@ func (d *DB) ApplyAll(ctx context.Context, chs []store.Change) ([]error, error) 
 		return refused, nil
 	}
 	now := d.now()
+	if d.bulkOn() && bulkable(chs) {
+		d.bulkTried.Add(1)
+		err := d.tx(ctx, func(tx *sql.Tx) error { return d.applyBulk(ctx, tx, chs, now) })
+		if err == nil {
+			d.bulkWritten.Add(1)
+			return refused, nil
+		}
+		// Refused or failed: nothing was written; the savepoint path says
+		// what (see applybulk.go).
+	}
 	err := d.tx(ctx, func(tx *sql.Tx) error {
 		var events []board.Event
 		for i := range chs {

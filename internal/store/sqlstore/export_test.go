@@ -110,3 +110,9 @@ func (d *DB) HoldNextCommitForTest(entered chan<- struct{}, release <-chan struc
 		})
 	}
 }
+
+// BulkStatsForTest is how many ApplyAll batches tried the fast path and
+// how many it wrote.
+func (d *DB) BulkStatsForTest() (tried, written int64) {
+	return d.bulkTried.Load(), d.bulkWritten.Load()
+}
