@@ -116,3 +116,6 @@ func (d *DB) HoldNextCommitForTest(entered chan<- struct{}, release <-chan struc
 func (d *DB) BulkStatsForTest() (tried, written int64) {
 	return d.bulkTried.Load(), d.bulkWritten.Load()
 }
+
+// SetBulkForTest turns ApplyAll's fast path on or off.
+func (d *DB) SetBulkForTest(on bool) { d.noBulk = !on }
