@@ -186,12 +186,22 @@ func (d *DB) applyBulk(ctx context.Context, tx *sql.Tx, chs []store.Change, now 
 		return err
 	}
 	if err := all(cardBulkCols, cards, func(src string) string {
-		return `UPDATE cards SET title=v.title, body=v.body, state=v.state, state_reason=v.state_reason,
+		// On PostgreSQL the rows are locked first, in card id order, as the
+		// savepoint path locks them change by change (the dispatcher sorts
+		// its batches by card id): two nodes' batches then lock rows in one
+		// order whatever plan the UPDATE's join gets. SQLite has one writer.
+		with, from := "", src+" AS v"
+		if d.dialect == postgres {
+			with = `WITH v AS ` + src + `, locked AS (SELECT cards.id AS lid FROM cards JOIN v ON cards.id = v.k
+				ORDER BY cards.id FOR UPDATE OF cards) `
+			from = "v JOIN locked ON locked.lid = v.k"
+		}
+		return with + `UPDATE cards SET title=v.title, body=v.body, state=v.state, state_reason=v.state_reason,
 			priority=v.priority, prio_order=v.prio_order, labels=v.labels, agent=v.agent, spec=v.spec,
 			blocked_by=v.blocked_by, block_reason=v.block_reason, gave_up=v.gave_up, next_attempt_at=v.next_attempt_at,
 			retry_epoch=v.retry_epoch, claim_owner=v.claim_owner, claim_epoch=v.claim_epoch,
 			claim_lease_until=v.claim_lease_until, updated_at=v.updated_at, version=cards.version+1
-			FROM ` + src + ` AS v WHERE cards.id = v.k AND cards.version = v.version
+			FROM ` + from + ` WHERE cards.id = v.k AND cards.version = v.version
 			AND (v.g = 0 OR (cards.claim_owner = v.gowner AND cards.claim_epoch = v.gepoch
 				AND (v.gended IS NULL OR cards.claim_lease_until <= v.gended))) RETURNING id`
 	}); err != nil {
