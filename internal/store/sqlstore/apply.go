@@ -20,15 +20,19 @@ func (d *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	if err != nil {
 		return d.wrap(err)
 	}
-	if err := fn(t); err != nil {
-		_ = t.Rollback()
-		return d.wrap(err)
-	}
+	// PostgreSQL sends a transaction's notifications at its commit, so the
+	// notification is queued first: not between the events insert and the
+	// commit, where every round trip is one more the event-order lock is
+	// held for (see insertEvents).
 	if d.dialect == postgres {
 		if _, err := t.ExecContext(ctx, `SELECT pg_notify('drover_changes', '')`); err != nil {
 			_ = t.Rollback()
 			return d.wrap(err)
 		}
+	}
+	if err := fn(t); err != nil {
+		_ = t.Rollback()
+		return d.wrap(err)
 	}
 	if d.beforeCommit != nil {
 		d.beforeCommit()
