@@ -16,9 +16,7 @@ import (
 // cast to the column's type: the statement's text is the same for any
 // number of rows, so pgx prepares it once per connection, and the whole
 // source is one round trip whatever its size. On SQLite it is a VALUES list
-// of bound parameters, chunked below SQLite's 32766 variable limit; those
-// texts vary with the row count, so they run unprepared (the statement
-// cache is kept for statements whose text repeats).
+// of bound parameters, in chunks of a few fixed sizes (sqliteChunks).
 
 // bulkCols names a row source's columns; a column named "name:bigint" or
 // "name:float8" has that PostgreSQL type (text otherwise). SQLite keeps
@@ -27,9 +25,6 @@ type bulkCols []string
 
 // sqliteVars is SQLite's limit on bound parameters per statement.
 const sqliteVars = 32766
-
-// bulkChunk is at most how many rows one SQLite statement carries.
-func (c bulkCols) chunk() int { return min(500, sqliteVars/len(c)) }
 
 func (c bulkCols) names() []string {
 	out := make([]string, len(c))
@@ -116,21 +111,36 @@ func pgText(v any) *string {
 	return &s
 }
 
+// sqliteChunks are the row counts of SQLite's bulk statements: a batch is
+// cut greedily into chunks of these sizes (200 rows: 128+32+32+8), so each
+// kind of statement has a handful of texts, kept prepared like any other
+// statement (parsing a fresh VALUES list was half the fast path's CPU).
+// 128 rows of the widest kind (26 columns) stay far below SQLite's limit of
+// sqliteVars parameters.
+var sqliteChunks = []int{128, 32, 8, 2, 1}
+
 // bulk runs stmt (given the row source of a chunk) for all rows, in chunks
 // on SQLite, and returns how many rows the statements returned (their
 // RETURNING) or affected (returning false).
 func (d *DB) bulk(ctx context.Context, tx *sql.Tx, c bulkCols, rows [][]any, returning bool, stmt func(src string) string) (int, error) {
-	size := len(rows)
-	if d.dialect == sqlite {
-		size = c.chunk()
-	}
+	x := d.in(tx)
 	total := 0
-	for start := 0; start < len(rows); start += size {
-		part := rows[start:min(start+size, len(rows))]
+	for len(rows) > 0 {
+		size := len(rows)
+		if d.dialect == sqlite {
+			for _, n := range sqliteChunks {
+				if n <= size && n*len(c) <= sqliteVars {
+					size = n
+					break
+				}
+			}
+		}
+		part := rows[:size]
+		rows = rows[size:]
 		src, args := d.source(c, part)
 		q := d.q(stmt(src))
 		if !returning {
-			res, err := tx.ExecContext(ctx, q, args...)
+			res, err := x.ExecContext(ctx, q, args...)
 			if err != nil {
 				return 0, err
 			}
@@ -138,7 +148,7 @@ func (d *DB) bulk(ctx context.Context, tx *sql.Tx, c bulkCols, rows [][]any, ret
 			total += int(n)
 			continue
 		}
-		rs, err := tx.QueryContext(ctx, q, args...)
+		rs, err := x.QueryContext(ctx, q, args...)
 		if err != nil {
 			return 0, err
 		}
