@@ -58,8 +58,10 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 	})
 }
 
-// ApplyAll implements store.Store: one transaction, each change inside a
-// savepoint of its own. A change whose guard fails is rolled back to its
+// ApplyAll implements store.Store. A batch the fast path may take
+// (bulkable) is first written set-based (applyBulk); when that refuses or
+// fails it wrote nothing, and the batch is written here, change by change:
+// one transaction, each change inside a savepoint of its own. A change whose guard fails is rolled back to its
 // savepoint (so nothing of it is written) and reported; the others go on.
 // The events of the changes written are inserted last, in change order, so
 // on PostgreSQL the event-order lock is held only for that moment before
