@@ -20,15 +20,19 @@ func (d *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	if err != nil {
 		return d.wrap(err)
 	}
-	if err := fn(t); err != nil {
-		_ = t.Rollback()
-		return d.wrap(err)
-	}
+	// PostgreSQL sends a transaction's notifications at its commit, so the
+	// notification is queued first: not between the events insert and the
+	// commit, where every round trip is one more the event-order lock is
+	// held for (see insertEvents).
 	if d.dialect == postgres {
 		if _, err := t.ExecContext(ctx, `SELECT pg_notify('drover_changes', '')`); err != nil {
 			_ = t.Rollback()
 			return d.wrap(err)
 		}
+	}
+	if err := fn(t); err != nil {
+		_ = t.Rollback()
+		return d.wrap(err)
 	}
 	if d.beforeCommit != nil {
 		d.beforeCommit()
@@ -54,8 +58,10 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 	})
 }
 
-// ApplyAll implements store.Store: one transaction, each change inside a
-// savepoint of its own. A change whose guard fails is rolled back to its
+// ApplyAll implements store.Store. A batch the fast path may take
+// (bulkable) is first written set-based (applyBulk); when that refuses or
+// fails it wrote nothing, and the batch is written here, change by change:
+// one transaction, each change inside a savepoint of its own. A change whose guard fails is rolled back to its
 // savepoint (so nothing of it is written) and reported; the others go on.
 // The events of the changes written are inserted last, in change order, so
 // on PostgreSQL the event-order lock is held only for that moment before
@@ -66,6 +72,16 @@ func (d *DB) ApplyAll(ctx context.Context, chs []store.Change) ([]error, error) 
 		return refused, nil
 	}
 	now := d.now()
+	if d.bulkOn() && bulkable(chs) {
+		d.bulkTried.Add(1)
+		err := d.tx(ctx, func(tx *sql.Tx) error { return d.applyBulk(ctx, tx, chs, now) })
+		if err == nil {
+			d.bulkWritten.Add(1)
+			return refused, nil
+		}
+		// Refused or failed: nothing was written; the savepoint path says
+		// what (see applybulk.go).
+	}
 	err := d.tx(ctx, func(tx *sql.Tx) error {
 		var events []board.Event
 		for i := range chs {

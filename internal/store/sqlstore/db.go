@@ -53,6 +53,11 @@ type DB struct {
 	// beforeCommit, when set (by tests only), runs in every write
 	// transaction just before its commit.
 	beforeCommit func()
+	// noBulk turns ApplyAll's fast path off (see applybulk.go).
+	noBulk bool
+	// bulkTried and bulkWritten count ApplyAll batches that tried the fast
+	// path and those it wrote (tests read them).
+	bulkTried, bulkWritten atomic.Int64
 }
 
 var _ store.Store = (*DB)(nil)

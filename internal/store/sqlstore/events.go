@@ -74,11 +74,23 @@ func (d *DB) insertEvents(ctx context.Context, tx *sql.Tx, es []board.Event) err
 			return err
 		}
 	}
-	for _, e := range es {
-		if _, err := d.in(tx).ExecContext(ctx, d.q(`INSERT INTO events (at, card_id, run_id, type, actor, reason, data) VALUES (?,?,?,?,?,?,?)`),
-			textArgs([]any{ms(e.At), e.CardID, e.RunID, e.Type, e.Actor, e.Reason, nullText(e.Data)})...); err != nil {
-			return err
+	if len(es) == 1 || d.dialect == sqlite && !d.bulkOn() {
+		for _, e := range es {
+			if _, err := d.in(tx).ExecContext(ctx, d.q(`INSERT INTO events (at, card_id, run_id, type, actor, reason, data) VALUES (?,?,?,?,?,?,?)`),
+				textArgs([]any{ms(e.At), e.CardID, e.RunID, e.Type, e.Actor, e.Reason, nullText(e.Data)})...); err != nil {
+				return err
+			}
 		}
+		return nil
 	}
-	return nil
+	// One statement for all of them, in es's order: seq follows ord.
+	rows := make([][]any, len(es))
+	for i, e := range es {
+		rows[i] = textArgs([]any{i, ms(e.At), e.CardID, e.RunID, e.Type, e.Actor, e.Reason, nullText(e.Data)})
+	}
+	_, err := d.bulk(ctx, tx, eventBulkCols, rows, false, func(src string) string {
+		return `INSERT INTO events (at, card_id, run_id, type, actor, reason, data)
+			SELECT at, card_id, run_id, type, actor, reason, data FROM ` + src + ` AS v ORDER BY ord`
+	})
+	return err
 }

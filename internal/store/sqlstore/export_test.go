@@ -110,3 +110,12 @@ func (d *DB) HoldNextCommitForTest(entered chan<- struct{}, release <-chan struc
 		})
 	}
 }
+
+// BulkStatsForTest is how many ApplyAll batches tried the fast path and
+// how many it wrote.
+func (d *DB) BulkStatsForTest() (tried, written int64) {
+	return d.bulkTried.Load(), d.bulkWritten.Load()
+}
+
+// SetBulkForTest turns ApplyAll's fast path on or off.
+func (d *DB) SetBulkForTest(on bool) { d.noBulk = !on }

@@ -1,0 +1,91 @@
+package sqlstore_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/store/sqlstore"
+	"github.com/drover-dev/drover/internal/store/storetest/pgtest"
+)
+
+// TestApplyAllFastPath: a batch of claims with no refusal is written by the
+// fast path; a batch with one refusal tries it, falls back, and the
+// savepoint path writes the rest; a batch with blockers to check never
+// tries it.
+func TestApplyAllFastPath(t *testing.T) {
+	backends := map[string]func(t *testing.T) string{
+		"sqlite":   func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "d.db") },
+		"postgres": func(t *testing.T) string { return pgtest.DSN(t) },
+	}
+	for name, dsn := range backends {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := sqlstore.Open(ctx, dsn(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			claims := func(n int, staleAt int) []store.Change {
+				var chs []store.Change
+				for i := 0; i < n; i++ {
+					c, err := s.CreateCard(ctx, "F", board.Card{Title: fmt.Sprint(i), State: "ready"}, "t")
+					if err != nil {
+						t.Fatal(err)
+					}
+					if i == staleAt {
+						c.Version--
+					}
+					c.Claim = &board.Claim{Owner: "n", Epoch: 2, LeaseUntil: time.Now().Add(time.Minute)}
+					chs = append(chs, store.Change{Card: &c, NewRun: &board.Run{CardID: c.ID, Attempt: 1, RetryEpoch: 1, ClaimEpoch: 2},
+						Events: []board.Event{{CardID: c.ID, Type: board.EvClaimed, Actor: "n"}}})
+				}
+				return chs
+			}
+			check := func(chs []store.Change, wantTried, wantWritten int64, wantRefused int) {
+				t.Helper()
+				t0, w0 := s.BulkStatsForTest()
+				refused, err := s.ApplyAll(ctx, chs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := 0
+				for _, e := range refused {
+					if e != nil {
+						n++
+					}
+				}
+				t1, w1 := s.BulkStatsForTest()
+				if t1-t0 != wantTried || w1-w0 != wantWritten || n != wantRefused {
+					t.Fatalf("fast path tried %d written %d, %d refused; want %d, %d, %d", t1-t0, w1-w0, n, wantTried, wantWritten, wantRefused)
+				}
+			}
+			cl := claims(5, -1)
+			check(cl, 1, 1, 0)
+			// Their routings, with comments and outbox rows and progress.
+			var routes []store.Change
+			for i, ch := range cl {
+				c := *ch.Card
+				held := *c.Claim
+				c.Version++
+				c.Claim, c.State = nil, "done"
+				r := *ch.NewRun
+				r.Outcome = board.OutcomeSucceeded
+				routes = append(routes, store.Change{Card: &c, ClaimGuard: &held, Run: &r, RunMustBeOpen: true,
+					Comments: []board.Comment{{CardID: c.ID, Author: "n", Body: "x"}},
+					Outbox:   []store.OutboxItem{{Key: fmt.Sprint("k", i), Channel: "webhook", CardID: c.ID, Payload: []byte(`{}`)}},
+					Events:   []board.Event{{CardID: c.ID, RunID: r.ID, Type: board.EvFinished, Actor: "n"}}})
+			}
+			check(routes, 1, 1, 0)
+			check([]store.Change{{Progress: []store.RunProgress{{RunID: cl[0].NewRun.ID, LastOutput: "x"}}}}, 1, 1, 0)
+			check(claims(5, 2), 1, 0, 1)
+			chs := claims(2, -1)
+			chs[0].CheckBlockers, chs[0].Card.BlockedBy = true, []string{chs[1].Card.ID}
+			check(chs, 0, 0, 0)
+		})
+	}
+}
