@@ -186,8 +186,7 @@ func (n *node) start(spec startSpec, as string, stdin, stdout, stderr *os.File) 
 	go func() { _ = json.NewEncoder(specW).Encode(spec); specW.Close() }()
 	verb, rest, _ := cut(<-r.first)
 	switch verb {
-	case "started":
-		r.pid, _ = strconv.Atoi(rest)
+	case "started": // r.pid is set
 		return r, nil
 	case "notfound":
 		n.forget(r.id)
@@ -209,7 +208,7 @@ func (n *node) forget(id uint64) {
 type nodeRun struct {
 	n     *node
 	id    uint64
-	pid   int
+	pid   int         // the agent's, once started (set under mu, then fixed)
 	tag   string      // the run's RunTagKey value, "" when it has none
 	first chan string // the answer to start
 	done  chan struct{}
@@ -226,6 +225,12 @@ type nodeRun struct {
 func (r *nodeRun) deliver(verb, rest string) {
 	switch verb {
 	case "started", "notfound", "failed":
+		if verb == "started" {
+			pid, _ := strconv.Atoi(rest)
+			r.mu.Lock()
+			r.pid = pid
+			r.mu.Unlock()
+		}
 		select {
 		case r.first <- verb + " " + rest:
 		default:
@@ -258,8 +263,11 @@ func (r *nodeRun) lose(why error) {
 	case r.first <- "failed " + why.Error():
 	default:
 	}
-	if r.pid > 0 {
-		n := killSession(r.pid)
+	r.mu.Lock()
+	pid := r.pid
+	r.mu.Unlock()
+	if pid > 0 {
+		n := killSession(pid)
 		if r.tag != "" {
 			n += KillTagged(RunTagKey, r.tag)
 		}
