@@ -250,8 +250,21 @@ func (r *nodeRun) deliver(verb, rest string) {
 		}
 		r.mu.Unlock()
 		r.n.forget(r.id)
-		r.once.Do(func() { close(r.done) })
+		r.end()
 	}
+}
+
+// end marks the run's status known; drover's fallback SIGKILL of the
+// group is called off, as the group is gone or no longer the run's.
+func (r *nodeRun) end() {
+	r.once.Do(func() {
+		r.mu.Lock()
+		if r.fallback != nil {
+			r.fallback.Stop()
+		}
+		r.mu.Unlock()
+		close(r.done)
+	})
 }
 
 // lose ends a run whose supervisor died: loudly, in its log, and with what
@@ -278,7 +291,7 @@ func (r *nodeRun) lose(why error) {
 		}
 		r.mu.Unlock()
 	}
-	r.once.Do(func() { close(r.done) })
+	r.end()
 }
 
 // killSession SIGKILLs every live process in session sid and returns how
@@ -300,9 +313,6 @@ func (r *nodeRun) ended() <-chan struct{} { return r.done }
 func (r *nodeRun) status() runStatus {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.fallback != nil {
-		r.fallback.Stop()
-	}
 	return runStatus{known: r.known, code: r.code, sig: r.sig, notes: r.notes}
 }
 
@@ -320,7 +330,11 @@ func (r *nodeRun) kill() string {
 	_ = r.n.send("kill", r.id)
 	pid := r.pid
 	r.mu.Lock()
-	r.fallback = time.AfterFunc(3*time.Second, func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
+	select {
+	case <-r.done:
+	default:
+		r.fallback = time.AfterFunc(3*time.Second, func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
+	}
 	r.mu.Unlock()
 	return "the supervisor is sending SIGKILL to the run's whole process tree"
 }

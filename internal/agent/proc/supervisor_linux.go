@@ -337,7 +337,7 @@ func (s *super) reap() {
 // finish stops what r's agent left running (SIGTERM, the grace, SIGKILL),
 // then reports the agent's status and forgets the run.
 func (s *super) finish(r *srun, ws syscall.WaitStatus) {
-	left, _ := s.runProcs(r)
+	left, unsure := s.runProcs(r)
 	if len(left) > 0 {
 		s.note(r, "the agent exited but left %d processes running; sending SIGTERM to them", len(left))
 		signalAll(left, syscall.SIGTERM)
@@ -357,9 +357,9 @@ func (s *super) finish(r *srun, ws syscall.WaitStatus) {
 				break
 			}
 		}
-		s.killRun(r)
+		unsure = s.killRun(r)
 	}
-	if _, unsure := s.runProcs(r); unsure > 0 {
+	if unsure > 0 {
 		s.note(r, "%d processes that left the run's session and dropped its %s cannot be told from those of runs still running; they are stopped when those runs end", unsure, RunTagKey)
 	}
 	s.mu.Lock()
@@ -416,16 +416,19 @@ func (s *super) kill(id uint64) {
 }
 
 // killRun SIGKILLs r's processes until none is left alive (a process
-// forking while it is killed is caught on the next pass), for at most 5s.
-func (s *super) killRun(r *srun) {
+// forking while it is killed is caught on the next pass), for at most 5s,
+// and returns the last count of processes that may be r's (see runProcs).
+func (s *super) killRun(r *srun) (unsure int) {
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
-		ps, _ := s.runProcs(r)
+		ps, u := s.runProcs(r)
 		if len(ps) == 0 {
-			return
+			return u
 		}
 		signalAll(ps, syscall.SIGKILL)
 		time.Sleep(10 * time.Millisecond)
 	}
+	_, unsure = s.runProcs(r)
+	return unsure
 }
 
 // killBelow SIGKILLs every descendant of root until none is left alive,
