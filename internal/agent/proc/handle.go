@@ -22,6 +22,9 @@ type runStatus struct {
 	code  int
 	sig   syscall.Signal // 0 unless it died of a signal
 	notes []string
+	// contained: nothing of the run is left alive (its supervisor saw to
+	// it), so drover need not sweep the process group itself.
+	contained bool
 }
 
 // directRun is a program drover started itself, in its own process group.

@@ -217,6 +217,7 @@ type nodeRun struct {
 	mu       sync.Mutex
 	notes    []string
 	known    bool
+	reported bool // the supervisor sent the status
 	code     int
 	sig      syscall.Signal
 	fallback *time.Timer
@@ -242,7 +243,7 @@ func (r *nodeRun) deliver(verb, rest string) {
 	case "exit", "signal":
 		v, _ := strconv.Atoi(rest)
 		r.mu.Lock()
-		r.known = true
+		r.known, r.reported = true, true
 		if verb == "exit" {
 			r.code = v
 		} else {
@@ -313,7 +314,9 @@ func (r *nodeRun) ended() <-chan struct{} { return r.done }
 func (r *nodeRun) status() runStatus {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return runStatus{known: r.known, code: r.code, sig: r.sig, notes: r.notes}
+	// A status the supervisor sent comes after the run's tree is gone; a
+	// lost supervisor leaves drover to sweep the group.
+	return runStatus{known: r.known, code: r.code, sig: r.sig, notes: r.notes, contained: r.reported}
 }
 
 // term asks the supervisor to SIGTERM the run's whole tree; should the

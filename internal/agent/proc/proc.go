@@ -207,7 +207,12 @@ loop:
 			st.kill("grace of " + grace.String() + " elapsed")
 		}
 	}
-	st.sweep()
+	rs := h.status()
+	if !rs.contained {
+		st.sweep()
+	} else {
+		st.done()
+	}
 
 	drained := make(chan struct{})
 	go func() { readers.Wait(); close(drained) }()
@@ -220,7 +225,6 @@ loop:
 	}
 
 	ex := Exit{Code: -1, KilledFor: st.reason, StdoutTail: out.tail.String(), StderrTail: errs.tail.String(), Duration: time.Since(start)}
-	rs := h.status()
 	for _, n := range rs.notes {
 		sink.note(n)
 	}

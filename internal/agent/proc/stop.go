@@ -66,6 +66,14 @@ func (st *stopper) kill(why string) {
 	syscall.Kill(-st.pgid, syscall.SIGKILL)
 }
 
+// done releases the stopper when nothing of the run is left to sweep.
+func (st *stopper) done() {
+	st.h = nil
+	if st.timer != nil {
+		st.timer.Stop()
+	}
+}
+
 // sweep runs after the group leader has been reaped: whatever is left in the
 // group is terminated (TERM, grace, KILL) and waited for, so nothing started
 // by the agent in its group outlives the run.
