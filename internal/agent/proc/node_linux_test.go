@@ -64,9 +64,9 @@ func assertAlive(t *testing.T, what string, pids ...int) {
 }
 
 // Two runs at once share one supervisor; the leftovers of the one that
-// ends first (an orphan in its session, a child in a session of its own
-// that kept the run's tag) are stopped at its end, and nothing of the other
-// run is touched, its own orphans included.
+// ends first (an orphan in its session without the run's tag, a child in a
+// session of its own that kept the tag) are stopped at its end, and nothing
+// of the other run is touched, its own orphans included.
 func TestRunsShareOneSupervisor(t *testing.T) {
 	dir := t.TempDir()
 	b := tagged(shSpec(t, fmt.Sprintf(`( sh -c 'echo $$ > %[1]s/b-orphan; exec sleep 100' & )
@@ -78,7 +78,7 @@ echo $$ > %[1]s/b-agent; exec sleep 100`, dir)), "b")
 	bAgent, bOrphan, bAway := readPid(t, dir+"/b-agent"), readPid(t, dir+"/b-orphan"), readPid(t, dir+"/b-away")
 	sup := parentOf(t, bAgent)
 
-	a := tagged(shSpec(t, fmt.Sprintf(`( sh -c 'echo $$ > %[1]s/a-orphan; exec sleep 100' & )
+	a := tagged(shSpec(t, fmt.Sprintf(`( env -i sh -c 'echo $$ > %[1]s/a-orphan; exec sleep 100' & )
 setsid sh -c 'echo $$ > %[1]s/a-tagged; exec sleep 100' &
 sleep 0.3; echo bye`, dir)), "a")
 	var aParent int
