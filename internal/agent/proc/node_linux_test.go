@@ -219,3 +219,22 @@ func TestSupervisorDeathFailsRunsLoudly(t *testing.T) {
 		t.Errorf("the next run's parent is %d (the dead supervisor was %d)", ppid, sup)
 	}
 }
+
+// A relative program in a relative working directory runs as resolve
+// found it, relative to drover's working directory, under the supervisor.
+func TestRelativeDirAndProgram(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := os.Mkdir("ws", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("ws/agent.sh", []byte("#!/bin/sh\npwd\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ex, err := Run(context.Background(), Spec{Path: "./agent.sh", Dir: "ws", Env: []string{"PATH=/usr/bin:/bin"}})
+	if err != nil || ex.Code != 0 {
+		t.Fatalf("exit %+v, err %v", ex, err)
+	}
+	if got := strings.TrimSpace(ex.StdoutTail); filepath.Base(got) != "ws" {
+		t.Errorf("ran in %q, want ws", got)
+	}
+}

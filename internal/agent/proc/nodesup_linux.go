@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -121,6 +122,11 @@ func (n *node) read() {
 			r.deliver(verb, rest)
 		}
 	}
+	// Dead at once, so the next run starts a new supervisor; the runs it
+	// had are told why once its exit status is in.
+	n.mu.Lock()
+	n.dead = fmt.Errorf("the node supervisor (pid %d) is gone", n.pid)
+	n.mu.Unlock()
 	why := "its socket closed"
 	select {
 	case <-n.done:
@@ -353,7 +359,16 @@ func startSupervised(path string, s Spec, grace time.Duration, p *pipes) (runHan
 	if err != nil {
 		return nil, true, err
 	}
-	spec := startSpec{Path: path, Argv: append([]string{s.Path}, s.Args...), Env: append([]string{}, s.Env...), Dir: s.Dir, Grace: grace}
+	// Absolute, as resolve meant them (relative to drover's working
+	// directory): the supervisor changes to Dir before it executes path.
+	dir := s.Dir
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if abs, err := filepath.Abs(dir); err == nil && dir != "" {
+		dir = abs
+	}
+	spec := startSpec{Path: path, Argv: append([]string{s.Path}, s.Args...), Env: append([]string{}, s.Env...), Dir: dir, Grace: grace}
 	r, err := n.start(spec, s.Path, p.inR, p.outW, p.errW)
 	if err != nil {
 		return nil, true, err
