@@ -34,10 +34,12 @@ type SuperviseStats struct {
 	// MaxRSSMB the most it had at a sample (one a second).
 	RSSMB    float64 `json:"rss_mb"`
 	MaxRSSMB float64 `json:"max_rss_mb"`
-	// Supervisors are the per-run supervisor processes (drover re-executed,
+	// Supervisors are drover's supervisor processes (drover re-executed,
 	// when it runs them: the drover binary does, a test binary does not):
-	// how many, their CPU share together and their proportional memory
-	// (PSS, so the pages they share are counted once) together.
+	// one node supervisor for every run of the process (a drover before it
+	// had one per run). How many, their CPU share together and their
+	// proportional memory (PSS, so the pages they share are counted once)
+	// together.
 	Supervisors        int     `json:"supervisors"`
 	SupervisorCPUShare float64 `json:"supervisor_cpu_share"`
 	SupervisorPSSMB    float64 `json:"supervisor_pss_mb"`
@@ -172,7 +174,8 @@ type procSample struct {
 const clockTick = 10 * time.Millisecond
 
 // supervisors finds this process's children that run this process's own
-// executable (the per-run supervisors) and reads their CPU time and PSS.
+// executable (the node supervisor; the agents are its children, not
+// drover's) and reads their CPU time and PSS.
 func supervisors() map[string]procSample {
 	out := map[string]procSample{}
 	self, err := os.Readlink("/proc/self/exe")

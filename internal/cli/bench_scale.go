@@ -23,8 +23,8 @@ postgres with --dsn, a scratch schema dropped after):
   supervise --agents N command-kind agents (real child processes, each a
             shell loop printing a line a second) under one dispatcher: the
             drover process's CPU share of a core and its memory over
-            --window once all run, the CPU each start cost, and the per-run
-            supervisors' CPU and memory beside it. Default --agents 500
+            --window once all run, the CPU each start cost, and the node
+            supervisor's CPU and memory beside it. Default --agents 500
             --window 1m. (Cards for claim latency: see wakeup.)`
 
 func (a *app) benchScale(c *cobra.Command, scenario string, f benchFlags) error {

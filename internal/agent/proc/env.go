@@ -8,6 +8,11 @@ import (
 	"strings"
 )
 
+// RunTagKey is the environment variable that names a run (the dispatcher
+// sets it on every agent and hook); the supervisor and KillTagged find a
+// run's processes by it where the process tree does not tell.
+const RunTagKey = "DROVER_RUN_ID"
+
 // BaseEnvKeys are the variables every agent and hook inherits from drover's own
 // environment (when set). Everything else must be passed explicitly.
 var BaseEnvKeys = []string{"PATH", "HOME", "LANG", "TMPDIR"}

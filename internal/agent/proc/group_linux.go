@@ -16,9 +16,9 @@ import (
 // child exits, not the process. Go may retire OS threads, so Run forks from a
 // goroutine that holds runtime.LockOSThread until the child has been reaped;
 // that thread therefore lives exactly as long as the child. Pdeathsig reaches
-// only the direct child: that is why, under UseSupervisor, the child is the
-// run's supervisor instead (without this signal: it watches its lifeline and
-// kills the whole tree itself when drover dies).
+// only the direct child: that is why, under UseSupervisor, agents are the
+// node supervisor's children instead (it watches its socket to drover and
+// kills every run's tree itself when drover dies).
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }

@@ -12,15 +12,16 @@ import (
 // KillTagged SIGKILLs every live process whose environment holds key=value,
 // together with its process group, and returns how many processes matched.
 //
-// It is the restart half of containment. A run's supervisor (see Supervise)
-// kills the run's tree when drover dies, so normally nothing is left; this
-// sweep covers what outlived it (a supervisor killed together with drover,
-// or agents started without one). Every run is started with DROVER_RUN_ID
-// in its environment, so on recovery the dispatcher finds what is left of a
-// run by that tag, not by a pid that may have been reused, and kills each
-// tagged process with its whole descendant tree (untagged children
-// included) and its process group. Processes of other users (unreadable
-// environ) and this process's own group are skipped.
+// It is the restart half of containment. The node supervisor (see
+// Supervise) kills every run's tree when drover dies, so normally nothing
+// is left; this sweep covers what outlived it (the supervisor killed
+// together with drover, or agents started without one). Every run is
+// started with DROVER_RUN_ID in its environment, so on recovery the
+// dispatcher finds what is left of a run by that tag, not by a pid that may
+// have been reused, and kills each tagged process with its whole descendant
+// tree (untagged children included) and its process group. Processes of
+// other users (unreadable environ) and this process's own group are
+// skipped; the node supervisor carries no tag.
 func KillTagged(key, value string) int {
 	if key == "" || value == "" {
 		return 0

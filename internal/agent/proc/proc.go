@@ -1,8 +1,8 @@
 // Package proc runs one agent subprocess: in its own process group, with an
 // explicit environment, a capped log, kept output tails, a wall-clock timeout
 // and a stall timeout, and a TERM-then-KILL stop of the whole process tree.
-// On Linux each process runs under a supervisor that contains its whole tree
-// (see Supervise). It is Unix only.
+// On Linux each process runs under the node supervisor, which contains its
+// whole tree (see Supervise). It is Unix only.
 package proc
 
 import (
@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -131,55 +130,13 @@ func Run(ctx context.Context, s Spec) (Exit, error) {
 		return Exit{Code: -1}, err
 	}
 	defer p.closeParent()
-	cmd := &exec.Cmd{
-		Path:        path,
-		Args:        append([]string{s.Path}, s.Args...),
-		Dir:         s.Dir,
-		Env:         append([]string{}, s.Env...), // never nil: nil would inherit os.Environ()
-		Stdout:      p.outW,
-		Stderr:      p.errW,
-		SysProcAttr: sysProcAttr(),
-	}
-	if p.inR != nil {
-		cmd.Stdin = p.inR
-	}
-	sv, err := supervise(cmd, grace)
+	h, err := startProgram(path, s, grace, p)
 	if err != nil {
-		return Exit{Code: -1}, fmt.Errorf("supervisor pipes: %w", err)
-	}
-
-	// Fork from a thread that stays locked until the child is reaped, so the
-	// parent-death signal fires only when drover itself dies (see sysProcAttr).
-	started, waited := make(chan error, 1), make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		waited <- cmd.Wait()
-	}()
-	if err := <-started; err != nil {
 		p.closeChild()
-		if sv != nil {
-			sv.failed()
-		}
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOEXEC) {
-			return Exit{Code: -1}, &NotFoundError{Path: s.Path, Err: err}
-		}
-		return Exit{Code: -1}, fmt.Errorf("start %s: %w", s.Path, err)
+		return Exit{Code: -1}, err
 	}
 	p.closeChild()
-	pgid := cmd.Process.Pid
-	if sv != nil {
-		defer sv.lifeW.Close()
-		if err := sv.started(s.Path); err != nil {
-			<-waited
-			return Exit{Code: -1}, err
-		}
-	}
+	pgid := h.procID()
 
 	if s.OnStart != nil { // before the readers start: callbacks never overlap
 		s.OnStart(pgid)
@@ -212,10 +169,7 @@ func Run(ctx context.Context, s Spec) (Exit, error) {
 		go func() { p.inW.Write(s.Stdin); p.inW.Close() }()
 	}
 
-	st := &stopper{pgid: pgid, grace: grace, sink: sink}
-	if sv != nil {
-		st.lifeline = sv.lifeW
-	}
+	st := &stopper{h: h, pgid: pgid, grace: grace, sink: sink}
 	var timeoutC, stallC <-chan time.Time
 	if s.Timeout > 0 {
 		t := time.NewTimer(s.Timeout)
@@ -232,7 +186,7 @@ func Run(ctx context.Context, s Spec) (Exit, error) {
 loop:
 	for {
 		select {
-		case <-waited:
+		case <-h.ended():
 			break loop
 		case <-timeoutC:
 			timeoutC = nil
@@ -253,7 +207,12 @@ loop:
 			st.kill("grace of " + grace.String() + " elapsed")
 		}
 	}
-	st.sweep()
+	rs := h.status()
+	if !rs.contained {
+		st.sweep()
+	} else {
+		st.done()
+	}
 
 	drained := make(chan struct{})
 	go func() { readers.Wait(); close(drained) }()
@@ -266,25 +225,10 @@ loop:
 	}
 
 	ex := Exit{Code: -1, KilledFor: st.reason, StdoutTail: out.tail.String(), StderrTail: errs.tail.String(), Duration: time.Since(start)}
-	known, code, sig := false, -1, syscall.Signal(0)
-	if ps := cmd.ProcessState; ps != nil {
-		known, code = true, ps.ExitCode()
-		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			sig = ws.Signal()
-		}
+	for _, n := range rs.notes {
+		sink.note(n)
 	}
-	if sv != nil { // the supervisor's status is its own; the agent's is reported
-		r := <-sv.report
-		for _, n := range r.notes {
-			sink.note(n)
-		}
-		if r.exited {
-			known, code, sig = true, r.code, 0
-			if r.signaled {
-				sig = r.signal
-			}
-		}
-	}
+	known, code, sig := rs.known, rs.code, rs.sig
 	if known {
 		ex.Code = code
 		if sig != 0 {
@@ -302,6 +246,34 @@ loop:
 	}
 	sink.mu.Unlock()
 	return ex, nil
+}
+
+// startProgram starts the program: under the node supervisor when one is in use,
+// else directly. A program that cannot be executed is a *NotFoundError.
+func startProgram(path string, s Spec, grace time.Duration, p *pipes) (runHandle, error) {
+	if h, ok, err := startSupervised(path, s, grace, p); ok {
+		return h, err
+	}
+	cmd := &exec.Cmd{
+		Path:        path,
+		Args:        append([]string{s.Path}, s.Args...),
+		Dir:         s.Dir,
+		Env:         append([]string{}, s.Env...), // never nil: nil would inherit os.Environ()
+		Stdout:      p.outW,
+		Stderr:      p.errW,
+		SysProcAttr: sysProcAttr(),
+	}
+	if p.inR != nil {
+		cmd.Stdin = p.inR
+	}
+	h, err := startDirect(cmd)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOEXEC) {
+			return nil, &NotFoundError{Path: s.Path, Err: err}
+		}
+		return nil, fmt.Errorf("start %s: %w", s.Path, err)
+	}
+	return h, nil
 }
 
 // openLog opens the destination for output; the returned func closes it.

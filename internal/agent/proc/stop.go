@@ -6,9 +6,13 @@ import (
 	"time"
 )
 
-// stopper sends SIGTERM, then SIGKILL after the grace, to one process group,
-// and remembers why.
+// stopper sends SIGTERM, then SIGKILL after the grace, to one run's
+// processes, and remembers why.
 type stopper struct {
+	// h signals the run's processes: its process group, or, under the
+	// node supervisor, its whole tree (also what left the group). Once the
+	// program has ended it is nil and pgid is signalled directly.
+	h      runHandle
 	pgid   int
 	grace  time.Duration
 	sink   *logSink
@@ -16,12 +20,6 @@ type stopper struct {
 	termAt time.Time   // when SIGTERM was sent; zero if not yet
 	timer  *time.Timer // fires at termAt+grace
 	killed bool
-	// lifeline, when the run has a supervisor, is drover's end of it:
-	// closing it makes the supervisor SIGKILL the run's whole tree, also
-	// what left the process group. fallback SIGKILLs the group should the
-	// supervisor not manage.
-	lifeline *os.File
-	fallback *time.Timer
 }
 
 // stop records reason (the first one wins) and starts terminating the group.
@@ -38,7 +36,11 @@ func (st *stopper) stop(reason, note string) {
 
 func (st *stopper) term() {
 	st.termAt = time.Now()
-	syscall.Kill(-st.pgid, syscall.SIGTERM)
+	if st.h != nil {
+		st.h.term()
+	} else {
+		syscall.Kill(-st.pgid, syscall.SIGTERM)
+	}
 	st.timer = time.NewTimer(st.grace)
 }
 
@@ -56,25 +58,27 @@ func (st *stopper) kill(why string) {
 		return
 	}
 	st.killed = true
-	if st.lifeline != nil {
-		st.sink.note(why + "; the supervisor is sending SIGKILL to the run's whole process tree")
-		st.lifeline.Close()
-		pgid := st.pgid
-		st.fallback = time.AfterFunc(3*time.Second, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+	if st.h != nil {
+		st.sink.note(why + "; " + st.h.kill())
 		return
 	}
 	st.sink.note(why + "; sending SIGKILL to the process group")
 	syscall.Kill(-st.pgid, syscall.SIGKILL)
 }
 
+// done releases the stopper when nothing of the run is left to sweep.
+func (st *stopper) done() {
+	st.h = nil
+	if st.timer != nil {
+		st.timer.Stop()
+	}
+}
+
 // sweep runs after the group leader has been reaped: whatever is left in the
 // group is terminated (TERM, grace, KILL) and waited for, so nothing started
 // by the agent in its group outlives the run.
 func (st *stopper) sweep() {
-	if st.fallback != nil {
-		st.fallback.Stop()
-	}
-	st.lifeline = nil // the supervisor is gone: what is left gets the group's signals
+	st.h = nil // the program has ended: what is left gets the group's signals
 	defer func() {
 		if st.timer != nil {
 			st.timer.Stop()

@@ -3,16 +3,13 @@
 package proc
 
 import (
-	"os"
-	"os/exec"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
 var supervisor atomic.Value // never set outside Linux
 
-// SuperviseArg is the hidden first argument of a run's supervisor. The
+// SuperviseArg is the hidden first argument of the node supervisor. The
 // supervisor is Linux only (it needs a child subreaper and /proc).
 const SuperviseArg = "__supervise"
 
@@ -22,19 +19,7 @@ func UseSupervisor() {}
 // Supervise is Linux only; elsewhere it refuses.
 func Supervise(args []string) int { return 2 }
 
-type supervision struct {
-	lifeW  *os.File
-	report chan supervisorReport
+// startSupervised never supervises outside Linux.
+func startSupervised(path string, s Spec, grace time.Duration, p *pipes) (runHandle, bool, error) {
+	return nil, false, nil
 }
-
-type supervisorReport struct {
-	notes    []string
-	exited   bool
-	code     int
-	signaled bool
-	signal   syscall.Signal
-}
-
-func supervise(cmd *exec.Cmd, grace time.Duration) (*supervision, error) { return nil, nil }
-func (sv *supervision) started(path string) error                        { return nil }
-func (sv *supervision) failed()                                          {}

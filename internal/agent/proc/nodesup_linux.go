@@ -1,0 +1,377 @@
+//go:build linux
+
+package proc
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// supervisor is the program started as the node supervisor; "" runs
+// agents directly (the default, e.g. in tests of other packages).
+var supervisor atomic.Value // string
+
+// UseSupervisor makes Run start every process under the node supervisor:
+// this very binary (/proc/self/exe, which survives an upgrade of the file
+// on disk) re-executed with SuperviseArg, once per drover process, at the
+// first run. Only a binary whose main hands SuperviseArg to Supervise may
+// call it.
+func UseSupervisor() { supervisor.Store("/proc/self/exe") }
+
+func supervisorPath() string {
+	s, _ := supervisor.Load().(string)
+	return s
+}
+
+// node is drover's end of the node supervisor.
+type node struct {
+	conn *net.UnixConn
+	pid  int
+	done chan struct{} // the supervisor process was reaped
+	ps   *os.ProcessState
+
+	mu   sync.Mutex
+	runs map[uint64]*nodeRun
+	next uint64
+	dead error // why the supervisor is gone; nil while it serves
+}
+
+var (
+	nodeMu  sync.Mutex
+	theNode *node
+)
+
+// currentNode returns the running node supervisor, starting one when there
+// is none or the last one died.
+func currentNode(sup string) (*node, error) {
+	nodeMu.Lock()
+	defer nodeMu.Unlock()
+	if n := theNode; n != nil {
+		n.mu.Lock()
+		dead := n.dead
+		n.mu.Unlock()
+		if dead == nil {
+			return n, nil
+		}
+	}
+	n, err := startNode(sup)
+	if err != nil {
+		return nil, err
+	}
+	theNode = n
+	return n, nil
+}
+
+func startNode(sup string) (*node, error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_SEQPACKET|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("supervisor socket: %w", err)
+	}
+	mine, theirs := os.NewFile(uintptr(fds[0]), "supervisor"), os.NewFile(uintptr(fds[1]), "drover")
+	defer theirs.Close()
+	c, err := net.FileConn(mine)
+	mine.Close()
+	if err != nil {
+		return nil, fmt.Errorf("supervisor socket: %w", err)
+	}
+	cmd := &exec.Cmd{
+		Path:       sup,
+		Args:       []string{"drover", SuperviseArg},
+		Env:        []string{}, // nothing of drover's: it needs none, and no run's tag
+		ExtraFiles: []*os.File{theirs},
+		Stderr:     os.Stderr, // a crash of the supervisor is drover's to show
+		// Its own group, out of reach of a terminal's ^C (drover stops
+		// runs itself). No parent-death signal: drover's death is what it
+		// watches for (end of file on the socket), to kill every tree first.
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	if err := cmd.Start(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("start the supervisor: %w", err)
+	}
+	n := &node{conn: c.(*net.UnixConn), pid: cmd.Process.Pid, done: make(chan struct{}), runs: map[uint64]*nodeRun{}}
+	go func() { _ = cmd.Wait(); n.ps = cmd.ProcessState; close(n.done) }()
+	go n.read()
+	return n, nil
+}
+
+// read routes the supervisor's messages to their runs until the socket
+// ends, then fails every run still open.
+func (n *node) read() {
+	buf := make([]byte, 64<<10)
+	for {
+		k, _, _, _, err := n.conn.ReadMsgUnix(buf, nil)
+		if err != nil || k == 0 {
+			break
+		}
+		verb, id, rest := parseMsg(buf[:k])
+		n.mu.Lock()
+		r := n.runs[id]
+		n.mu.Unlock()
+		if r != nil {
+			r.deliver(verb, rest)
+		}
+	}
+	// Dead at once, so the next run starts a new supervisor; the runs it
+	// had are told why once its exit status is in.
+	n.mu.Lock()
+	n.dead = fmt.Errorf("the node supervisor (pid %d) is gone", n.pid)
+	n.mu.Unlock()
+	why := "its socket closed"
+	select {
+	case <-n.done:
+		why = n.ps.String()
+	case <-time.After(500 * time.Millisecond):
+	}
+	n.conn.Close()
+	n.mu.Lock()
+	n.dead = fmt.Errorf("the node supervisor (pid %d) is gone: %s", n.pid, why)
+	runs := n.runs
+	n.runs = map[uint64]*nodeRun{}
+	n.mu.Unlock()
+	for _, r := range runs {
+		r.lose(n.dead)
+	}
+}
+
+// send writes one request, with fds.
+func (n *node) send(verb string, id uint64, files ...*os.File) error {
+	var oob []byte
+	if len(files) > 0 {
+		fds := make([]int, len(files))
+		for i, f := range files {
+			fds[i] = int(f.Fd())
+		}
+		oob = syscall.UnixRights(fds...)
+	}
+	_, _, err := n.conn.WriteMsgUnix([]byte(verb+" "+strconv.FormatUint(id, 10)), oob, nil)
+	return err
+}
+
+// start asks the supervisor to start spec with the given stdio (stdin may
+// be nil) and waits for its answer. A program that cannot be executed is a
+// *NotFoundError for as, as without a supervisor.
+func (n *node) start(spec startSpec, as string, stdin, stdout, stderr *os.File) (*nodeRun, error) {
+	n.mu.Lock()
+	if n.dead != nil {
+		n.mu.Unlock()
+		return nil, n.dead
+	}
+	n.next++
+	r := &nodeRun{n: n, id: n.next, first: make(chan string, 1), done: make(chan struct{})}
+	r.tag, _ = lookupEnv(spec.Env, RunTagKey)
+	n.runs[r.id] = r
+	n.mu.Unlock()
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		n.forget(r.id)
+		return nil, fmt.Errorf("supervisor pipe: %w", err)
+	}
+	files := []*os.File{specR}
+	if spec.Stdin = stdin != nil; spec.Stdin {
+		files = append(files, stdin)
+	}
+	files = append(files, stdout, stderr)
+	err = n.send("start", r.id, files...)
+	specR.Close()
+	if err != nil {
+		specW.Close()
+		n.forget(r.id)
+		return nil, fmt.Errorf("start %s: the supervisor did not take the run: %w", as, err)
+	}
+	go func() { _ = json.NewEncoder(specW).Encode(spec); specW.Close() }()
+	verb, rest, _ := cut(<-r.first)
+	switch verb {
+	case "started": // r.pid is set
+		return r, nil
+	case "notfound":
+		n.forget(r.id)
+		return nil, &NotFoundError{Path: as, Err: errors.New(rest)}
+	default:
+		n.forget(r.id)
+		return nil, fmt.Errorf("start %s: %s", as, rest)
+	}
+}
+
+func (n *node) forget(id uint64) {
+	n.mu.Lock()
+	delete(n.runs, id)
+	n.mu.Unlock()
+}
+
+// nodeRun is one run under the node supervisor, as drover sees it; it is
+// the runHandle of a supervised run.
+type nodeRun struct {
+	n     *node
+	id    uint64
+	pid   int         // the agent's, once started (set under mu, then fixed)
+	tag   string      // the run's RunTagKey value, "" when it has none
+	first chan string // the answer to start
+	done  chan struct{}
+	once  sync.Once
+
+	mu       sync.Mutex
+	notes    []string
+	known    bool
+	reported bool // the supervisor sent the status
+	code     int
+	sig      syscall.Signal
+	fallback *time.Timer
+}
+
+func (r *nodeRun) deliver(verb, rest string) {
+	switch verb {
+	case "started", "notfound", "failed":
+		if verb == "started" {
+			pid, _ := strconv.Atoi(rest)
+			r.mu.Lock()
+			r.pid = pid
+			r.mu.Unlock()
+		}
+		select {
+		case r.first <- verb + " " + rest:
+		default:
+		}
+	case "note":
+		r.mu.Lock()
+		r.notes = append(r.notes, rest)
+		r.mu.Unlock()
+	case "exit", "signal":
+		v, _ := strconv.Atoi(rest)
+		r.mu.Lock()
+		r.known, r.reported = true, true
+		if verb == "exit" {
+			r.code = v
+		} else {
+			r.code, r.sig = -1, syscall.Signal(v)
+		}
+		r.mu.Unlock()
+		r.n.forget(r.id)
+		r.end()
+	}
+}
+
+// end marks the run's status known; drover's fallback SIGKILL of the
+// group is called off, as the group is gone or no longer the run's.
+func (r *nodeRun) end() {
+	r.once.Do(func() {
+		r.mu.Lock()
+		if r.fallback != nil {
+			r.fallback.Stop()
+		}
+		r.mu.Unlock()
+		close(r.done)
+	})
+}
+
+// lose ends a run whose supervisor died: loudly, in its log, and with what
+// containment drover can still do itself. The agent died with the
+// supervisor (its parent-death signal); what it left is killed by the
+// run's session, group and tag, the ways drover can find it.
+func (r *nodeRun) lose(why error) {
+	select {
+	case r.first <- "failed " + why.Error():
+	default:
+	}
+	r.mu.Lock()
+	pid := r.pid
+	r.mu.Unlock()
+	if pid > 0 {
+		n := killSession(pid)
+		if r.tag != "" {
+			n += KillTagged(RunTagKey, r.tag)
+		}
+		r.mu.Lock()
+		r.notes = append(r.notes, fmt.Sprintf("%v; the run's agent died with it and drover killed %d processes it found by the run's session and %s; a process that left both is no longer contained", why, n, RunTagKey))
+		if !r.known {
+			r.known, r.code, r.sig = true, -1, syscall.SIGKILL
+		}
+		r.mu.Unlock()
+	}
+	r.end()
+}
+
+// killSession SIGKILLs every live process in session sid and returns how
+// many there were.
+func killSession(sid int) int {
+	n := 0
+	for _, p := range allProcs() {
+		if p.sid == sid && p.live() {
+			_ = syscall.Kill(p.pid, syscall.SIGKILL)
+			n++
+		}
+	}
+	return n
+}
+
+func (r *nodeRun) procID() int            { return r.pid }
+func (r *nodeRun) ended() <-chan struct{} { return r.done }
+
+func (r *nodeRun) status() runStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// A status the supervisor sent comes after the run's tree is gone; a
+	// lost supervisor leaves drover to sweep the group.
+	return runStatus{known: r.known, code: r.code, sig: r.sig, notes: r.notes, contained: r.reported}
+}
+
+// term asks the supervisor to SIGTERM the run's whole tree; should the
+// request not get through, drover signals the run's group itself.
+func (r *nodeRun) term() {
+	if r.n.send("term", r.id) != nil {
+		_ = syscall.Kill(-r.pid, syscall.SIGTERM)
+	}
+}
+
+// kill asks the supervisor to SIGKILL the run's whole tree, with drover's
+// own SIGKILL to the group should that not happen within 3s.
+func (r *nodeRun) kill() string {
+	_ = r.n.send("kill", r.id)
+	pid := r.pid
+	r.mu.Lock()
+	select {
+	case <-r.done:
+	default:
+		r.fallback = time.AfterFunc(3*time.Second, func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
+	}
+	r.mu.Unlock()
+	return "the supervisor is sending SIGKILL to the run's whole process tree"
+}
+
+// startSupervised starts path under the node supervisor, or returns false
+// when none is in use.
+func startSupervised(path string, s Spec, grace time.Duration, p *pipes) (runHandle, bool, error) {
+	sup := supervisorPath()
+	if sup == "" {
+		return nil, false, nil
+	}
+	n, err := currentNode(sup)
+	if err != nil {
+		return nil, true, err
+	}
+	// Absolute, as resolve meant them (relative to drover's working
+	// directory): the supervisor changes to Dir before it executes path.
+	dir := s.Dir
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if abs, err := filepath.Abs(dir); err == nil && dir != "" {
+		dir = abs
+	}
+	spec := startSpec{Path: path, Argv: append([]string{s.Path}, s.Args...), Env: append([]string{}, s.Env...), Dir: dir, Grace: grace}
+	r, err := n.start(spec, s.Path, p.inR, p.outW, p.errW)
+	if err != nil {
+		return nil, true, err
+	}
+	return r, true, nil
+}
