@@ -90,6 +90,8 @@ type Dispatcher struct {
 	jobs     map[string]*job // by card id
 	status   NodeStatus
 	lastTick time.Time
+	// liveProgress holds the live runs' figures until they are written.
+	liveProgress progressQueue
 	// lastFull is when Run's last full pass began and fullNext what it said
 	// was due next (used by the Run loop's goroutine only; see tickPass).
 	lastFull, fullNext time.Time

@@ -19,7 +19,6 @@ import (
 	"github.com/drover-dev/drover/internal/agent/registry"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
-	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/prompt"
 	"github.com/drover-dev/drover/internal/store"
@@ -300,31 +299,6 @@ func killedFor(cause error) string {
 		return "spend"
 	}
 	return "cancel"
-}
-
-// progress records live figures, at most once a second, and stops a run
-// that crosses the card's spend cap.
-func (d *Dispatcher) progress(j *job) func(agent.Progress) {
-	var last time.Time
-	var mu sync.Mutex
-	capUSD := d.cfg.Load().Limits.MaxCostPerCardUSD
-	var before float64
-	if capUSD > 0 {
-		before, _ = d.cardSpend(context.Background(), j.card)
-	}
-	return func(p agent.Progress) {
-		mu.Lock()
-		defer mu.Unlock()
-		if capUSD > 0 && before+p.CostUSD > capUSD {
-			j.cancel(errSpend)
-		}
-		if time.Since(last) < time.Second {
-			return
-		}
-		last = time.Now()
-		_ = d.applyGrouped(store.Change{Progress: []store.RunProgress{{RunID: j.run.ID, LastOutput: excerpt.Clip(p.LastLine, 500),
-			TokensIn: p.TokensIn, TokensOut: p.TokensOut, CostUSD: p.CostUSD}}})
-	}
 }
 
 // The leases of all of this node's live runs are renewed together, every

@@ -31,10 +31,16 @@ func (chattyAgent) Run(ctx context.Context, inv agent.Invocation) (agent.Result,
 }
 
 // passCounting counts the store calls that only a full pass makes (the
-// read of every claimed card) and the commits that wake the dispatcher.
+// read of every claimed card), the commits that wake the dispatcher and the
+// commits that carry live progress.
 type passCounting struct {
 	store.Store
-	claimedReads, commits atomic.Int64
+	claimedReads, commits, progressCommits atomic.Int64
+}
+
+func (p *passCounting) Apply(ctx context.Context, ch store.Change) error {
+	p.commits.Add(1)
+	return p.Store.Apply(ctx, ch)
 }
 
 func (p *passCounting) ListCards(ctx context.Context, f store.CardFilter) ([]board.Card, error) {
@@ -46,13 +52,20 @@ func (p *passCounting) ListCards(ctx context.Context, f store.CardFilter) ([]boa
 
 func (p *passCounting) ApplyAll(ctx context.Context, chs []store.Change) ([]error, error) {
 	p.commits.Add(1)
+	for _, ch := range chs {
+		if len(ch.Progress) > 0 && ch.Progress[0].StartedAt == nil && ch.Progress[0].Argv == nil {
+			p.progressCommits.Add(1)
+			break
+		}
+	}
 	return p.Store.ApplyAll(ctx, chs)
 }
 
-// TestBusyRunsDoNotMakeEveryWakeUpAFullPass: with many live runs whose
-// progress commits wake the node all the time, the node reads every claimed
-// card (recovery and reconciliation) about once per fullEvery, not once per
-// commit; an operator's move of a running card still stops its run.
+// TestBusyRunsDoNotMakeEveryWakeUpAFullPass: with many live runs and a
+// board whose commits wake the node all the time, the node reads every
+// claimed card (recovery and reconciliation) about once per fullEvery, not
+// once per commit; the live runs' progress goes in one commit per flush,
+// not one per run; an operator's move of a running card still stops its run.
 func TestBusyRunsDoNotMakeEveryWakeUpAFullPass(t *testing.T) {
 	w := newWorldFrom(t, worldWorkflow(3).Set("dispatch", "{node: n1, lease: 30s, poll_interval: 1h, max_concurrent: 20}"))
 	st := &passCounting{Store: w.st}
@@ -70,15 +83,40 @@ func TestBusyRunsDoNotMakeEveryWakeUpAFullPass(t *testing.T) {
 	for _, c := range cards {
 		w.waitFor(c.Identifier, "running", func(c board.Card) bool { return c.Claim != nil })
 	}
-	reads0, commits0 := st.claimedReads.Load(), st.commits.Load()
+	// Someone comments on a card every 10 ms: each comment is a commit that
+	// wakes the node.
+	busy, quiet := context.WithCancel(context.Background())
+	commented := make(chan struct{})
+	var comments atomic.Int64
+	go func() {
+		defer close(commented)
+		for i := 0; busy.Err() == nil; i++ {
+			if _, err := w.ops.Comment(busy, cards[1].ID, fmt.Sprint("note ", i)); err == nil {
+				comments.Add(1)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	reads0, commits0, progress0 := st.claimedReads.Load(), comments.Load()+st.commits.Load(), st.progressCommits.Load()
 	const window = 3 * time.Second
 	time.Sleep(window)
-	reads, commits := st.claimedReads.Load()-reads0, st.commits.Load()-commits0
-	if commits < 15 {
-		t.Fatalf("only %d commits in %s: the premise (busy runs waking the node) does not hold", commits, window)
+	reads, commits, progress := st.claimedReads.Load()-reads0, comments.Load()+st.commits.Load()-commits0, st.progressCommits.Load()-progress0
+	quiet()
+	<-commented
+	if commits < 50 {
+		t.Fatalf("only %d commits in %s: the premise (a busy board waking the node) does not hold", commits, window)
 	}
 	if most := int64(window/fullEvery) + 3; reads > most {
 		t.Errorf("%d full passes (reads of every claimed card) in %s with %d wake-up commits; want at most %d", reads, window, commits, most)
+	}
+	if most := int64(window/progressFlush) + 2; progress > most || progress == 0 {
+		t.Errorf("%d commits of live progress in %s from %d runs; want 1 to %d (one per flush)", progress, window, len(cards), most)
+	}
+	for _, c := range cards[:3] {
+		rs := w.runs(c.ID)
+		if len(rs) == 0 || rs[len(rs)-1].LastOutput == "" {
+			t.Errorf("%s: no live output recorded on its run: %+v", c.Identifier, rs)
+		}
 	}
 
 	// An operator takes one card back while the others keep the node busy:

@@ -1,0 +1,95 @@
+package dispatch
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/drover-dev/drover/internal/agent"
+	"github.com/drover-dev/drover/internal/excerpt"
+	"github.com/drover-dev/drover/internal/store"
+)
+
+// progressFlush is how long a run's newest live figures wait to be written
+// with every other run's: all of a node's progress goes in one transaction
+// per progressFlush, instead of one commit per run and second (500 agents
+// printing a line a second were 500 commits a second, most of a node's CPU
+// after the agents' own output).
+const progressFlush = 500 * time.Millisecond
+
+// progressQueue holds the newest live figures of each run not yet written.
+type progressQueue struct {
+	mu       sync.Mutex
+	pending  map[string]store.RunProgress
+	flushing bool
+}
+
+// progress records live figures, at most once a second per run, and stops
+// a run that crosses the card's spend cap.
+func (d *Dispatcher) progress(j *job) func(agent.Progress) {
+	var last time.Time
+	var mu sync.Mutex
+	capUSD := d.cfg.Load().Limits.MaxCostPerCardUSD
+	var before float64
+	if capUSD > 0 {
+		before, _ = d.cardSpend(context.Background(), j.card)
+	}
+	return func(p agent.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if capUSD > 0 && before+p.CostUSD > capUSD {
+			j.cancel(errSpend)
+		}
+		if time.Since(last) < time.Second {
+			return
+		}
+		last = time.Now()
+		d.queueProgress(store.RunProgress{RunID: j.run.ID, LastOutput: excerpt.Clip(p.LastLine, 500),
+			TokensIn: p.TokensIn, TokensOut: p.TokensOut, CostUSD: p.CostUSD})
+	}
+}
+
+// queueProgress keeps p as its run's newest figures until the next flush,
+// which one goroutine makes progressFlush after the first figures queued
+// since the last one. A flush that lands after the run was routed changes
+// nothing (the store writes progress only to a run without an outcome). The
+// simulation (Options.Spawn) writes at once, in its seeded order.
+func (d *Dispatcher) queueProgress(p store.RunProgress) {
+	if d.o.Spawn != nil {
+		_ = d.applyGrouped(store.Change{Progress: []store.RunProgress{p}})
+		return
+	}
+	q := &d.liveProgress
+	q.mu.Lock()
+	if q.pending == nil {
+		q.pending = map[string]store.RunProgress{}
+	}
+	q.pending[p.RunID] = p
+	start := !q.flushing
+	q.flushing = true
+	q.mu.Unlock()
+	if start {
+		time.AfterFunc(progressFlush, d.flushProgress)
+	}
+}
+
+// flushProgress writes every queued run's figures in one change, in run id
+// order (the rows' lock order on PostgreSQL).
+func (d *Dispatcher) flushProgress() {
+	q := &d.liveProgress
+	q.mu.Lock()
+	ps := make([]store.RunProgress, 0, len(q.pending))
+	for _, p := range q.pending {
+		ps = append(ps, p)
+	}
+	q.pending, q.flushing = nil, false
+	q.mu.Unlock()
+	if len(ps) == 0 {
+		return
+	}
+	sort.Slice(ps, func(a, b int) bool { return ps[a].RunID < ps[b].RunID })
+	if err := d.applyGrouped(store.Change{Progress: ps}); err != nil {
+		d.log.Warn("could not record the live runs' progress; the next figures are written at the next flush", "runs", len(ps), "err", err)
+	}
+}
