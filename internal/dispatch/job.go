@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -120,7 +121,7 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	Warn(string, ...any)
 }) (agent.Result, policy.Classification, error) {
 	logPath := filepath.Join(d.o.LogDir, safeName(j.card.Identifier), j.run.ID+".log")
-	_ = os.MkdirAll(filepath.Dir(logPath), 0o755)
+	makeLogDir(filepath.Dir(logPath))
 	setup := func(err error) (agent.Result, policy.Classification, error) {
 		if cause := context.Cause(j.ctx); j.ctx.Err() != nil && cause != nil {
 			// The hook was stopped by drover (shutdown, cancel, lost lease):
@@ -218,6 +219,14 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	// after_run cannot change the verdict: it runs once the run is classified.
 	_ = runHook(context.WithoutCancel(j.ctx), hooks, workspace.HookAfterRun, ws, envList, hw)
 	return res, cls, runErr
+}
+
+// makeLogDir makes a card's log directory: one mkdir when the log root
+// exists (every run but the first of a node), MkdirAll when it does not.
+func makeLogDir(dir string) {
+	if err := os.Mkdir(dir, 0o755); errors.Is(err, fs.ErrNotExist) {
+		_ = os.MkdirAll(dir, 0o755)
+	}
 }
 
 // wantsWork says whether j's card still wants work after one of its
