@@ -165,7 +165,7 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	if err != nil {
 		return setup(err)
 	}
-	conv, session, err := d.conversation(j.ctx, j.card, j.run)
+	conv, session, err := d.conversation(j.ctx, j.card, j.run, cfg.PromptReadsComments())
 	if err != nil {
 		log.Warn("could not read the card's question and answer; the prompt goes without them", "err", err)
 	}
