@@ -202,7 +202,9 @@ func (Agent) run(ctx context.Context, inv agent.Invocation) (agent.Result, error
 		return agent.Result{Signals: policy.Signals{AgentKind: Kind, ExitCode: 1, Now: time.Now()}, Forced: &c}, nil
 	}
 
-	flush()
+	if delay > 0 { // no pause, nothing to see before it: one write at the end
+		flush()
+	}
 	select {
 	case <-ctx.Done():
 		cause := "cancel"
