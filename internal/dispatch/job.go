@@ -145,15 +145,16 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	}
 	hooks := workspace.Hooks{AfterCreate: cfg.Hooks.AfterCreate, BeforeRun: cfg.Hooks.BeforeRun, AfterRun: cfg.Hooks.AfterRun, BeforeRemove: cfg.Hooks.BeforeRemove, Timeout: cfg.Hooks.Timeout}
 	var hw io.Writer = io.Discard
+	var envList []string
 	if hooks.AfterCreate != "" || hooks.BeforeRun != "" || hooks.AfterRun != "" {
 		// Only a run with hooks has a hooks log (a file per run costs the
-		// hot path an open and a close).
+		// hot path an open and a close) and a hooks environment.
 		if hookLog, _ := os.OpenFile(logPath+".hooks", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); hookLog != nil {
 			defer hookLog.Close()
 			hw = hookLog
 		}
+		envList = envSlice(env)
 	}
-	envList := envSlice(env)
 	if created {
 		if err := runHook(wctx, hooks, workspace.HookAfterCreate, ws, envList, hw); err != nil {
 			tracing.End(wsp, err)
