@@ -28,6 +28,10 @@ func (c *Config) RenderPrompt(card board.Card, attempt int, runID, workspace str
 	return c.RenderRunPrompt(card, attempt, runID, workspace, prompt.Conversation{})
 }
 
+// PromptReadsComments reports whether the run prompt may show the
+// operators' comments (see prompt.Template.ReadsComments).
+func (c *Config) PromptReadsComments() bool { return c.tmpl.ReadsComments() }
+
 // RenderRunPrompt is RenderPrompt with what a human said since the last
 // attempt (the template's question, answer and comments).
 func (c *Config) RenderRunPrompt(card board.Card, attempt int, runID, workspace string, conv prompt.Conversation) (string, error) {

@@ -42,7 +42,7 @@ func answerWorld(t *testing.T) *world {
 func parkAndAnswer(t *testing.T, w *world, agentName string) []board.Run {
 	t.Helper()
 	ctx := context.Background()
-	c := w.add("Deploy the fix", agentName, `{"sim": ["input_required", "succeeded"], "sim_question": "Which environment should I deploy to?"}`)
+	c := w.add("Deploy the fix", agentName, `{"sim": ["input_required", "succeeded"], "sim_question": "Which environment should I deploy to?", "sim_record_input": true}`)
 	if _, err := w.ops.Comment(ctx, c.ID, "an old note from before the first attempt"); err != nil {
 		t.Fatal(err)
 	}

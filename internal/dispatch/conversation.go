@@ -21,10 +21,17 @@ const maxConversationEvents = 1000
 // since the previous attempt started. resume is the agent session to
 // continue: the one of the run that parked, when that run is the card's
 // latest and the question has been answered since.
-func (d *Dispatcher) conversation(ctx context.Context, c board.Card, cur board.Run) (conv prompt.Conversation, resume string, err error) {
+//
+// readsComments says whether the run's prompt template can show comments:
+// a card's first run reads nothing at all when it cannot.
+func (d *Dispatcher) conversation(ctx context.Context, c board.Card, cur board.Run, readsComments bool) (conv prompt.Conversation, resume string, err error) {
 	if cur.Attempt == 1 && cur.RetryEpoch <= 1 {
 		// The card's first run ever: no run before it, so no park, no
-		// answer and no session to resume; only the operators' comments.
+		// answer and no session to resume; only the operators' comments,
+		// which only the template shows.
+		if !readsComments {
+			return conv, "", nil
+		}
 		return d.firstConversation(ctx, c)
 	}
 	events, err := d.o.Store.ListEvents(ctx, store.EventFilter{CardID: c.ID, Newest: true, Limit: maxConversationEvents})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -119,7 +120,7 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	Warn(string, ...any)
 }) (agent.Result, policy.Classification, error) {
 	logPath := filepath.Join(d.o.LogDir, safeName(j.card.Identifier), j.run.ID+".log")
-	_ = os.MkdirAll(filepath.Dir(logPath), 0o755)
+	makeLogDir(filepath.Dir(logPath))
 	setup := func(err error) (agent.Result, policy.Classification, error) {
 		if cause := context.Cause(j.ctx); j.ctx.Err() != nil && cause != nil {
 			// The hook was stopped by drover (shutdown, cancel, lost lease):
@@ -143,15 +144,16 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	}
 	hooks := workspace.Hooks{AfterCreate: cfg.Hooks.AfterCreate, BeforeRun: cfg.Hooks.BeforeRun, AfterRun: cfg.Hooks.AfterRun, BeforeRemove: cfg.Hooks.BeforeRemove, Timeout: cfg.Hooks.Timeout}
 	var hw io.Writer = io.Discard
+	var envList []string
 	if hooks.AfterCreate != "" || hooks.BeforeRun != "" || hooks.AfterRun != "" {
 		// Only a run with hooks has a hooks log (a file per run costs the
-		// hot path an open and a close).
+		// hot path an open and a close) and a hooks environment.
 		if hookLog, _ := os.OpenFile(logPath+".hooks", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); hookLog != nil {
 			defer hookLog.Close()
 			hw = hookLog
 		}
+		envList = envSlice(env)
 	}
-	envList := envSlice(env)
 	if created {
 		if err := runHook(wctx, hooks, workspace.HookAfterCreate, ws, envList, hw); err != nil {
 			tracing.End(wsp, err)
@@ -163,7 +165,7 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	if err != nil {
 		return setup(err)
 	}
-	conv, session, err := d.conversation(j.ctx, j.card, j.run)
+	conv, session, err := d.conversation(j.ctx, j.card, j.run, cfg.PromptReadsComments())
 	if err != nil {
 		log.Warn("could not read the card's question and answer; the prompt goes without them", "err", err)
 	}
@@ -217,6 +219,14 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 	// after_run cannot change the verdict: it runs once the run is classified.
 	_ = runHook(context.WithoutCancel(j.ctx), hooks, workspace.HookAfterRun, ws, envList, hw)
 	return res, cls, runErr
+}
+
+// makeLogDir makes a card's log directory: one mkdir when the log root
+// exists (every run but the first of a node), MkdirAll when it does not.
+func makeLogDir(dir string) {
+	if err := os.Mkdir(dir, 0o755); errors.Is(err, fs.ErrNotExist) {
+		_ = os.MkdirAll(dir, 0o755)
+	}
 }
 
 // wantsWork says whether j's card still wants work after one of its
@@ -300,76 +310,6 @@ func killedFor(cause error) string {
 	}
 	return "cancel"
 }
-
-// The leases of all of this node's live runs are renewed together, every
-// third of a lease, by one store statement (store.Store.HeartbeatAll) from
-// one goroutine, instead of one goroutine and one write per run. It runs
-// while the node has runs (start starts it) and stops when it has none.
-// Losing a claim stops its run as lease_lost; a store outage keeps the
-// agents running. With Options.Spawn set the caller renews leases with
-// Heartbeat instead.
-func (d *Dispatcher) ensureBeating() {
-	if d.o.Spawn != nil {
-		return
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.beating {
-		return
-	}
-	d.beating = true
-	go d.beatLoop()
-}
-
-func (d *Dispatcher) beatLoop() {
-	for {
-		time.Sleep(d.lease() / 3)
-		d.mu.Lock()
-		if len(d.jobs) == 0 {
-			d.beating = false
-			d.mu.Unlock()
-			return
-		}
-		d.mu.Unlock()
-		d.beatAll()
-	}
-}
-
-// beatAll renews the lease of every run of this node whose agent is still
-// running (a finished one is being routed: its claim is about to go), in
-// one store call, and stops the runs whose claim another node took.
-func (d *Dispatcher) beatAll() {
-	jobs := d.snapshotJobs()
-	epochs := make(map[string]int64, len(jobs))
-	byCard := make(map[string]*job, len(jobs))
-	for _, j := range jobs {
-		if j.agentDone.Load() {
-			continue
-		}
-		epochs[j.card.ID], byCard[j.card.ID] = j.claim.Epoch, j
-	}
-	if len(epochs) == 0 {
-		return
-	}
-	lease := d.lease()
-	ctx, cancel := context.WithTimeout(context.Background(), lease/3)
-	lost, err := d.o.Store.HeartbeatAll(ctx, d.node, epochs, d.o.Now().Add(lease))
-	cancel()
-	if err != nil {
-		d.log.Warn("heartbeat failed; the agents keep running", "runs", len(epochs), "err", err)
-		return
-	}
-	for _, id := range lost {
-		j := byCard[id]
-		d.log.Warn("lease lost: another node took the card; stopping the agent", "card_id", j.card.ID, "identifier", j.card.Identifier, "run_id", j.run.ID)
-		j.cancel(errLeaseLost)
-	}
-}
-
-// Heartbeat renews the lease of every live run once, as the heartbeat
-// goroutine does every third of a lease. It is for callers that set
-// Options.Spawn (a simulation on a fake clock); production never calls it.
-func (d *Dispatcher) Heartbeat() { d.beatAll() }
 
 // env is the agent's DROVER_* environment.
 func (d *Dispatcher) env(j *job, ws string, cfg *config.Config) map[string]string {

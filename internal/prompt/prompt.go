@@ -27,6 +27,16 @@ type Problem struct {
 // Template is a compiled, checked prompt template.
 type Template struct {
 	tmpl *liquid.Template
+	// comments: the source mentions comments at all; a template that
+	// does not cannot read them (Liquid has no computed variable names).
+	comments bool
+}
+
+// ReadsComments reports whether rendering may read Vars.Conversation's
+// comments: false only for a compiled template whose source never names
+// them, so a caller can skip looking them up.
+func (t *Template) ReadsComments() bool {
+	return t == nil || t.comments
 }
 
 // Vars are the values one run's prompt is rendered with.
@@ -153,7 +163,7 @@ func Compile(src string, line int) (*Template, []Problem) {
 	if len(c.probs) > 0 {
 		return nil, c.probs
 	}
-	return &Template{tmpl: tmpl}, nil
+	return &Template{tmpl: tmpl, comments: strings.Contains(src, "comments")}, nil
 }
 
 func parseTemplate(eng *liquid.Engine, src string, line int) (t *liquid.Template, err error) {

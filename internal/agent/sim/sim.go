@@ -9,7 +9,9 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -28,6 +30,10 @@ type Spec struct {
 	CostUSD  *float64 `json:"sim_cost_usd"` // per attempt (default 0.01)
 	Question string   `json:"sim_question"` // asked when the kind is input_required
 	Reset    string   `json:"sim_reset"`    // how far ahead a rate/usage limit resets (default 20s)
+	// RecordInput asks the sim to write what it was given (Input) to
+	// InputPath(log path), for a test to read; off by default, since it
+	// costs every run a file.
+	RecordInput bool `json:"sim_record_input"`
 }
 
 // Kind is the agent kind of this package.
@@ -124,30 +130,38 @@ func (Agent) run(ctx context.Context, inv agent.Invocation) (agent.Result, error
 	if spec.Reset != "" {
 		reset, _ = time.ParseDuration(spec.Reset)
 	}
-	var log *os.File
-	if inv.LogPath != "" {
-		if err := os.MkdirAll(filepath.Dir(inv.LogPath), 0o755); err != nil {
-			return agent.Result{}, err
-		}
-		if log, err = os.Create(inv.LogPath); err != nil {
-			return agent.Result{}, err
-		}
+	log, err := createLog(inv.LogPath)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	if log != nil {
 		defer log.Close()
 	}
+	// The lines go to the log in one write per burst: flush is called
+	// before the sim waits and when it returns, so `drover logs -f` sees
+	// each line before any pause, with a write per burst instead of per line.
+	var pending []byte
+	flush := func() {
+		if log != nil && len(pending) > 0 {
+			log.Write(pending)
+		}
+		pending = pending[:0]
+	}
+	defer flush()
 	p := claude.NewParser()
 	emit := func(v any) {
 		b, _ := json.Marshal(v)
-		if log != nil {
-			log.Write(append(b, '\n'))
-		}
+		pending = append(append(pending, b...), '\n')
 		p.Feed(b)
 		if inv.Progress != nil {
 			line, in, out, c := p.Progress()
 			inv.Progress(agent.Progress{LastLine: line, TokensIn: in, TokensOut: out, CostUSD: c})
 		}
 	}
-	if err := recordInput(inv); err != nil {
-		return agent.Result{}, err
+	if spec.RecordInput {
+		if err := recordInput(inv); err != nil {
+			return agent.Result{}, err
+		}
 	}
 	session := fmt.Sprintf("sim-%s", inv.Run.ID)
 	if inv.ResumeSession != "" {
@@ -160,6 +174,7 @@ func (Agent) run(ctx context.Context, inv agent.Invocation) (agent.Result, error
 	// Kinds that only the dispatcher can observe are played as such.
 	forced := map[policy.Kind]string{policy.KindTimeout: "timeout", policy.KindStalled: "stall", policy.KindInterrupted: "shutdown", policy.KindCancelled: "cancel", policy.KindSpendLimit: "spend"}
 	if how, ok := forced[kind]; ok {
+		flush()
 		select {
 		case <-ctx.Done():
 		case <-time.After(delay):
@@ -168,6 +183,7 @@ func (Agent) run(ctx context.Context, inv agent.Invocation) (agent.Result, error
 			LastLine: "(simulated " + string(kind) + ")"}, nil
 	}
 	if kind == policy.KindAgentBlocked {
+		flush() // the calls below may take a while
 		// The agent blocks through its own calls, as a real one does through
 		// drover mcp, then ends cleanly: the report decides the outcome.
 		if inv.Calls != nil {
@@ -186,6 +202,9 @@ func (Agent) run(ctx context.Context, inv agent.Invocation) (agent.Result, error
 		return agent.Result{Signals: policy.Signals{AgentKind: Kind, ExitCode: 1, Now: time.Now()}, Forced: &c}, nil
 	}
 
+	if delay > 0 { // no pause, nothing to see before it: one write at the end
+		flush()
+	}
 	select {
 	case <-ctx.Done():
 		cause := "cancel"
@@ -213,7 +232,8 @@ func (Agent) run(ctx context.Context, inv agent.Invocation) (agent.Result, error
 }
 
 // Input is what the sim was given for one run, written as JSON to
-// InputPath(log path) so a test can see what an agent would receive.
+// InputPath(log path) when the card's spec sets sim_record_input, so a test
+// can see what an agent would receive.
 type Input struct {
 	Prompt        string `json:"prompt"`
 	ResumeSession string `json:"resume_session"`
@@ -222,6 +242,23 @@ type Input struct {
 // InputPath is where the sim records the Input of the run logged at logPath.
 func InputPath(logPath string) string {
 	return strings.TrimSuffix(logPath, ".log") + ".sim-input.json"
+}
+
+// createLog creates the run's log (nil for no log path). The dispatcher has
+// made its directory already; the directory is made here only when the
+// create finds it missing, so the usual run costs one create, not a stat too.
+func createLog(path string) (*os.File, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Create(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, err
+		}
+		f, err = os.Create(path)
+	}
+	return f, err
 }
 
 func recordInput(inv agent.Invocation) error {
