@@ -40,6 +40,11 @@ func (d *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	if err := t.Commit(); err != nil {
 		return d.wrap(err)
 	}
+	if d.afterCommit != nil {
+		if err := d.afterCommit(); err != nil {
+			return d.wrap(err) // a test's lost reply: committed, reported as failed
+		}
+	}
 	d.hub.publish()
 	d.prepareWanted(ctx)
 	return nil
@@ -74,13 +79,28 @@ func (d *DB) ApplyAll(ctx context.Context, chs []store.Change) ([]error, error) 
 	now := d.now()
 	if d.bulkOn() && bulkable(chs) {
 		d.bulkTried.Add(1)
-		err := d.tx(ctx, func(tx *sql.Tx) error { return d.applyBulk(ctx, tx, chs, now) })
+		wrote := false
+		err := d.tx(ctx, func(tx *sql.Tx) error {
+			if err := d.applyBulk(ctx, tx, chs, now); err != nil {
+				return err
+			}
+			wrote = true
+			return nil
+		})
 		if err == nil {
 			d.bulkWritten.Add(1)
 			return refused, nil
 		}
-		// Refused or failed: nothing was written; the savepoint path says
-		// what (see applybulk.go).
+		if wrote {
+			// The batch was written and the commit failed: its reply may
+			// have been lost after the database committed it, so running
+			// it again could write it twice (events and comments have no
+			// guard). The caller learns the batch failed, as for any
+			// commit error.
+			return nil, err
+		}
+		// Refused or failed before the commit: nothing was written; the
+		// savepoint path says what (see applybulk.go).
 	}
 	err := d.tx(ctx, func(tx *sql.Tx) error {
 		var events []board.Event

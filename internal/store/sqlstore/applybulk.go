@@ -189,11 +189,14 @@ func (d *DB) applyBulk(ctx context.Context, tx *sql.Tx, chs []store.Change, now 
 		// On PostgreSQL the rows are locked first, in card id order, as the
 		// savepoint path locks them change by change (the dispatcher sorts
 		// its batches by card id): two nodes' batches then lock rows in one
-		// order whatever plan the UPDATE's join gets. SQLite has one writer.
+		// order whatever plan the UPDATE's join gets. NO KEY UPDATE is the
+		// lock a plain UPDATE of non-key columns takes, so it does not wait
+		// on (or deadlock with) the KEY SHARE locks that inserts of runs and
+		// comments take on their card. SQLite has one writer.
 		with, from := "", src+" AS v"
 		if d.dialect == postgres {
 			with = `WITH v AS ` + src + `, locked AS (SELECT cards.id AS lid FROM cards JOIN v ON cards.id = v.k
-				ORDER BY cards.id FOR UPDATE OF cards) `
+				ORDER BY cards.id FOR NO KEY UPDATE OF cards) `
 			from = "v JOIN locked ON locked.lid = v.k"
 		}
 		return with + `UPDATE cards SET title=v.title, body=v.body, state=v.state, state_reason=v.state_reason,

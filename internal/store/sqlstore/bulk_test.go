@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -86,6 +87,61 @@ func TestApplyAllFastPath(t *testing.T) {
 			chs := claims(2, -1)
 			chs[0].CheckBlockers, chs[0].Card.BlockedBy = true, []string{chs[1].Card.ID}
 			check(chs, 0, 0, 0)
+		})
+	}
+}
+
+// A fast-path batch whose commit reply is lost (the database committed,
+// the call failed) is reported as failed and not written again by the
+// savepoint path: its events and comments, which no guard protects, are in
+// the store once.
+func TestApplyAllLostCommitReplyWritesOnce(t *testing.T) {
+	backends := map[string]func(t *testing.T) string{
+		"sqlite":   func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "d.db") },
+		"postgres": func(t *testing.T) string { return pgtest.DSN(t) },
+	}
+	for name, dsn := range backends {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := sqlstore.Open(ctx, dsn(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			var chs []store.Change
+			var ids []string
+			for i := range 3 {
+				c, err := s.CreateCard(ctx, "L", board.Card{Title: fmt.Sprint(i), State: "ready"}, "t")
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, c.ID)
+				chs = append(chs, store.Change{Events: []board.Event{{CardID: c.ID, Type: board.EvCommented, Actor: "agent", Reason: "note"}},
+					Comments: []board.Comment{{CardID: c.ID, Author: "agent", Body: "note"}}})
+			}
+			s.LoseNextCommitReplyForTest(errors.New("connection reset by peer"))
+			if _, err := s.ApplyAll(ctx, chs); err == nil {
+				t.Fatal("ApplyAll with a lost commit reply reported success")
+			}
+			for _, id := range ids {
+				cs, err := s.ListComments(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				all, err := s.ListEvents(ctx, store.EventFilter{CardID: id})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var es []board.Event
+				for _, e := range all {
+					if e.Type == board.EvCommented {
+						es = append(es, e)
+					}
+				}
+				if len(cs) != 1 || len(es) != 1 {
+					t.Errorf("card %s: %d comments and %d comment events after one batch, want 1 and 1", id, len(cs), len(es))
+				}
+			}
 		})
 	}
 }

@@ -53,6 +53,9 @@ type DB struct {
 	// beforeCommit, when set (by tests only), runs in every write
 	// transaction just before its commit.
 	beforeCommit func()
+	// afterCommit, when set (by tests only), runs after every commit; an
+	// error it returns is reported as the commit's (a lost reply).
+	afterCommit func() error
 	// noBulk turns ApplyAll's fast path off (see applybulk.go).
 	noBulk bool
 	// bulkTried and bulkWritten count ApplyAll batches that tried the fast

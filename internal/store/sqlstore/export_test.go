@@ -119,3 +119,15 @@ func (d *DB) BulkStatsForTest() (tried, written int64) {
 
 // SetBulkForTest turns ApplyAll's fast path on or off.
 func (d *DB) SetBulkForTest(on bool) { d.noBulk = !on }
+
+// LoseNextCommitReplyForTest makes the next write transaction of d commit
+// and then report err, as when the connection drops after the database
+// committed.
+func (d *DB) LoseNextCommitReplyForTest(err error) {
+	var once sync.Once
+	d.afterCommit = func() error {
+		var out error
+		once.Do(func() { out = err })
+		return out
+	}
+}
