@@ -146,3 +146,54 @@ func TestBusyRunsDoNotMakeEveryWakeUpAFullPass(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// failingProgress fails the first write that carries live progress, as a
+// store outage would.
+type failingProgress struct {
+	store.Store
+	failed atomic.Bool
+}
+
+func (f *failingProgress) ApplyAll(ctx context.Context, chs []store.Change) ([]error, error) {
+	for _, ch := range chs {
+		if len(ch.Progress) > 0 && ch.Progress[0].LastOutput != "" && f.failed.CompareAndSwap(false, true) {
+			return nil, store.ErrUnavailable
+		}
+	}
+	return f.Store.ApplyAll(ctx, chs)
+}
+
+// TestProgressAFlushCouldNotWriteIsWrittenLater: figures a flush could not
+// write (the store was away) are written by a later flush, not dropped.
+func TestProgressAFlushCouldNotWriteIsWrittenLater(t *testing.T) {
+	w := newWorldFrom(t, worldWorkflow(3).Set("dispatch", "{node: n1, lease: 30s, poll_interval: 1h, max_concurrent: 1}"))
+	st := &failingProgress{Store: w.st}
+	d, err := New(Options{Store: st, Config: w.cfg, Node: "n1", LogDir: filepath.Join(w.dir, "logs"), Outbox: outboxRows,
+		NewAgent: func(agent.Profile) (agent.Agent, error) { return onceThenQuiet{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := w.add("one line", "", "{}")
+	stop := w.run(d)
+	defer stop()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rs := w.runs(c.ID)
+		if len(rs) == 1 && rs[0].LastOutput == "the only line" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the line whose first write failed never reached the run: failed once %v, runs %+v", st.failed.Load(), rs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// onceThenQuiet reports one line and then nothing until it is stopped.
+type onceThenQuiet struct{}
+
+func (onceThenQuiet) Run(ctx context.Context, inv agent.Invocation) (agent.Result, error) {
+	inv.Progress(agent.Progress{LastLine: "the only line"})
+	<-ctx.Done()
+	return agent.Result{Signals: policy.Signals{AgentKind: "sim", ExitCode: -1, Signaled: true}}, nil
+}
