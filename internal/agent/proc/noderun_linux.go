@@ -1,0 +1,150 @@
+//go:build linux
+
+package proc
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// nodeRun is one run under the node supervisor, as drover sees it; it is
+// the runHandle of a supervised run.
+type nodeRun struct {
+	n     *node
+	id    uint64
+	pid   int         // the agent's, once started (set under mu, then fixed)
+	tag   string      // the run's RunTagKey value, "" when it has none
+	first chan string // the answer to start
+	done  chan struct{}
+	once  sync.Once
+
+	mu       sync.Mutex
+	notes    []string
+	known    bool
+	reported bool // the supervisor sent the status
+	code     int
+	sig      syscall.Signal
+	fallback *time.Timer
+}
+
+func (r *nodeRun) deliver(verb, rest string) {
+	switch verb {
+	case "started", "notfound", "failed":
+		if verb == "started" {
+			pid, _ := strconv.Atoi(rest)
+			r.mu.Lock()
+			r.pid = pid
+			r.mu.Unlock()
+		}
+		select {
+		case r.first <- verb + " " + rest:
+		default:
+		}
+	case "note":
+		r.mu.Lock()
+		r.notes = append(r.notes, rest)
+		r.mu.Unlock()
+	case "exit", "signal":
+		v, _ := strconv.Atoi(rest)
+		r.mu.Lock()
+		r.known, r.reported = true, true
+		if verb == "exit" {
+			r.code = v
+		} else {
+			r.code, r.sig = -1, syscall.Signal(v)
+		}
+		r.mu.Unlock()
+		r.n.forget(r.id)
+		r.end()
+	}
+}
+
+// end marks the run's status known; drover's fallback SIGKILL of the
+// group is called off, as the group is gone or no longer the run's.
+func (r *nodeRun) end() {
+	r.once.Do(func() {
+		r.mu.Lock()
+		if r.fallback != nil {
+			r.fallback.Stop()
+		}
+		r.mu.Unlock()
+		close(r.done)
+	})
+}
+
+// lose ends a run whose supervisor died: loudly, in its log, and with what
+// containment drover can still do itself. The agent died with the
+// supervisor (its parent-death signal); what it left is killed by the
+// run's session, group and tag, the ways drover can find it.
+func (r *nodeRun) lose(why error) {
+	select {
+	case r.first <- "failed " + why.Error():
+	default:
+	}
+	r.mu.Lock()
+	pid := r.pid
+	r.mu.Unlock()
+	if pid > 0 {
+		n := killSession(pid)
+		if r.tag != "" {
+			n += KillTagged(RunTagKey, r.tag)
+		}
+		r.mu.Lock()
+		r.notes = append(r.notes, fmt.Sprintf("%v; the run's agent died with it and drover killed %d processes it found by the run's session and %s; a process that left both is no longer contained", why, n, RunTagKey))
+		if !r.known {
+			r.known, r.code, r.sig = true, -1, syscall.SIGKILL
+		}
+		r.mu.Unlock()
+	}
+	r.end()
+}
+
+// killSession SIGKILLs every live process in session sid and returns how
+// many there were.
+func killSession(sid int) int {
+	n := 0
+	for _, p := range allProcs() {
+		if p.sid == sid && p.live() {
+			_ = syscall.Kill(p.pid, syscall.SIGKILL)
+			n++
+		}
+	}
+	return n
+}
+
+func (r *nodeRun) procID() int            { return r.pid }
+func (r *nodeRun) ended() <-chan struct{} { return r.done }
+
+func (r *nodeRun) status() runStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// A status the supervisor sent comes after the run's tree is gone; a
+	// lost supervisor leaves drover to sweep the group.
+	return runStatus{known: r.known, code: r.code, sig: r.sig, notes: r.notes, contained: r.reported}
+}
+
+// term asks the supervisor to SIGTERM the run's whole tree; should the
+// request not get through, drover signals the run's group itself.
+func (r *nodeRun) term() {
+	if r.n.send("term", r.id) != nil {
+		_ = syscall.Kill(-r.pid, syscall.SIGTERM)
+	}
+}
+
+// kill asks the supervisor to SIGKILL the run's whole tree, with drover's
+// own SIGKILL to the group should that not happen within 3s.
+func (r *nodeRun) kill() string {
+	_ = r.n.send("kill", r.id)
+	pid := r.pid
+	r.mu.Lock()
+	select {
+	case <-r.done:
+	default:
+		r.fallback = time.AfterFunc(3*time.Second, func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
+	}
+	r.mu.Unlock()
+	return "the supervisor is sending SIGKILL to the run's whole process tree"
+}
