@@ -15,20 +15,24 @@ import (
 type nodeRun struct {
 	n     *node
 	id    uint64
-	pid   int         // the agent's, once started (set under mu, then fixed)
-	tag   string      // the run's RunTagKey value, "" when it has none
-	first chan string // the answer to start
-	done  chan struct{}
-	once  sync.Once
+	pid   int           // the agent's, once started (set under mu, then fixed)
+	tag   string        // the run's RunTagKey value, "" when it has none
+	first chan string   // the answer to start
+	done  chan struct{} // closed under mu, with finished set
 
 	mu       sync.Mutex
 	notes    []string
 	known    bool
 	reported bool // the supervisor sent the status
+	finished bool // done is closed
 	code     int
 	sig      syscall.Signal
 	fallback *time.Timer
 }
+
+// fallbackAfter is how long after asking the supervisor to kill a run
+// drover sends its own SIGKILL to the run's group.
+const fallbackAfter = 3 * time.Second
 
 func (r *nodeRun) deliver(verb, rest string) {
 	switch verb {
@@ -49,6 +53,7 @@ func (r *nodeRun) deliver(verb, rest string) {
 		r.mu.Unlock()
 	case "exit", "signal":
 		v, _ := strconv.Atoi(rest)
+		r.n.forget(r.id)
 		r.mu.Lock()
 		r.known, r.reported = true, true
 		if verb == "exit" {
@@ -56,23 +61,33 @@ func (r *nodeRun) deliver(verb, rest string) {
 		} else {
 			r.code, r.sig = -1, syscall.Signal(v)
 		}
+		r.endLocked()
 		r.mu.Unlock()
-		r.n.forget(r.id)
-		r.end()
 	}
 }
 
-// end marks the run's status known; drover's fallback SIGKILL of the
-// group is called off, as the group is gone or no longer the run's.
+// end marks the run's status known (see endLocked).
 func (r *nodeRun) end() {
-	r.once.Do(func() {
-		r.mu.Lock()
-		if r.fallback != nil {
-			r.fallback.Stop()
-		}
-		r.mu.Unlock()
-		close(r.done)
-	})
+	r.mu.Lock()
+	r.endLocked()
+	r.mu.Unlock()
+}
+
+// endLocked (r.mu held) closes done and calls off drover's fallback
+// SIGKILL of the group, as the group is gone or no longer the run's. The
+// status, finished and done change in one critical section, kill arms the
+// fallback only while !finished, and the fallback checks finished under r.mu as
+// it kills: so no fallback SIGKILL is sent once the status is in, when
+// the group's pid may already lead another run's session.
+func (r *nodeRun) endLocked() {
+	if r.finished {
+		return
+	}
+	r.finished = true
+	if r.fallback != nil {
+		r.fallback.Stop()
+	}
+	close(r.done)
 }
 
 // lose ends a run whose supervisor died: loudly, in its log, and with what
@@ -135,16 +150,24 @@ func (r *nodeRun) term() {
 }
 
 // kill asks the supervisor to SIGKILL the run's whole tree, with drover's
-// own SIGKILL to the group should that not happen within 3s.
+// own SIGKILL to the group should the status not be in after
+// fallbackAfter.
 func (r *nodeRun) kill() string {
 	_ = r.n.send("kill", r.id)
-	pid := r.pid
 	r.mu.Lock()
-	select {
-	case <-r.done:
-	default:
-		r.fallback = time.AfterFunc(3*time.Second, func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
+	if !r.finished && r.fallback == nil {
+		r.fallback = time.AfterFunc(fallbackAfter, r.killGroup)
 	}
 	r.mu.Unlock()
 	return "the supervisor is sending SIGKILL to the run's whole process tree"
+}
+
+// killGroup is drover's fallback SIGKILL to the run's group: never once
+// the run's status is in (see endLocked).
+func (r *nodeRun) killGroup() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.finished {
+		_ = syscall.Kill(-r.pid, syscall.SIGKILL)
+	}
 }
