@@ -15,8 +15,9 @@ import (
 type nodeRun struct {
 	n     *node
 	id    uint64
-	pid   int           // the agent's, once started (set under mu, then fixed)
-	tag   string        // the run's RunTagKey value, "" when it has none
+	pid   int    // the agent's, once started (set under mu, then fixed)
+	tag   string // the run's RunTagKey value, "" when it has none
+	grace time.Duration
 	first chan string   // the answer to start
 	done  chan struct{} // closed under mu, with finished set
 
@@ -27,7 +28,8 @@ type nodeRun struct {
 	finished bool // done is closed
 	code     int
 	sig      syscall.Signal
-	fallback *time.Timer
+	fallback *time.Timer // drover's SIGKILL to the group
+	silent   *time.Timer // no status after the kill: see unreported
 }
 
 // fallbackAfter is how long after asking the supervisor to kill a run
@@ -87,6 +89,9 @@ func (r *nodeRun) endLocked() {
 	if r.fallback != nil {
 		r.fallback.Stop()
 	}
+	if r.silent != nil {
+		r.silent.Stop()
+	}
 	close(r.done)
 }
 
@@ -99,22 +104,57 @@ func (r *nodeRun) lose(why error) {
 	case r.first <- "failed " + why.Error():
 	default:
 	}
+	r.contain(fmt.Sprintf("%v; the run's agent died with it", why), 0)
+}
+
+// unreported ends a run whose supervisor sent no status within bound of
+// drover's kill: drover kills what it finds of the run itself and ends the
+// run as killed by SIGKILL (as when a supervisor dies). If the agent then
+// dies, the supervisor failed to reap or report it: it is taken for stuck
+// and abandoned, ending its other runs too. An agent that outlives SIGKILL
+// (blocked in the kernel) is no fault of the supervisor's, which is kept.
+func (r *nodeRun) unreported(bound time.Duration) {
 	r.mu.Lock()
-	pid := r.pid
+	if r.finished {
+		r.mu.Unlock()
+		return
+	}
+	killed := killSession(r.pid) // under r.mu: the session is still the run's
 	r.mu.Unlock()
-	if pid > 0 {
-		n := killSession(pid)
+	for deadline := time.Now().Add(time.Second); processAlive(r.pid) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	why := fmt.Errorf("the node supervisor (pid %d) did not report the run's end within %s of the SIGKILL", r.n.pid, bound)
+	if processAlive(r.pid) {
+		r.contain(fmt.Sprintf("%v; the run's agent (pid %d) outlives SIGKILL (blocked in the kernel?)", why, r.pid), killed)
+		return
+	}
+	r.contain(fmt.Sprintf("%v; drover takes it for stuck and stops it (the next run starts a new one)", why), killed)
+	r.n.abandon(why)
+}
+
+// contain ends a run without its supervisor's word: drover SIGKILLs what
+// it finds of the run by its session and tag, and says so after what in
+// the run's log, counting the killed processes it was already told of. It holds r.mu throughout, so no status can come in
+// meanwhile (and the session is still the run's); a run already ended is
+// left alone.
+func (r *nodeRun) contain(what string, killed int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finished {
+		return
+	}
+	if r.pid > 0 {
+		n := killed + killSession(r.pid)
 		if r.tag != "" {
 			n += KillTagged(RunTagKey, r.tag)
 		}
-		r.mu.Lock()
-		r.notes = append(r.notes, fmt.Sprintf("%v; the run's agent died with it and drover killed %d processes it found by the run's session and %s; a process that left both is no longer contained", why, n, RunTagKey))
+		r.notes = append(r.notes, fmt.Sprintf("%s; drover killed %d processes it found by the run's session and %s; a process that left both is no longer contained", what, n, RunTagKey))
 		if !r.known {
 			r.known, r.code, r.sig = true, -1, syscall.SIGKILL
 		}
-		r.mu.Unlock()
 	}
-	r.end()
+	r.endLocked()
 }
 
 // killSession SIGKILLs every live process in session sid and returns how
@@ -151,12 +191,15 @@ func (r *nodeRun) term() {
 
 // kill asks the supervisor to SIGKILL the run's whole tree, with drover's
 // own SIGKILL to the group should the status not be in after
-// fallbackAfter.
+// fallbackAfter, and the run ended by drover (see unreported) should it
+// not be in after the grace and reportSlack.
 func (r *nodeRun) kill() string {
 	_ = r.n.send("kill", r.id)
 	r.mu.Lock()
 	if !r.finished && r.fallback == nil {
 		r.fallback = time.AfterFunc(fallbackAfter, r.killGroup)
+		bound := r.grace + reportSlack
+		r.silent = time.AfterFunc(bound, func() { r.unreported(bound) })
 	}
 	r.mu.Unlock()
 	return "the supervisor is sending SIGKILL to the run's whole process tree"
