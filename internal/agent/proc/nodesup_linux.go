@@ -33,17 +33,33 @@ func supervisorPath() string {
 	return s
 }
 
+// Bounds on drover's waits for the node supervisor, which may be alive but
+// stuck (stopped, or its reaper thread blocked in the kernel on a hung
+// mount): variables for tests.
+var (
+	// startBound is how long a start waits for the supervisor's answer.
+	startBound = 30 * time.Second
+	// reportSlack is how long, beyond the run's grace, the supervisor has
+	// to send a run's status after drover asked it to kill the run.
+	reportSlack = 10 * time.Second
+	// sendBound is how long a request may wait for room in the socket.
+	sendBound = 5 * time.Second
+)
+
 // node is drover's end of the node supervisor.
 type node struct {
 	conn *net.UnixConn
+	proc *os.Process
 	pid  int
 	done chan struct{} // the supervisor process was reaped
 	ps   *os.ProcessState
+	stop sync.Once // see abandon
 
-	mu   sync.Mutex
-	runs map[uint64]*nodeRun
-	next uint64
-	dead error // why the supervisor is gone; nil while it serves
+	mu      sync.Mutex
+	runs    map[uint64]*nodeRun
+	next    uint64
+	dead    error // why the supervisor is gone; nil while it serves
+	stopped error // why drover gave up on it; nil unless it did
 }
 
 var (
@@ -99,7 +115,7 @@ func startNode(sup string) (*node, error) {
 		c.Close()
 		return nil, fmt.Errorf("start the supervisor: %w", err)
 	}
-	n := &node{conn: c.(*net.UnixConn), pid: cmd.Process.Pid, done: make(chan struct{}), runs: map[uint64]*nodeRun{}}
+	n := &node{conn: c.(*net.UnixConn), proc: cmd.Process, pid: cmd.Process.Pid, done: make(chan struct{}), runs: map[uint64]*nodeRun{}}
 	go func() { _ = cmd.Wait(); n.ps = cmd.ProcessState; close(n.done) }()
 	go n.read()
 	return n, nil
@@ -135,7 +151,11 @@ func (n *node) read() {
 	}
 	n.conn.Close()
 	n.mu.Lock()
-	n.dead = fmt.Errorf("the node supervisor (pid %d) is gone: %s", n.pid, why)
+	if n.stopped != nil {
+		n.dead = fmt.Errorf("%w; drover stopped it (%s)", n.stopped, why)
+	} else {
+		n.dead = fmt.Errorf("the node supervisor (pid %d) is gone: %s", n.pid, why)
+	}
 	runs := n.runs
 	n.runs = map[uint64]*nodeRun{}
 	n.mu.Unlock()
@@ -144,7 +164,28 @@ func (n *node) read() {
 	}
 }
 
-// send writes one request, with fds.
+// abandon gives up on a supervisor that stopped answering: the next run
+// starts a new one, this one is SIGKILLed (through its os.Process, safe
+// from pid reuse) and its socket closed, so read ends every run it still
+// has as when a supervisor dies, even if the kill cannot take effect yet (a
+// process blocked in the kernel on a hung mount).
+func (n *node) abandon(why error) {
+	n.stop.Do(func() {
+		n.mu.Lock()
+		n.stopped = why
+		if n.dead == nil {
+			n.dead = why
+		}
+		n.mu.Unlock()
+		if n.proc != nil {
+			_ = n.proc.Kill()
+		}
+		n.conn.Close()
+	})
+}
+
+// send writes one request, with fds, waiting at most sendBound for room in
+// the socket (a stopped supervisor reads none).
 func (n *node) send(verb string, id uint64, files ...*os.File) error {
 	var oob []byte
 	if len(files) > 0 {
@@ -154,13 +195,16 @@ func (n *node) send(verb string, id uint64, files ...*os.File) error {
 		}
 		oob = syscall.UnixRights(fds...)
 	}
+	_ = n.conn.SetWriteDeadline(time.Now().Add(sendBound))
 	_, _, err := n.conn.WriteMsgUnix([]byte(verb+" "+strconv.FormatUint(id, 10)), oob, nil)
 	return err
 }
 
 // start asks the supervisor to start spec with the given stdio (stdin may
-// be nil) and waits for its answer. A program that cannot be executed is a
-// *NotFoundError for as, as without a supervisor.
+// be nil) and waits for its answer, at most startBound: then the
+// supervisor is taken for stuck and abandoned (the run stays in n.runs, so
+// an agent it started after all is killed with the rest). A program that
+// cannot be executed is a *NotFoundError for as, as without a supervisor.
 func (n *node) start(spec startSpec, as string, stdin, stdout, stderr *os.File) (*nodeRun, error) {
 	n.mu.Lock()
 	if n.dead != nil {
@@ -168,7 +212,7 @@ func (n *node) start(spec startSpec, as string, stdin, stdout, stderr *os.File) 
 		return nil, n.dead
 	}
 	n.next++
-	r := &nodeRun{n: n, id: n.next, first: make(chan string, 1), done: make(chan struct{})}
+	r := &nodeRun{n: n, id: n.next, grace: spec.Grace, first: make(chan string, 1), done: make(chan struct{})}
 	r.tag, _ = lookupEnv(spec.Env, RunTagKey)
 	n.runs[r.id] = r
 	n.mu.Unlock()
@@ -190,7 +234,17 @@ func (n *node) start(spec startSpec, as string, stdin, stdout, stderr *os.File) 
 		return nil, fmt.Errorf("start %s: the supervisor did not take the run: %w", as, err)
 	}
 	go func() { _ = json.NewEncoder(specW).Encode(spec); specW.Close() }()
-	verb, rest, _ := cut(<-r.first)
+	var answer string
+	t := time.NewTimer(startBound)
+	defer t.Stop()
+	select {
+	case answer = <-r.first:
+	case <-t.C:
+		why := fmt.Errorf("the node supervisor (pid %d) did not answer a start within %s", n.pid, startBound)
+		n.abandon(why)
+		return nil, fmt.Errorf("start %s: %w; drover stopped it, the next run starts a new one", as, why)
+	}
+	verb, rest, _ := cut(answer)
 	switch verb {
 	case "started": // r.pid is set
 		return r, nil
@@ -207,145 +261,6 @@ func (n *node) forget(id uint64) {
 	n.mu.Lock()
 	delete(n.runs, id)
 	n.mu.Unlock()
-}
-
-// nodeRun is one run under the node supervisor, as drover sees it; it is
-// the runHandle of a supervised run.
-type nodeRun struct {
-	n     *node
-	id    uint64
-	pid   int         // the agent's, once started (set under mu, then fixed)
-	tag   string      // the run's RunTagKey value, "" when it has none
-	first chan string // the answer to start
-	done  chan struct{}
-	once  sync.Once
-
-	mu       sync.Mutex
-	notes    []string
-	known    bool
-	reported bool // the supervisor sent the status
-	code     int
-	sig      syscall.Signal
-	fallback *time.Timer
-}
-
-func (r *nodeRun) deliver(verb, rest string) {
-	switch verb {
-	case "started", "notfound", "failed":
-		if verb == "started" {
-			pid, _ := strconv.Atoi(rest)
-			r.mu.Lock()
-			r.pid = pid
-			r.mu.Unlock()
-		}
-		select {
-		case r.first <- verb + " " + rest:
-		default:
-		}
-	case "note":
-		r.mu.Lock()
-		r.notes = append(r.notes, rest)
-		r.mu.Unlock()
-	case "exit", "signal":
-		v, _ := strconv.Atoi(rest)
-		r.mu.Lock()
-		r.known, r.reported = true, true
-		if verb == "exit" {
-			r.code = v
-		} else {
-			r.code, r.sig = -1, syscall.Signal(v)
-		}
-		r.mu.Unlock()
-		r.n.forget(r.id)
-		r.end()
-	}
-}
-
-// end marks the run's status known; drover's fallback SIGKILL of the
-// group is called off, as the group is gone or no longer the run's.
-func (r *nodeRun) end() {
-	r.once.Do(func() {
-		r.mu.Lock()
-		if r.fallback != nil {
-			r.fallback.Stop()
-		}
-		r.mu.Unlock()
-		close(r.done)
-	})
-}
-
-// lose ends a run whose supervisor died: loudly, in its log, and with what
-// containment drover can still do itself. The agent died with the
-// supervisor (its parent-death signal); what it left is killed by the
-// run's session, group and tag, the ways drover can find it.
-func (r *nodeRun) lose(why error) {
-	select {
-	case r.first <- "failed " + why.Error():
-	default:
-	}
-	r.mu.Lock()
-	pid := r.pid
-	r.mu.Unlock()
-	if pid > 0 {
-		n := killSession(pid)
-		if r.tag != "" {
-			n += KillTagged(RunTagKey, r.tag)
-		}
-		r.mu.Lock()
-		r.notes = append(r.notes, fmt.Sprintf("%v; the run's agent died with it and drover killed %d processes it found by the run's session and %s; a process that left both is no longer contained", why, n, RunTagKey))
-		if !r.known {
-			r.known, r.code, r.sig = true, -1, syscall.SIGKILL
-		}
-		r.mu.Unlock()
-	}
-	r.end()
-}
-
-// killSession SIGKILLs every live process in session sid and returns how
-// many there were.
-func killSession(sid int) int {
-	n := 0
-	for _, p := range allProcs() {
-		if p.sid == sid && p.live() {
-			_ = syscall.Kill(p.pid, syscall.SIGKILL)
-			n++
-		}
-	}
-	return n
-}
-
-func (r *nodeRun) procID() int            { return r.pid }
-func (r *nodeRun) ended() <-chan struct{} { return r.done }
-
-func (r *nodeRun) status() runStatus {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	// A status the supervisor sent comes after the run's tree is gone; a
-	// lost supervisor leaves drover to sweep the group.
-	return runStatus{known: r.known, code: r.code, sig: r.sig, notes: r.notes, contained: r.reported}
-}
-
-// term asks the supervisor to SIGTERM the run's whole tree; should the
-// request not get through, drover signals the run's group itself.
-func (r *nodeRun) term() {
-	if r.n.send("term", r.id) != nil {
-		_ = syscall.Kill(-r.pid, syscall.SIGTERM)
-	}
-}
-
-// kill asks the supervisor to SIGKILL the run's whole tree, with drover's
-// own SIGKILL to the group should that not happen within 3s.
-func (r *nodeRun) kill() string {
-	_ = r.n.send("kill", r.id)
-	pid := r.pid
-	r.mu.Lock()
-	select {
-	case <-r.done:
-	default:
-		r.fallback = time.AfterFunc(3*time.Second, func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
-	}
-	r.mu.Unlock()
-	return "the supervisor is sending SIGKILL to the run's whole process tree"
 }
 
 // startSupervised starts path under the node supervisor, or returns false
