@@ -60,12 +60,22 @@ func (d *Dispatcher) queueProgress(p store.RunProgress) {
 		_ = d.applyGrouped(store.Change{Progress: []store.RunProgress{p}})
 		return
 	}
+	d.putProgress([]store.RunProgress{p}, true)
+}
+
+// putProgress queues ps (replace: over figures already queued for the same
+// run; else only where none are) and schedules a flush when none is due.
+func (d *Dispatcher) putProgress(ps []store.RunProgress, replace bool) {
 	q := &d.liveProgress
 	q.mu.Lock()
 	if q.pending == nil {
 		q.pending = map[string]store.RunProgress{}
 	}
-	q.pending[p.RunID] = p
+	for _, p := range ps {
+		if _, queued := q.pending[p.RunID]; replace || !queued {
+			q.pending[p.RunID] = p
+		}
+	}
 	start := !q.flushing
 	q.flushing = true
 	q.mu.Unlock()
@@ -91,28 +101,6 @@ func (d *Dispatcher) flushProgress() {
 	sort.Slice(ps, func(a, b int) bool { return ps[a].RunID < ps[b].RunID })
 	if err := d.applyGrouped(store.Change{Progress: ps}); err != nil {
 		d.log.Warn("could not record the live runs' progress; it is tried again with the next flush", "runs", len(ps), "err", err)
-		d.requeueProgress(ps)
-	}
-}
-
-// requeueProgress puts back figures a flush could not write, unless newer
-// ones of the same run came meanwhile, for the next flush (which it
-// schedules when nothing else will).
-func (d *Dispatcher) requeueProgress(ps []store.RunProgress) {
-	q := &d.liveProgress
-	q.mu.Lock()
-	if q.pending == nil {
-		q.pending = map[string]store.RunProgress{}
-	}
-	for _, p := range ps {
-		if _, newer := q.pending[p.RunID]; !newer {
-			q.pending[p.RunID] = p
-		}
-	}
-	start := !q.flushing
-	q.flushing = true
-	q.mu.Unlock()
-	if start {
-		time.AfterFunc(progressFlush, d.flushProgress)
+		d.putProgress(ps, false) // newer figures of a run, if any came meanwhile, win
 	}
 }

@@ -14,23 +14,32 @@ import (
 	"github.com/drover-dev/drover/internal/store/storetest/pgtest"
 )
 
+// bulkBackends are the stores the fast path's tests run on (PostgreSQL
+// when DROVER_TEST_POSTGRES_URL is set; pgtest skips it otherwise).
+var bulkBackends = map[string]func(t *testing.T) string{
+	"sqlite":   func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "d.db") },
+	"postgres": func(t *testing.T) string { return pgtest.DSN(t) },
+}
+
+func openBulk(t *testing.T, dsn string) *sqlstore.DB {
+	t.Helper()
+	s, err := sqlstore.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // TestApplyAllFastPath: a batch of claims with no refusal is written by the
 // fast path; a batch with one refusal tries it, falls back, and the
 // savepoint path writes the rest; a batch with blockers to check never
 // tries it.
 func TestApplyAllFastPath(t *testing.T) {
-	backends := map[string]func(t *testing.T) string{
-		"sqlite":   func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "d.db") },
-		"postgres": func(t *testing.T) string { return pgtest.DSN(t) },
-	}
-	for name, dsn := range backends {
+	for name, dsn := range bulkBackends {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			s, err := sqlstore.Open(ctx, dsn(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := openBulk(t, dsn(t))
 			claims := func(n int, staleAt int) []store.Change {
 				var chs []store.Change
 				for i := 0; i < n; i++ {
@@ -96,18 +105,10 @@ func TestApplyAllFastPath(t *testing.T) {
 // savepoint path: its events and comments, which no guard protects, are in
 // the store once.
 func TestApplyAllLostCommitReplyWritesOnce(t *testing.T) {
-	backends := map[string]func(t *testing.T) string{
-		"sqlite":   func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "d.db") },
-		"postgres": func(t *testing.T) string { return pgtest.DSN(t) },
-	}
-	for name, dsn := range backends {
+	for name, dsn := range bulkBackends {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			s, err := sqlstore.Open(ctx, dsn(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := openBulk(t, dsn(t))
 			var chs []store.Change
 			var ids []string
 			for i := range 3 {
