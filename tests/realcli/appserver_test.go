@@ -37,17 +37,7 @@ func appServerRun(t *testing.T, c cli) {
 		fp.ToolUse("drover_done", `{"summary":"Deployed to staging as answered."}`),
 		fp.Success("Deployed to staging."),
 	)
-	var prof strings.Builder
-	fmt.Fprintf(&prof, "default: cx\nprofiles:\n  cx:\n    kind: codex\n    command: %s\n    args: [app-server]\n    approval_policy: never\n    thread_sandbox: read-only\n    timeout: 300s\n    stall_timeout: 180s\n    env:\n", c.bin)
-	for _, kv := range h.profileEnv(c, s, p.URL()) {
-		k, v, _ := strings.Cut(kv, "=")
-		fmt.Fprintf(&prof, "      %s: %q\n", k, v)
-	}
-	testkit.NewWorkflow().
-		Set("agents", prof.String()).
-		Set("policy", "max_attempts: 3\nbackoff: {base: 10m, max: 10m, jitter: 0}").
-		Set("dispatch", "max_concurrent: 1\npoll_interval: 500ms\nmax_turns: 3").
-		Write(t, h.dir)
+	h.writeAppServerWorkflow(c, s, p.URL())
 	var cd card
 	h.jsonOf(&cd, "card", "add", "--title", marker(s)+": deploy the service", "--state", "ready")
 	h.serve()
@@ -146,17 +136,7 @@ func TestCodexAppServerBlocks(t *testing.T) {
 				fp.Success("I blocked the card."),
 				fp.Success("a continuation turn that must not happen"),
 			)
-			var prof strings.Builder
-			fmt.Fprintf(&prof, "default: cx\nprofiles:\n  cx:\n    kind: codex\n    command: %s\n    args: [app-server]\n    approval_policy: never\n    thread_sandbox: read-only\n    timeout: 300s\n    stall_timeout: 180s\n    env:\n", c.bin)
-			for _, kv := range h.profileEnv(c, s, p.URL()) {
-				k, v, _ := strings.Cut(kv, "=")
-				fmt.Fprintf(&prof, "      %s: %q\n", k, v)
-			}
-			testkit.NewWorkflow().
-				Set("agents", prof.String()).
-				Set("policy", "max_attempts: 3\nbackoff: {base: 10m, max: 10m, jitter: 0}").
-				Set("dispatch", "max_concurrent: 1\npoll_interval: 500ms\nmax_turns: 3").
-				Write(t, h.dir)
+			h.writeAppServerWorkflow(c, s, p.URL())
 			var added card
 			h.jsonOf(&added, "card", "add", "--title", marker(s)+": add the payment call", "--state", "ready")
 			h.serve()
@@ -184,4 +164,18 @@ func TestCodexAppServerBlocks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeAppServerWorkflow writes the WORKFLOW.md of the app-server tests: one
+// codex profile in app-server mode (approvals never asked, read-only
+// sandbox), three attempts, one run at a time, up to three turns.
+func (h *harness) writeAppServerWorkflow(c cli, s scenario, base string) {
+	var prof strings.Builder
+	fmt.Fprintf(&prof, "default: cx\nprofiles:\n  cx:\n    kind: codex\n    command: %s\n    args: [app-server]\n    approval_policy: never\n    thread_sandbox: read-only\n    timeout: 300s\n    stall_timeout: 180s\n    env:\n", c.bin)
+	writeEnvYAML(&prof, h.profileEnv(c, s, base))
+	testkit.NewWorkflow().
+		Set("agents", prof.String()).
+		Set("policy", "max_attempts: 3\nbackoff: {base: 10m, max: 10m, jitter: 0}").
+		Set("dispatch", "max_concurrent: 1\npoll_interval: 500ms\nmax_turns: 3").
+		Write(h.t, h.dir)
 }

@@ -79,10 +79,7 @@ func TestGeminiResume(t *testing.T) {
 			var prof strings.Builder
 			fmt.Fprintf(&prof, "default: ask\nprofiles:\n  ask:\n    kind: gemini\n    command: %s\n    timeout: 300s\n    stall_timeout: 180s\n", c.bin)
 			prof.WriteString("    match:\n      - {name: asks, regex: '\"role\":\"assistant\",\"content\":\"QUESTION: ', kind: input_required}\n    env:\n")
-			for _, kv := range h.geminiEnv(c, s, filepath.Join(h.dir, "home"), p.URL()) {
-				k, v, _ := strings.Cut(kv, "=")
-				fmt.Fprintf(&prof, "      %s: %q\n", k, v)
-			}
+			writeEnvYAML(&prof, h.geminiEnv(c, s, filepath.Join(h.dir, "home"), p.URL()))
 			testkit.NewWorkflow().Set("agents", prof.String()).
 				Set("policy", "max_attempts: 3\nbackoff: {base: 10m, max: 10m, jitter: 0}").
 				Set("dispatch", "max_concurrent: 1\npoll_interval: 500ms").Write(t, h.dir)

@@ -86,10 +86,7 @@ func mcpGroup(t *testing.T, c cli) {
 		s := scenario{name: "mcp_" + name}
 		p.Script(marker(s), scen[name]...)
 		fmt.Fprintf(&prof, "  m-%s:\n    kind: %s\n    command: %s\n    timeout: 300s\n    stall_timeout: 240s\n    env:\n", name, c.kind, c.bin)
-		for _, kv := range h.profileEnv(c, s, p.URL()) {
-			k, v, _ := strings.Cut(kv, "=")
-			fmt.Fprintf(&prof, "      %s: %q\n", k, v)
-		}
+		writeEnvYAML(&prof, h.profileEnv(c, s, p.URL()))
 	}
 	testkit.NewWorkflow().
 		Set("agents", prof.String()).

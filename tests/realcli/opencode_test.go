@@ -82,10 +82,7 @@ func TestOpencodeResume(t *testing.T) {
 		"PATH="+filepath.Dir(c.bin)+":/usr/local/bin:/usr/bin:/bin")
 	var prof strings.Builder
 	fmt.Fprintf(&prof, "default: s-resume\nprofiles:\n  s-resume:\n    kind: opencode\n    command: %s\n    timeout: 600s\n    stall_timeout: 600s\n    env:\n", c.bin)
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		fmt.Fprintf(&prof, "      %s: %q\n", k, v)
-	}
+	writeEnvYAML(&prof, env)
 	testkit.NewWorkflow().Set("agents", prof.String()).
 		Set("policy", "max_attempts: 3\nbackoff: {base: 10m, max: 10m, jitter: 0}").
 		Set("dispatch", "max_concurrent: 1\npoll_interval: 500ms").Write(t, h.dir)

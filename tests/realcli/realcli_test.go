@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,10 +107,7 @@ func runGroup(t *testing.T, c cli, turns int, ss []scenario) {
 			fmt.Fprintf(&prof, "    args: [%s]\n", strings.Join(c.args, ", "))
 		}
 		prof.WriteString("    env:\n")
-		for _, kv := range env {
-			k, v, _ := strings.Cut(kv, "=")
-			fmt.Fprintf(&prof, "      %s: %q\n", k, v)
-		}
+		writeEnvYAML(&prof, env)
 	}
 	w := testkit.NewWorkflow().
 		Set("agents", prof.String()).
@@ -193,6 +191,15 @@ func maxTurnsLine(n int) string {
 		return ""
 	}
 	return fmt.Sprintf("\nmax_turns: %d", n)
+}
+
+// writeEnvYAML writes env (KEY=value entries) as a profile's env: map,
+// indented under a profile of the agents section.
+func writeEnvYAML(w io.Writer, env []string) {
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		fmt.Fprintf(w, "      %s: %q\n", k, v)
+	}
 }
 
 // profileEnv is what the profile sets: a private HOME, the endpoint, dummy

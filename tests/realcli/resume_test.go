@@ -53,10 +53,7 @@ func resumeCell(t *testing.T, c cli) {
 	var prof strings.Builder
 	fmt.Fprintf(&prof, "default: %s\nprofiles:\n  %s:\n    kind: %s\n    command: %s\n    timeout: 300s\n    stall_timeout: 180s\n    env:\n",
 		profName(s), profName(s), c.kind, c.bin)
-	for _, kv := range h.profileEnv(c, s, p.URL()) {
-		k, v, _ := strings.Cut(kv, "=")
-		fmt.Fprintf(&prof, "      %s: %q\n", k, v)
-	}
+	writeEnvYAML(&prof, h.profileEnv(c, s, p.URL()))
 	testkit.NewWorkflow().
 		Set("agents", prof.String()).
 		Set("policy", "max_attempts: 3\nbackoff: {base: 10m, max: 10m, jitter: 0}").

@@ -51,14 +51,7 @@ func BenchmarkApplyAll(b *testing.B) {
 					applyAll(b, s, claims)
 					routes := make([]store.Change, batch)
 					for k, ch := range claims {
-						c := *ch.Card
-						held := *c.Claim
-						c.Version++
-						c.Claim, c.State = nil, "done"
-						r := *ch.NewRun
-						r.Outcome = board.OutcomeSucceeded
-						routes[k] = store.Change{Card: &c, ClaimGuard: &held, Run: &r, RunMustBeOpen: true,
-							Events: []board.Event{{CardID: c.ID, RunID: r.ID, Type: board.EvFinished, Actor: "n", Reason: "succeeded"}}}
+						routes[k] = routeOf(ch)
 					}
 					applyAll(b, s, routes)
 				}

@@ -31,6 +31,20 @@ func openBulk(t *testing.T, dsn string) *sqlstore.DB {
 	return s
 }
 
+// routeOf is the routing of a claim change's run as a dispatcher writes
+// it: the card released to done under the claim's guard, the run succeeded
+// (only while open), a finished event.
+func routeOf(claim store.Change) store.Change {
+	c := *claim.Card
+	held := *c.Claim
+	c.Version++
+	c.Claim, c.State = nil, "done"
+	r := *claim.NewRun
+	r.Outcome = board.OutcomeSucceeded
+	return store.Change{Card: &c, ClaimGuard: &held, Run: &r, RunMustBeOpen: true,
+		Events: []board.Event{{CardID: c.ID, RunID: r.ID, Type: board.EvFinished, Actor: "n", Reason: "succeeded"}}}
+}
+
 // TestApplyAllFastPath: a batch of claims with no refusal is written by the
 // fast path; a batch with one refusal tries it, falls back, and the
 // savepoint path writes the rest; a batch with blockers to check never
@@ -79,16 +93,10 @@ func TestApplyAllFastPath(t *testing.T) {
 			// Their routings, with comments and outbox rows and progress.
 			var routes []store.Change
 			for i, ch := range cl {
-				c := *ch.Card
-				held := *c.Claim
-				c.Version++
-				c.Claim, c.State = nil, "done"
-				r := *ch.NewRun
-				r.Outcome = board.OutcomeSucceeded
-				routes = append(routes, store.Change{Card: &c, ClaimGuard: &held, Run: &r, RunMustBeOpen: true,
-					Comments: []board.Comment{{CardID: c.ID, Author: "n", Body: "x"}},
-					Outbox:   []store.OutboxItem{{Key: fmt.Sprint("k", i), Channel: "webhook", CardID: c.ID, Payload: []byte(`{}`)}},
-					Events:   []board.Event{{CardID: c.ID, RunID: r.ID, Type: board.EvFinished, Actor: "n"}}})
+				rt := routeOf(ch)
+				rt.Comments = []board.Comment{{CardID: rt.Card.ID, Author: "n", Body: "x"}}
+				rt.Outbox = []store.OutboxItem{{Key: fmt.Sprint("k", i), Channel: "webhook", CardID: rt.Card.ID, Payload: []byte(`{}`)}}
+				routes = append(routes, rt)
 			}
 			check(routes, 1, 1, 0)
 			check([]store.Change{{Progress: []store.RunProgress{{RunID: cl[0].NewRun.ID, LastOutput: "x"}}}}, 1, 1, 0)
