@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -88,6 +89,24 @@ type Ratio struct {
 	Ratio   float64 `json:"ratio"`
 }
 
+// FloorSetting names the floor's figure: sqlstore.Floor, the least SQL that
+// writes the records drover keeps for a card, with as many cards in flight
+// as drover's largest slots setting.
+const FloorSetting = "records"
+
+// Bound is one figure's median over another's on one backend, where the
+// floor is one of the two: the floor against River (a ceiling for what
+// drover can reach against it) or drover against the floor (how much of
+// the ceiling drover reaches).
+type Bound struct {
+	Backend     string  `json:"backend"`
+	Of          string  `json:"of"`      // "floor", or drover's "slots=N"
+	Against     string  `json:"against"` // River's setting, or "floor"
+	OfPerS      float64 `json:"of_per_s"`
+	AgainstPerS float64 `json:"against_per_s"`
+	Ratio       float64 `json:"ratio"`
+}
+
 // CompareStats is a whole compare run.
 type CompareStats struct {
 	Jobs         int      `json:"jobs"`
@@ -96,10 +115,12 @@ type CompareStats struct {
 	RiverVersion string   `json:"river_version"`
 	Figures      []Figure `json:"figures"`
 	Ratios       []Ratio  `json:"ratios"`
+	Bounds       []Bound  `json:"bounds"`
 }
 
-// Compare burns down o.Jobs no-op jobs with River (each setting) and
-// o.Jobs sim cards with drover on each backend, o.Rounds times. Within a
+// Compare burns down o.Jobs no-op jobs with River (each setting), o.Jobs
+// sim cards with drover and o.Jobs cards with the floor (sqlstore.Floor)
+// on each backend, o.Rounds times. Within a
 // round the measurements are interleaved (backend by backend, the order of
 // the systems rotated each round) so that a change in the machine's load
 // weighs on every figure alike. Every figure comes from this run.
@@ -133,17 +154,23 @@ func Compare(ctx context.Context, o CompareOptions) (CompareStats, error) {
 			for _, n := range o.Slots {
 				steps = append(steps, droverSetting(n))
 			}
-			steps = append(steps, RiverSettings[0], RiverSettings[1])
+			steps = append(steps, RiverSettings[0], RiverSettings[1], "floor")
 			steps = append(steps[round%len(steps):], steps[:round%len(steps)]...)
 			for _, step := range steps {
 				var perS float64
 				var f *Figure
-				if slots, ok := strings.CutPrefix(step, "slots="); ok {
-					n, _ := strconv.Atoi(slots)
-					store := ""
-					if b.Name == "postgres" {
-						store = b.DSN
+				store := ""
+				if b.Name == "postgres" {
+					store = b.DSN
+				}
+				if step == "floor" {
+					fr, err := MeasureFloor(ctx, o.Dir, store, o.Jobs, slices.Max(o.Slots))
+					if err != nil {
+						return cs, fmt.Errorf("floor on %s, round %d: %w", b.Name, round+1, err)
 					}
+					perS, f = fr.CardsPerS, fig(key{b.Name, "floor", FloorSetting}, fr.Batch)
+				} else if slots, ok := strings.CutPrefix(step, "slots="); ok {
+					n, _ := strconv.Atoi(slots)
 					st, err := MeasureDispatch(ctx, o.Dir, DispatchOptions{Store: store, Cards: o.Jobs, Slots: n})
 					if err != nil {
 						return cs, fmt.Errorf("drover %s on %s, round %d: %w", step, b.Name, round+1, err)
@@ -186,8 +213,24 @@ func Compare(ctx context.Context, o CompareOptions) (CompareStats, error) {
 				cs.Ratios = append(cs.Ratios, Ratio{Backend: b.Name, Setting: d.Setting, Against: s, Drover: d.MedianPerS, River: r.MedianPerS, Ratio: ratio})
 			}
 		}
+		fl := figs[key{b.Name, "floor", FloorSetting}]
+		for _, s := range RiverSettings {
+			cs.Bounds = append(cs.Bounds, bound(b.Name, "floor", s, fl, figs[key{b.Name, "river", s}]))
+		}
+		for _, n := range o.Slots {
+			cs.Bounds = append(cs.Bounds, bound(b.Name, droverSetting(n), "floor", figs[key{b.Name, "drover", droverSetting(n)}], fl))
+		}
 	}
 	return cs, nil
+}
+
+// bound is of's median over against's.
+func bound(backend, of, against string, f, g *Figure) Bound {
+	b := Bound{Backend: backend, Of: of, Against: against, OfPerS: f.MedianPerS, AgainstPerS: g.MedianPerS}
+	if g.MedianPerS > 0 {
+		b.Ratio = f.MedianPerS / g.MedianPerS
+	}
+	return b
 }
 
 // median of sorted values (the mean of the middle two for an even count).

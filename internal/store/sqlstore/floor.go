@@ -1,0 +1,187 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// FloorOptions says what Floor burns down.
+type FloorOptions struct {
+	Cards int
+	// Batch is how many cards are in flight at once, split between the
+	// workers (River's benchmark keeps 2,000 jobs in flight).
+	Batch int
+	// Workers claim and route concurrently, each its own share of Batch
+	// (0: one on SQLite, which has one writer; GOMAXPROCS on PostgreSQL).
+	Workers int
+}
+
+// FloorStats is one Floor run.
+type FloorStats struct {
+	Cards   int           `json:"cards"`
+	Batch   int           `json:"batch"`
+	Workers int           `json:"workers"`
+	Wall    time.Duration `json:"-"`
+}
+
+// Floor measures the least a dispatcher can do that keeps the records drover
+// keeps for every card: per batch, one transaction claims the batch (each
+// card's state, claim owner, claim epoch and lease; a run row; a claimed
+// event) and one routes it (the card's state, the run's outcome, a finished
+// event), each as set-based statements on drover's own tables and indexes.
+// Nothing else: no agent, workspace, log, budget, notification, progress,
+// change notice or event-order lock. No implementation of drover's
+// invariants writes less, so the rate is a ceiling for drover on this
+// backend and machine (bench compare sets it beside River).
+//
+// It refuses a store that has cards: it is for a scratch store only.
+func (d *DB) Floor(ctx context.Context, o FloorOptions) (FloorStats, error) {
+	if o.Workers <= 0 {
+		o.Workers = 1
+		if d.dialect == postgres {
+			o.Workers = max(1, min(runtime.GOMAXPROCS(0), o.Batch))
+		}
+	}
+	st := FloorStats{Cards: o.Cards, Batch: o.Batch, Workers: o.Workers}
+	if o.Cards <= 0 || o.Batch < o.Workers {
+		return st, fmt.Errorf("store: floor needs cards above 0 and a batch of at least one card per worker (got %d cards, batch %d, %d workers)", o.Cards, o.Batch, o.Workers)
+	}
+	var n int
+	if err := d.db.QueryRowContext(ctx, `SELECT count(*) FROM cards`).Scan(&n); err != nil {
+		return st, d.wrap(err)
+	}
+	if n > 0 {
+		return st, fmt.Errorf("store: floor runs on an empty scratch store only; this one has %d cards", n)
+	}
+	seed := `WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM g WHERE n < ?)
+INSERT INTO cards (id, identifier, title, state, created_at, updated_at)
+SELECT printf('%026d', n), 'FLOOR-' || n, 'floor', 'ready', n, n FROM g`
+	if d.dialect == postgres {
+		seed = `INSERT INTO cards (id, identifier, title, state, created_at, updated_at)
+SELECT lpad(n::text, 26, '0'), 'FLOOR-' || n, 'floor', 'ready', n, n FROM generate_series(1, $1::bigint) n`
+	}
+	if _, err := d.db.ExecContext(ctx, seed, o.Cards); err != nil {
+		return st, d.wrap(err)
+	}
+	if d.dialect == postgres {
+		if _, err := d.db.ExecContext(ctx, `ANALYZE cards`); err != nil {
+			return st, d.wrap(err)
+		}
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make([]error, o.Workers)
+	for w := range o.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			owner := fmt.Sprint("floor-", w+1)
+			share := o.Batch / o.Workers
+			for {
+				got, err := d.floorBatch(ctx, owner, share)
+				if err != nil || got == 0 {
+					errs[w] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	st.Wall = time.Since(start)
+	if err := errors.Join(errs...); err != nil {
+		return st, err
+	}
+	var done, runs, events int
+	if err := d.db.QueryRowContext(ctx, `SELECT
+ (SELECT count(*) FROM cards WHERE state = 'done'),
+ (SELECT count(*) FROM runs WHERE outcome = 'succeeded'),
+ (SELECT count(*) FROM events WHERE type IN ('claimed', 'finished'))`).Scan(&done, &runs, &events); err != nil {
+		return st, d.wrap(err)
+	}
+	if done != o.Cards || runs != o.Cards || events != 2*o.Cards {
+		return st, fmt.Errorf("store: floor left %d of %d cards done, %d runs succeeded, %d claim and routing events (want %d)", done, o.Cards, runs, events, 2*o.Cards)
+	}
+	return st, nil
+}
+
+// floorBatch claims up to limit ready cards for owner in one transaction
+// and routes them in a second, and returns how many it claimed.
+func (d *DB) floorBatch(ctx context.Context, owner string, limit int) (int, error) {
+	now := time.Now().UnixMilli()
+	var claimed int64
+	err := d.floorTx(ctx, func(t *sql.Tx) error {
+		if d.dialect == postgres {
+			r, err := t.ExecContext(ctx, `WITH picked AS (
+  SELECT id FROM cards WHERE state = 'ready' ORDER BY state, prio_order, created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED),
+c AS (UPDATE cards SET state = 'running', claim_owner = $2, claim_epoch = claim_epoch + 1, claim_lease_until = $3,
+  updated_at = $3, version = version + 1 FROM picked WHERE cards.id = picked.id RETURNING cards.id, cards.retry_epoch, cards.claim_epoch),
+r AS (INSERT INTO runs (id, card_id, attempt, retry_epoch, claim_epoch, node, claimed_at)
+  SELECT 'r' || id, id, 1, retry_epoch, claim_epoch, $2, $3 FROM c RETURNING id, card_id)
+INSERT INTO events (at, card_id, run_id, type, actor) SELECT $3, card_id, id, 'claimed', $2 FROM r`, limit, owner, now)
+			if err == nil {
+				claimed, err = r.RowsAffected()
+			}
+			return err
+		}
+		r, err := t.ExecContext(ctx, `UPDATE cards SET state = 'running', claim_owner = ?, claim_epoch = claim_epoch + 1,
+  claim_lease_until = ?, updated_at = ?, version = version + 1
+WHERE id IN (SELECT id FROM cards WHERE state = 'ready' ORDER BY state, prio_order, created_at, id LIMIT ?)`, owner, now, now, limit)
+		if err != nil {
+			return err
+		}
+		if claimed, err = r.RowsAffected(); err != nil || claimed == 0 {
+			return err
+		}
+		if _, err := t.ExecContext(ctx, `INSERT INTO runs (id, card_id, attempt, retry_epoch, claim_epoch, node, claimed_at)
+SELECT 'r' || id, id, 1, retry_epoch, claim_epoch, ?, ? FROM cards WHERE state = 'running' AND claim_owner = ?`, owner, now, owner); err != nil {
+			return err
+		}
+		_, err = t.ExecContext(ctx, `INSERT INTO events (at, card_id, run_id, type, actor)
+SELECT ?, id, 'r' || id, 'claimed', ? FROM cards WHERE state = 'running' AND claim_owner = ?`, now, owner, owner)
+		return err
+	})
+	if err != nil || claimed == 0 {
+		return 0, err
+	}
+	err = d.floorTx(ctx, func(t *sql.Tx) error {
+		if d.dialect == postgres {
+			_, err := t.ExecContext(ctx, `WITH c AS (
+  UPDATE cards SET state = 'done', claim_owner = NULL, claim_lease_until = NULL, updated_at = $1, version = version + 1
+  WHERE state = 'running' AND claim_owner = $2 RETURNING id),
+r AS (UPDATE runs SET outcome = 'succeeded', finished_at = $1 FROM c WHERE runs.card_id = c.id AND runs.outcome = '' RETURNING runs.id, runs.card_id)
+INSERT INTO events (at, card_id, run_id, type, actor) SELECT $1, card_id, id, 'finished', $2 FROM r`, now, owner)
+			return err
+		}
+		if _, err := t.ExecContext(ctx, `UPDATE runs SET outcome = 'succeeded', finished_at = ?
+WHERE outcome = '' AND card_id IN (SELECT id FROM cards WHERE state = 'running' AND claim_owner = ?)`, now, owner); err != nil {
+			return err
+		}
+		if _, err := t.ExecContext(ctx, `INSERT INTO events (at, card_id, run_id, type, actor)
+SELECT ?, id, 'r' || id, 'finished', ? FROM cards WHERE state = 'running' AND claim_owner = ?`, now, owner, owner); err != nil {
+			return err
+		}
+		_, err := t.ExecContext(ctx, `UPDATE cards SET state = 'done', claim_owner = NULL, claim_lease_until = NULL,
+  updated_at = ?, version = version + 1 WHERE state = 'running' AND claim_owner = ?`, now, owner)
+		return err
+	})
+	return int(claimed), err
+}
+
+// floorTx runs fn in a plain transaction: none of tx's change notice,
+// test hooks or publishing.
+func (d *DB) floorTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	t, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return d.wrap(err)
+	}
+	if err := fn(t); err != nil {
+		_ = t.Rollback()
+		return d.wrap(err)
+	}
+	return d.wrap(t.Commit())
+}
