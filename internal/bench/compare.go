@@ -116,6 +116,19 @@ type CompareStats struct {
 	Figures      []Figure `json:"figures"`
 	Ratios       []Ratio  `json:"ratios"`
 	Bounds       []Bound  `json:"bounds"`
+	// Files is what a card's own files cost under the scratch directory,
+	// measured once a round (medians), and Budgets what River's tuned rate
+	// leaves per job of the machine's CPU.
+	Files   FileCost `json:"files"`
+	Budgets []Budget `json:"budgets"`
+}
+
+// Budget is the CPU time a job has at River's tuned median rate on one
+// backend, with every CPU of the machine busy for it: CPUs / rate.
+type Budget struct {
+	Backend   string  `json:"backend"`
+	RiverPerS float64 `json:"river_tuned_per_s"`
+	CPUUS     float64 `json:"cpu_us_per_job"`
 }
 
 // Compare burns down o.Jobs no-op jobs with River (each setting), o.Jobs
@@ -147,7 +160,13 @@ func Compare(ctx context.Context, o CompareOptions) (CompareStats, error) {
 		return f
 	}
 	droverSetting := func(n int) string { return fmt.Sprintf("slots=%d", n) }
+	var mkdirs, creates []float64
 	for round := range o.Rounds {
+		fc, err := MeasureFiles(o.Dir, 1)
+		if err != nil {
+			return cs, fmt.Errorf("file costs, round %d: %w", round+1, err)
+		}
+		mkdirs, creates, cs.Files.CPUs = append(mkdirs, fc.MkdirUS), append(creates, fc.CreateUS), fc.CPUs
 		for _, b := range o.Backends {
 			// Each of drover's settings and River's two, rotated each round.
 			var steps []string
@@ -201,7 +220,14 @@ func Compare(ctx context.Context, o CompareOptions) (CompareStats, error) {
 		}
 		cs.Figures = append(cs.Figures, *f)
 	}
+	sort.Float64s(mkdirs)
+	sort.Float64s(creates)
+	cs.Files.MkdirUS, cs.Files.CreateUS = median(mkdirs), median(creates)
+	cs.Files.PerCardUS = 2*cs.Files.MkdirUS + cs.Files.CreateUS
 	for _, b := range o.Backends {
+		if r := figs[key{b.Name, "river", RiverSettings[0]}]; r.MedianPerS > 0 {
+			cs.Budgets = append(cs.Budgets, Budget{Backend: b.Name, RiverPerS: r.MedianPerS, CPUUS: float64(cs.Files.CPUs) * 1e6 / r.MedianPerS})
+		}
 		for _, n := range o.Slots {
 			d := figs[key{b.Name, "drover", droverSetting(n)}]
 			for _, s := range RiverSettings {

@@ -95,6 +95,13 @@ func TestCompareInterleavesAndDivides(t *testing.T) {
 		}
 		delete(wantBounds, b.Of+"/"+b.Against)
 	}
+	fc := cs.Files
+	if fc.MkdirUS <= 0 || fc.CreateUS <= 0 || fc.PerCardUS != 2*fc.MkdirUS+fc.CreateUS || fc.CPUs <= 0 {
+		t.Errorf("file costs %+v: want positive mkdir and create times, a card's two mkdirs and a create, and the CPU count", fc)
+	}
+	if len(cs.Budgets) != 1 || cs.Budgets[0].RiverPerS != 400 || cs.Budgets[0].CPUUS != float64(fc.CPUs)*1e6/400 {
+		t.Errorf("budgets %+v: want one, the CPUs over River tuned's 400/s", cs.Budgets)
+	}
 	for _, r := range cs.Ratios {
 		want := map[string]float64{"tuned": 400, "default": 100}[r.Against]
 		if r.River != want || r.Drover != drover || r.Ratio != drover/want {

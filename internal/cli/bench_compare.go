@@ -64,6 +64,11 @@ func (a *app) benchCompare(c *cobra.Command, backends []bench.Backend, jobs int,
 		}
 		fmt.Fprintf(w, "  %-8s %-18s against %-13s %6.2fx  (%.0f/s vs %.0f/s)\n", b.Backend, of, against, b.Ratio, b.OfPerS, b.AgainstPerS)
 	}
+	fc := cs.Files
+	fmt.Fprintf(w, "  files here (the scratch directory's file system, medians): mkdir %.0fus, create %.0fus; a card's workspace and log directories and log file: %.0fus\n", fc.MkdirUS, fc.CreateUS, fc.PerCardUS)
+	for _, b := range cs.Budgets {
+		fmt.Fprintf(w, "  %-8s River tuned's rate leaves a job %.0fus of CPU (%d CPUs / %.0f/s): a card's files alone are %.1fx that\n", b.Backend, b.CPUUS, fc.CPUs, b.RiverPerS, fc.PerCardUS/b.CPUUS)
+	}
 	fmt.Fprintf(w, "  (tuned: River's benchmark settings, FetchCooldown 2ms, FetchPollInterval 20ms, 2,000 workers; default: River's defaults, 100 workers;\n")
 	fmt.Fprintf(w, "   floor against River is a ceiling for drover against River: no dispatcher keeping drover's records gets past it)\n")
 	return nil
