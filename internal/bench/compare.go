@@ -94,13 +94,13 @@ type Ratio struct {
 // as drover's largest slots setting.
 const FloorSetting = "records"
 
-// Bound is one figure's median over another's on one backend, where the
-// floor is one of the two: the floor against River (a ceiling for what
-// drover can reach against it) or drover against the floor (how much of
-// the ceiling drover reaches).
+// Bound is one figure's median over another's on one backend, where a
+// ceiling is one of the two: the floor (or the workspaces' mkdir rate)
+// against River, a ceiling for what drover can reach against it, or drover
+// against the floor, how much of the ceiling drover reaches.
 type Bound struct {
 	Backend     string  `json:"backend"`
-	Of          string  `json:"of"`      // "floor", or drover's "slots=N"
+	Of          string  `json:"of"`      // "floor", "workspaces", or drover's "slots=N"
 	Against     string  `json:"against"` // River's setting, or "floor"
 	OfPerS      float64 `json:"of_per_s"`
 	AgainstPerS float64 `json:"against_per_s"`
@@ -117,19 +117,14 @@ type CompareStats struct {
 	Ratios       []Ratio  `json:"ratios"`
 	Bounds       []Bound  `json:"bounds"`
 	// Files is what a card's own files cost under the scratch directory,
-	// measured once a round (medians), and Budgets what River's tuned rate
-	// leaves per job of the machine's CPU.
-	Files   FileCost `json:"files"`
-	Budgets []Budget `json:"budgets"`
+	// measured once a round (medians).
+	Files FileCost `json:"files"`
 }
 
-// Budget is the CPU time a job has at River's tuned median rate on one
-// backend, with every CPU of the machine busy for it: CPUs / rate.
-type Budget struct {
-	Backend   string  `json:"backend"`
-	RiverPerS float64 `json:"river_tuned_per_s"`
-	CPUUS     float64 `json:"cpu_us_per_job"`
-}
+// WorkspacesOf names the bound of the mkdirs one directory takes: every
+// card's workspace is a directory made in the one workspace root, so their
+// rate caps drover's cards per second on that file system.
+const WorkspacesOf = "workspaces"
 
 // Compare burns down o.Jobs no-op jobs with River (each setting), o.Jobs
 // sim cards with drover and o.Jobs cards with the floor (sqlstore.Floor)
@@ -166,7 +161,7 @@ func Compare(ctx context.Context, o CompareOptions) (CompareStats, error) {
 		if err != nil {
 			return cs, fmt.Errorf("file costs, round %d: %w", round+1, err)
 		}
-		mkdirs, creates, cs.Files.CPUs = append(mkdirs, fc.MkdirUS), append(creates, fc.CreateUS), fc.CPUs
+		mkdirs, creates = append(mkdirs, fc.MkdirUS), append(creates, fc.CreateUS)
 		for _, b := range o.Backends {
 			// Each of drover's settings and River's two, rotated each round.
 			var steps []string
@@ -222,12 +217,9 @@ func Compare(ctx context.Context, o CompareOptions) (CompareStats, error) {
 	}
 	sort.Float64s(mkdirs)
 	sort.Float64s(creates)
-	cs.Files.MkdirUS, cs.Files.CreateUS = median(mkdirs), median(creates)
-	cs.Files.PerCardUS = 2*cs.Files.MkdirUS + cs.Files.CreateUS
+	cs.Files = fileCost(median(mkdirs), median(creates))
+	ws := &Figure{MedianPerS: cs.Files.MkdirPerS}
 	for _, b := range o.Backends {
-		if r := figs[key{b.Name, "river", RiverSettings[0]}]; r.MedianPerS > 0 {
-			cs.Budgets = append(cs.Budgets, Budget{Backend: b.Name, RiverPerS: r.MedianPerS, CPUUS: float64(cs.Files.CPUs) * 1e6 / r.MedianPerS})
-		}
 		for _, n := range o.Slots {
 			d := figs[key{b.Name, "drover", droverSetting(n)}]
 			for _, s := range RiverSettings {
@@ -243,6 +235,7 @@ func Compare(ctx context.Context, o CompareOptions) (CompareStats, error) {
 		for _, s := range RiverSettings {
 			cs.Bounds = append(cs.Bounds, bound(b.Name, "floor", s, fl, figs[key{b.Name, "river", s}]))
 		}
+		cs.Bounds = append(cs.Bounds, bound(b.Name, WorkspacesOf, RiverSettings[0], ws, figs[key{b.Name, "river", RiverSettings[0]}]))
 		for _, n := range o.Slots {
 			cs.Bounds = append(cs.Bounds, bound(b.Name, droverSetting(n), "floor", figs[key{b.Name, "drover", droverSetting(n)}], fl))
 		}

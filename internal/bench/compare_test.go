@@ -66,8 +66,8 @@ func TestCompareInterleavesAndDivides(t *testing.T) {
 	if got, want := strings.Join(settings, ","), "tuned,default,tuned,default,default,tuned"; got != want {
 		t.Errorf("River settings in call order %s, want %s", got, want)
 	}
-	if cs.RiverVersion != "v0.0.0-fake" || len(cs.Figures) != 4 || len(cs.Ratios) != 2 || len(cs.Bounds) != 3 {
-		t.Fatalf("stats %+v: want the fake's version, 4 figures, 2 ratios and 3 bounds", cs)
+	if cs.RiverVersion != "v0.0.0-fake" || len(cs.Figures) != 4 || len(cs.Ratios) != 2 || len(cs.Bounds) != 4 {
+		t.Fatalf("stats %+v: want the fake's version, 4 figures, 2 ratios and 4 bounds", cs)
 	}
 	var drover, floor float64
 	for _, f := range cs.Figures {
@@ -87,7 +87,9 @@ func TestCompareInterleavesAndDivides(t *testing.T) {
 			}
 		}
 	}
-	wantBounds := map[string][2]float64{"floor/tuned": {floor, 400}, "floor/default": {floor, 100}, "slots=2/floor": {drover, floor}}
+	fc := cs.Files
+	wantBounds := map[string][2]float64{"floor/tuned": {floor, 400}, "floor/default": {floor, 100}, "slots=2/floor": {drover, floor},
+		WorkspacesOf + "/tuned": {fc.MkdirPerS, 400}}
 	for _, b := range cs.Bounds {
 		w, ok := wantBounds[b.Of+"/"+b.Against]
 		if !ok || b.OfPerS != w[0] || b.AgainstPerS != w[1] || b.Ratio != w[0]/w[1] {
@@ -95,12 +97,11 @@ func TestCompareInterleavesAndDivides(t *testing.T) {
 		}
 		delete(wantBounds, b.Of+"/"+b.Against)
 	}
-	fc := cs.Files
-	if fc.MkdirUS <= 0 || fc.CreateUS <= 0 || fc.PerCardUS != 2*fc.MkdirUS+fc.CreateUS || fc.CPUs <= 0 {
-		t.Errorf("file costs %+v: want positive mkdir and create times, a card's two mkdirs and a create, and the CPU count", fc)
+	if len(wantBounds) != 0 {
+		t.Errorf("bounds missing: %v", wantBounds)
 	}
-	if len(cs.Budgets) != 1 || cs.Budgets[0].RiverPerS != 400 || cs.Budgets[0].CPUUS != float64(fc.CPUs)*1e6/400 {
-		t.Errorf("budgets %+v: want one, the CPUs over River tuned's 400/s", cs.Budgets)
+	if fc.MkdirUS <= 0 || fc.CreateUS <= 0 || fc.PerCardUS != 2*fc.MkdirUS+fc.CreateUS || fc.MkdirPerS != 1e6/fc.MkdirUS {
+		t.Errorf("file costs %+v: want positive mkdir and create times, a card's two mkdirs and a create, and the mkdir rate", fc)
 	}
 	for _, r := range cs.Ratios {
 		want := map[string]float64{"tuned": 400, "default": 100}[r.Against]
@@ -188,8 +189,8 @@ func TestCompareSeveralSlotSettings(t *testing.T) {
 			}
 		}
 	}
-	if len(drover) != 2 || len(cs.Figures) != 5 || len(cs.Ratios) != 4 || len(cs.Bounds) != 4 {
-		t.Fatalf("figures %+v ratios %+v bounds %+v: want drover slots=1 and slots=3, River's two, the floor, four ratios and four bounds", cs.Figures, cs.Ratios, cs.Bounds)
+	if len(drover) != 2 || len(cs.Figures) != 5 || len(cs.Ratios) != 4 || len(cs.Bounds) != 5 {
+		t.Fatalf("figures %+v ratios %+v bounds %+v: want drover slots=1 and slots=3, River's two, the floor, four ratios and five bounds", cs.Figures, cs.Ratios, cs.Bounds)
 	}
 	for _, f := range cs.Figures {
 		if f.System == "floor" && f.Workers != 3 {

@@ -62,8 +62,9 @@ Scenarios:
             ceiling for drover) burn down the same N jobs on each --backend,
             interleaved, --rounds times: each figure's median and spread,
             drover/River, floor/River and drover/floor; and what a card's
-            files cost here beside the CPU River's rate leaves a job. Builds
-            bench/river from this checkout unless --river-bin is given.
+            files cost here, with the mkdirs per second of one directory (a
+            workspace per card) beside River. Builds bench/river from this
+            checkout unless --river-bin is given.
             Default --cards 10000 --rounds 3 --slots 100,2000.
   history   the same board (N cards, a fifth ready) on two scratch stores of
             the configured backend, one fresh and one with --events events
