@@ -121,6 +121,26 @@ type rig struct {
 // sqliteIn is the DSN of a bench store in the scratch directory dir.
 func sqliteIn(dir string) string { return "sqlite:" + filepath.Join(dir, "drover.db") }
 
+// scratchStore makes a scratch directory under dir ("" = the system's temp
+// dir) for a benchmark's workspaces and logs, and the DSN of an empty
+// scratch store: a SQLite file in that directory when storeDSN is "", else
+// one on storeDSN's backend and place (see Scratch). cleanup removes both.
+func scratchStore(ctx context.Context, dir, storeDSN string) (scratch, dsn string, cleanup func(), err error) {
+	scratch, rmdir, err := tempDir(dir)
+	if err != nil {
+		return "", "", nil, err
+	}
+	if storeDSN == "" {
+		return scratch, sqliteIn(scratch), rmdir, nil
+	}
+	dsn, drop, err := Scratch(ctx, storeDSN)
+	if err != nil {
+		rmdir()
+		return "", "", nil, err
+	}
+	return scratch, dsn, func() { drop(); rmdir() }, nil
+}
+
 // startRig opens its own handle on the store dsn names and makes a
 // dispatcher named node on it (not yet running).
 func startRig(ctx context.Context, dsn, dir, node string, poll time.Duration, slots int, obs *observed) (*rig, error) {

@@ -66,9 +66,10 @@ type CompareOptions struct {
 // Figure is one system in one setting on one backend over the rounds.
 type Figure struct {
 	Backend string `json:"backend"`
-	System  string `json:"system"`  // river or drover
-	Setting string `json:"setting"` // tuned, default, or drover's "slots=N"
-	// Workers is River's worker count or drover's slots.
+	System  string `json:"system"`  // river, drover or floor
+	Setting string `json:"setting"` // tuned, default, drover's "slots=N", or the floor's "records"
+	// Workers is River's worker count, drover's slots, or the floor's
+	// workers (its cards in flight are drover's largest slots).
 	Workers    int       `json:"workers"`
 	PerS       []float64 `json:"per_s"` // jobs (cards) per second, one per round, in round order
 	MedianPerS float64   `json:"median_per_s"`
@@ -116,6 +117,8 @@ type CompareStats struct {
 	Figures      []Figure `json:"figures"`
 	Ratios       []Ratio  `json:"ratios"`
 	Bounds       []Bound  `json:"bounds"`
+	// FloorBatch is the floor's cards in flight (drover's largest slots).
+	FloorBatch int `json:"floor_batch"`
 	// Files is what a card's own files cost under the scratch directory,
 	// measured once a round (medians).
 	Files FileCost `json:"files"`
@@ -134,6 +137,9 @@ const WorkspacesOf = "workspaces"
 // weighs on every figure alike. Every figure comes from this run.
 func Compare(ctx context.Context, o CompareOptions) (CompareStats, error) {
 	cs := CompareStats{Jobs: o.Jobs, Rounds: o.Rounds, Slots: o.Slots}
+	if len(o.Slots) > 0 {
+		cs.FloorBatch = slices.Max(o.Slots)
+	}
 	if o.Jobs <= 0 || len(o.Slots) == 0 || o.Rounds <= 0 || len(o.Backends) == 0 || o.River == "" {
 		return cs, errors.New("bench: compare needs jobs, slots and rounds above 0, a backend and the River binary")
 	}
@@ -178,11 +184,11 @@ func Compare(ctx context.Context, o CompareOptions) (CompareStats, error) {
 					store = b.DSN
 				}
 				if step == "floor" {
-					fr, err := MeasureFloor(ctx, o.Dir, store, o.Jobs, slices.Max(o.Slots))
+					fr, err := MeasureFloor(ctx, o.Dir, store, o.Jobs, cs.FloorBatch)
 					if err != nil {
 						return cs, fmt.Errorf("floor on %s, round %d: %w", b.Name, round+1, err)
 					}
-					perS, f = fr.CardsPerS, fig(key{b.Name, "floor", FloorSetting}, fr.Batch)
+					perS, f = fr.CardsPerS, fig(key{b.Name, "floor", FloorSetting}, fr.Workers)
 				} else if slots, ok := strings.CutPrefix(step, "slots="); ok {
 					n, _ := strconv.Atoi(slots)
 					st, err := MeasureDispatch(ctx, o.Dir, DispatchOptions{Store: store, Cards: o.Jobs, Slots: n})
@@ -215,8 +221,6 @@ func Compare(ctx context.Context, o CompareOptions) (CompareStats, error) {
 		}
 		cs.Figures = append(cs.Figures, *f)
 	}
-	sort.Float64s(mkdirs)
-	sort.Float64s(creates)
 	cs.Files = fileCost(median(mkdirs), median(creates))
 	ws := &Figure{MedianPerS: cs.Files.MkdirPerS}
 	for _, b := range o.Backends {
@@ -252,8 +256,11 @@ func bound(backend, of, against string, f, g *Figure) Bound {
 	return b
 }
 
-// median of sorted values (the mean of the middle two for an even count).
-func median(s []float64) float64 {
+// median of values (the mean of the middle two for an even count); v is
+// left as it is.
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	sort.Float64s(s)
 	n := len(s)
 	if n%2 == 1 {
 		return s[n/2]

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -43,9 +44,20 @@ func TestCompareInterleavesAndDivides(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "calls")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cs, err := Compare(ctx, CompareOptions{Backends: []Backend{{Name: "sqlite"}}, Jobs: 4, Slots: []int{2}, Rounds: 3, River: fakeRiver(t, log), Dir: t.TempDir()})
+	var progress bytes.Buffer
+	cs, err := Compare(ctx, CompareOptions{Backends: []Backend{{Name: "sqlite"}}, Jobs: 4, Slots: []int{2}, Rounds: 3, River: fakeRiver(t, log), Dir: t.TempDir(), Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
+	}
+	var steps []string
+	for _, l := range strings.Split(strings.TrimSpace(progress.String()), "\n") {
+		f := strings.Fields(l)
+		steps = append(steps, f[3]+" "+f[4])
+	}
+	if got, want := strings.Join(steps, ","), "drover slots=2,river tuned,river default,floor records,"+
+		"river tuned,river default,floor records,drover slots=2,"+
+		"river default,floor records,drover slots=2,river tuned"; got != want {
+		t.Errorf("measurements in order %s, want %s", got, want)
 	}
 	b, _ := os.ReadFile(log)
 	calls := strings.Split(strings.TrimSpace(string(b)), "\n")
@@ -82,8 +94,8 @@ func TestCompareInterleavesAndDivides(t *testing.T) {
 		}
 		if f.System == "floor" {
 			floor = f.MedianPerS
-			if f.Setting != FloorSetting || f.Workers != 2 || floor <= 0 {
-				t.Errorf("floor figure %+v: want setting %s, the 2 slots in flight and a rate", f, FloorSetting)
+			if f.Setting != FloorSetting || f.Workers != 1 || floor <= 0 {
+				t.Errorf("floor figure %+v: want setting %s, one worker (SQLite has one writer) and a rate", f, FloorSetting)
 			}
 		}
 	}
@@ -192,10 +204,8 @@ func TestCompareSeveralSlotSettings(t *testing.T) {
 	if len(drover) != 2 || len(cs.Figures) != 5 || len(cs.Ratios) != 4 || len(cs.Bounds) != 5 {
 		t.Fatalf("figures %+v ratios %+v bounds %+v: want drover slots=1 and slots=3, River's two, the floor, four ratios and five bounds", cs.Figures, cs.Ratios, cs.Bounds)
 	}
-	for _, f := range cs.Figures {
-		if f.System == "floor" && f.Workers != 3 {
-			t.Errorf("floor figure %+v: want the largest slots setting (3) in flight", f)
-		}
+	if cs.FloorBatch != 3 {
+		t.Errorf("floor batch %d, want the largest slots setting (3) in flight", cs.FloorBatch)
 	}
 	for _, r := range cs.Ratios {
 		d, ok := drover[r.Setting]

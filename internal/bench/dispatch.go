@@ -58,19 +58,11 @@ func MeasureDispatch(ctx context.Context, dir string, o DispatchOptions) (Dispat
 	if cards <= 0 || slots <= 0 || o.Nodes < 0 {
 		return st, fmt.Errorf("bench: cards, slots and nodes must be positive (got %d, %d and %d)", cards, slots, o.Nodes)
 	}
-	scratch, cleanup, err := tempDir(dir)
+	scratch, dsn, cleanup, err := scratchStore(ctx, dir, o.Store)
 	if err != nil {
 		return st, err
 	}
 	defer cleanup()
-	dsn := sqliteIn(scratch)
-	if o.Store != "" {
-		var drop func()
-		if dsn, drop, err = Scratch(ctx, o.Store); err != nil {
-			return st, err
-		}
-		defer drop()
-	}
 	var mu sync.Mutex
 	claimed := map[string]time.Time{}
 	var busy time.Duration

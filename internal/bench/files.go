@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 )
 
 // FileCost is what the file system under the scratch directory (where the
-// benchmarks' workspaces and logs go) takes for the files every card's run
+// benchmarks' workspaces and logs go) took for the files every card's run
 // makes: its workspace and log directories (a mkdir each) and its log file
-// (a create), and the CPU River's tuned rate leaves per job on this machine.
+// (a create), in wall time.
 type FileCost struct {
 	MkdirUS  float64 `json:"mkdir_us"`  // median of the rounds' means
 	CreateUS float64 `json:"create_us"` // create and close
@@ -34,10 +33,13 @@ const fileOps = 500
 
 // MeasureFiles times fileOps mkdirs and fileOps creates, one after the
 // other, in a new directory under dir ("" = the system's temp dir), rounds
-// times, and returns the medians of the rounds' means. (One after the other
-// is the best case: a directory takes one creation at a time, and on the
-// development machine's ext4 two or four goroutines made fewer per second
-// than one.)
+// times, and returns the medians of the rounds' means. Every card's
+// workspace is a directory made in the one workspace root, so the mkdir
+// rate is an estimate of what a dispatcher that gives each card its own can
+// reach on this file system: the directory takes one creation at a time
+// (on the development machine's ext4, two or four goroutines made fewer per
+// second than one), though a fresh directory of fileOps entries is not a
+// root of thousands.
 func MeasureFiles(dir string, rounds int) (FileCost, error) {
 	var fc FileCost
 	var mk, cr []float64
@@ -46,17 +48,21 @@ func MeasureFiles(dir string, rounds int) (FileCost, error) {
 		if err != nil {
 			return fc, err
 		}
-		start := time.Now()
+		dirs, files := make([]string, fileOps), make([]string, fileOps)
 		for i := range fileOps {
-			if err := os.Mkdir(filepath.Join(d, fmt.Sprint("w", i)), 0o755); err != nil {
+			dirs[i], files[i] = filepath.Join(d, fmt.Sprint("w", i)), filepath.Join(d, fmt.Sprint("f", i, ".log"))
+		}
+		start := time.Now()
+		for _, p := range dirs {
+			if err := os.Mkdir(p, 0o755); err != nil {
 				cleanup()
 				return fc, err
 			}
 		}
 		mk = append(mk, float64(time.Since(start).Microseconds())/fileOps)
 		start = time.Now()
-		for i := range fileOps {
-			f, err := os.Create(filepath.Join(d, fmt.Sprint("f", i, ".log")))
+		for _, p := range files {
+			f, err := os.Create(p)
 			if err != nil {
 				cleanup()
 				return fc, err
@@ -66,7 +72,5 @@ func MeasureFiles(dir string, rounds int) (FileCost, error) {
 		cr = append(cr, float64(time.Since(start).Microseconds())/fileOps)
 		cleanup()
 	}
-	sort.Float64s(mk)
-	sort.Float64s(cr)
 	return fileCost(median(mk), median(cr)), nil
 }

@@ -23,19 +23,11 @@ type FloorResult struct {
 // Scratch).
 func MeasureFloor(ctx context.Context, dir, storeDSN string, cards, batch int) (FloorResult, error) {
 	res := FloorResult{Backend: "sqlite", Cards: cards, Batch: batch}
-	scratch, cleanup, err := tempDir(dir)
+	_, dsn, cleanup, err := scratchStore(ctx, dir, storeDSN)
 	if err != nil {
 		return res, err
 	}
 	defer cleanup()
-	dsn := sqliteIn(scratch)
-	if storeDSN != "" {
-		var drop func()
-		if dsn, drop, err = Scratch(ctx, storeDSN); err != nil {
-			return res, err
-		}
-		defer drop()
-	}
 	st, err := sqlstore.Open(ctx, dsn)
 	if err != nil {
 		return res, err

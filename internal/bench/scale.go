@@ -52,19 +52,11 @@ func MeasureBoard(ctx context.Context, dir, storeDSN string, cards int) (BoardSt
 	if cards <= 0 {
 		return bs, fmt.Errorf("bench: cards must be positive (got %d)", cards)
 	}
-	scratch, cleanup, err := tempDir(dir)
+	scratch, dsn, cleanup, err := scratchStore(ctx, dir, storeDSN)
 	if err != nil {
 		return bs, err
 	}
 	defer cleanup()
-	dsn := sqliteIn(scratch)
-	if storeDSN != "" {
-		var drop func()
-		if dsn, drop, err = Scratch(ctx, storeDSN); err != nil {
-			return bs, err
-		}
-		defer drop()
-	}
 	// The store handle of the operations; each tick's dispatcher opens its own.
 	r, err := startRig(ctx, dsn, scratch, "bench-board", time.Hour, 4, &observed{})
 	if err != nil {
@@ -193,19 +185,11 @@ func MeasureRecover(ctx context.Context, dir, storeDSN string, runs int) (Recove
 	if runs <= 0 {
 		return rs, fmt.Errorf("bench: runs must be positive (got %d)", runs)
 	}
-	scratch, cleanup, err := tempDir(dir)
+	scratch, dsn, cleanup, err := scratchStore(ctx, dir, storeDSN)
 	if err != nil {
 		return rs, err
 	}
 	defer cleanup()
-	dsn := sqliteIn(scratch)
-	if storeDSN != "" {
-		var drop func()
-		if dsn, drop, err = Scratch(ctx, storeDSN); err != nil {
-			return rs, err
-		}
-		defer drop()
-	}
 	var mu sync.Mutex
 	open := map[string]bool{}
 	var first time.Time

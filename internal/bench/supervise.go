@@ -54,19 +54,11 @@ func MeasureSupervise(ctx context.Context, dir, storeDSN string, agents int, win
 	if agents <= 0 || window <= 0 {
 		return ss, fmt.Errorf("bench: agents and window must be positive (got %d and %s)", agents, window)
 	}
-	scratch, cleanup, err := tempDir(dir)
+	scratch, dsn, cleanup, err := scratchStore(ctx, dir, storeDSN)
 	if err != nil {
 		return ss, err
 	}
 	defer cleanup()
-	dsn := sqliteIn(scratch)
-	if storeDSN != "" {
-		var drop func()
-		if dsn, drop, err = Scratch(ctx, storeDSN); err != nil {
-			return ss, err
-		}
-		defer drop()
-	}
 	r, err := startRigProfiles(ctx, dsn, scratch, "bench", time.Second, agents, linesProfile, &observed{})
 	if err != nil {
 		return ss, err

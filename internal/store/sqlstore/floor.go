@@ -29,15 +29,19 @@ type FloorStats struct {
 	Wall    time.Duration `json:"-"`
 }
 
-// Floor measures the least a dispatcher can do that keeps the records drover
-// keeps for every card: per batch, one transaction claims the batch (each
-// card's state, claim owner, claim epoch and lease; a run row; a claimed
-// event) and one routes it (the card's state, the run's outcome, a finished
-// event), each as set-based statements on drover's own tables and indexes.
-// Nothing else: no agent, workspace, log, budget, notification, progress,
-// change notice or event-order lock. No implementation of drover's
-// invariants writes less, so the rate is a ceiling for drover on this
-// backend and machine (bench compare sets it beside River).
+// Floor measures one lean way of writing the records drover keeps for
+// every card: per batch, one transaction claims and starts the batch (each
+// card's state, claim owner, claim epoch and lease; a run row with its
+// start, log path and workspace; a claimed and a started event) and one
+// routes it (the card's state, the run's outcome, a finished event), as
+// set-based statements on drover's own tables and indexes. Nothing else: no
+// agent, workspace, log, budget, notification, progress, change notice or
+// event-order lock, and fewer transactions than drover's claim, start and
+// routing commits. It is a measured reference, not a proven minimum (one
+// transaction for all three, or more connections, may do better), but what
+// it writes is what any dispatcher keeping those records writes: its rate is
+// what drover could reach if nothing but those rows cost anything (bench
+// compare sets it beside River).
 //
 // It refuses a store that has cards: it is for a scratch store only.
 func (d *DB) Floor(ctx context.Context, o FloorOptions) (FloorStats, error) {
@@ -99,50 +103,56 @@ SELECT lpad(n::text, 26, '0'), 'FLOOR-' || n, 'floor', 'ready', n, n FROM genera
 	var done, runs, events int
 	if err := d.db.QueryRowContext(ctx, `SELECT
  (SELECT count(*) FROM cards WHERE state = 'done'),
- (SELECT count(*) FROM runs WHERE outcome = 'succeeded'),
- (SELECT count(*) FROM events WHERE type IN ('claimed', 'finished'))`).Scan(&done, &runs, &events); err != nil {
+ (SELECT count(*) FROM runs WHERE outcome = 'succeeded' AND started_at IS NOT NULL),
+ (SELECT count(*) FROM events WHERE type IN ('claimed', 'started', 'finished'))`).Scan(&done, &runs, &events); err != nil {
 		return st, d.wrap(err)
 	}
-	if done != o.Cards || runs != o.Cards || events != 2*o.Cards {
-		return st, fmt.Errorf("store: floor left %d of %d cards done, %d runs succeeded, %d claim and routing events (want %d)", done, o.Cards, runs, events, 2*o.Cards)
+	if done != o.Cards || runs != o.Cards || events != 3*o.Cards {
+		return st, fmt.Errorf("store: floor left %d of %d cards done, %d started runs succeeded, %d claim, start and routing events (want %d)", done, o.Cards, runs, events, 3*o.Cards)
 	}
 	return st, nil
 }
 
-// floorBatch claims up to limit ready cards for owner in one transaction
-// and routes them in a second, and returns how many it claimed.
+// floorBatch claims and starts up to limit ready cards for owner in one
+// transaction and routes them in a second, and returns how many it claimed.
 func (d *DB) floorBatch(ctx context.Context, owner string, limit int) (int, error) {
 	now := time.Now().UnixMilli()
+	lease := now + time.Minute.Milliseconds()
 	var claimed int64
 	err := d.floorTx(ctx, func(t *sql.Tx) error {
 		if d.dialect == postgres {
 			r, err := t.ExecContext(ctx, `WITH picked AS (
   SELECT id FROM cards WHERE state = 'ready' ORDER BY state, prio_order, created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED),
-c AS (UPDATE cards SET state = 'running', claim_owner = $2, claim_epoch = claim_epoch + 1, claim_lease_until = $3,
+c AS (UPDATE cards SET state = 'running', claim_owner = $2, claim_epoch = claim_epoch + 1, claim_lease_until = $4,
   updated_at = $3, version = version + 1 FROM picked WHERE cards.id = picked.id RETURNING cards.id, cards.retry_epoch, cards.claim_epoch),
-r AS (INSERT INTO runs (id, card_id, attempt, retry_epoch, claim_epoch, node, claimed_at)
-  SELECT 'r' || id, id, 1, retry_epoch, claim_epoch, $2, $3 FROM c RETURNING id, card_id)
-INSERT INTO events (at, card_id, run_id, type, actor) SELECT $3, card_id, id, 'claimed', $2 FROM r`, limit, owner, now)
+r AS (INSERT INTO runs (id, card_id, attempt, retry_epoch, claim_epoch, node, claimed_at, started_at, log_path, workspace)
+  SELECT 'r' || id, id, 1, retry_epoch, claim_epoch, $2, $3, $3, '/floor/logs/' || id || '.log', '/floor/workspaces/' || id FROM c
+  RETURNING id, card_id)
+INSERT INTO events (at, card_id, run_id, type, actor) SELECT $3, card_id, id, t.type, $2 FROM r, (VALUES (1, 'claimed'), (2, 'started')) AS t(n, type)
+ORDER BY card_id, t.n`, limit, owner, now, lease)
 			if err == nil {
 				claimed, err = r.RowsAffected()
+				claimed /= 2 // a claimed and a started event per card
 			}
 			return err
 		}
 		r, err := t.ExecContext(ctx, `UPDATE cards SET state = 'running', claim_owner = ?, claim_epoch = claim_epoch + 1,
   claim_lease_until = ?, updated_at = ?, version = version + 1
-WHERE id IN (SELECT id FROM cards WHERE state = 'ready' ORDER BY state, prio_order, created_at, id LIMIT ?)`, owner, now, now, limit)
+WHERE id IN (SELECT id FROM cards WHERE state = 'ready' ORDER BY state, prio_order, created_at, id LIMIT ?)`, owner, lease, now, limit)
 		if err != nil {
 			return err
 		}
 		if claimed, err = r.RowsAffected(); err != nil || claimed == 0 {
 			return err
 		}
-		if _, err := t.ExecContext(ctx, `INSERT INTO runs (id, card_id, attempt, retry_epoch, claim_epoch, node, claimed_at)
-SELECT 'r' || id, id, 1, retry_epoch, claim_epoch, ?, ? FROM cards WHERE state = 'running' AND claim_owner = ?`, owner, now, owner); err != nil {
+		if _, err := t.ExecContext(ctx, `INSERT INTO runs (id, card_id, attempt, retry_epoch, claim_epoch, node, claimed_at, started_at, log_path, workspace)
+SELECT 'r' || id, id, 1, retry_epoch, claim_epoch, ?, ?, ?, '/floor/logs/' || id || '.log', '/floor/workspaces/' || id
+FROM cards WHERE state = 'running' AND claim_owner = ?`, owner, now, now, owner); err != nil {
 			return err
 		}
 		_, err = t.ExecContext(ctx, `INSERT INTO events (at, card_id, run_id, type, actor)
-SELECT ?, id, 'r' || id, 'claimed', ? FROM cards WHERE state = 'running' AND claim_owner = ?`, now, owner, owner)
+SELECT ?, id, 'r' || id, t.type, ? FROM cards, (SELECT 1 AS n, 'claimed' AS type UNION ALL SELECT 2, 'started') AS t
+WHERE state = 'running' AND claim_owner = ? ORDER BY id, t.n`, now, owner, owner)
 		return err
 	})
 	if err != nil || claimed == 0 {

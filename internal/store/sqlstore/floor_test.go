@@ -12,8 +12,9 @@ import (
 
 // TestFloorWritesEveryRecord: the floor leaves what a dispatcher's
 // burn-down leaves, as the store's own reads see it: every card done, one
-// succeeded run each, a claimed and a finished event each, claimed by
-// its workers; and it refuses a store with cards on it.
+// started and succeeded run each, a claimed, a started and a finished event
+// of that run each, in that order, claimed by its workers; and it refuses a
+// store with cards on it.
 func TestFloorWritesEveryRecord(t *testing.T) {
 	for name, dsn := range bulkBackends {
 		t.Run(name, func(t *testing.T) {
@@ -44,11 +45,10 @@ func TestFloorWritesEveryRecord(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(runs) != 1 || runs[0].Outcome != board.OutcomeSucceeded {
-					t.Errorf("card %s: runs %+v, want one that succeeded", c.ID, runs)
-				} else {
-					nodes[runs[0].Node] = true
+				if len(runs) != 1 || runs[0].Outcome != board.OutcomeSucceeded || runs[0].StartedAt == nil || runs[0].LogPath == "" || runs[0].Workspace == "" {
+					t.Fatalf("card %s: runs %+v, want one, started with a log and a workspace, that succeeded", c.ID, runs)
 				}
+				nodes[runs[0].Node] = true
 				evs, err := s.ListEvents(ctx, store.EventFilter{CardID: c.ID})
 				if err != nil {
 					t.Fatal(err)
@@ -56,9 +56,12 @@ func TestFloorWritesEveryRecord(t *testing.T) {
 				var types []string
 				for _, e := range evs {
 					types = append(types, e.Type)
+					if e.RunID != runs[0].ID {
+						t.Errorf("card %s: %s event of run %q, want the card's run %q", c.ID, e.Type, e.RunID, runs[0].ID)
+					}
 				}
-				if got := strings.Join(types, ","); got != board.EvClaimed+","+board.EvFinished {
-					t.Errorf("card %s: events %s, want claimed,finished", c.ID, got)
+				if got, want := strings.Join(types, ","), board.EvClaimed+","+board.EvStarted+","+board.EvFinished; got != want {
+					t.Errorf("card %s: events %s, want %s", c.ID, got, want)
 				}
 			}
 			for n := range nodes {
