@@ -23,12 +23,7 @@ func live(t *testing.T, st store.Store) (*Service, board.Card, board.Run) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Claim = &board.Claim{Owner: "n1", Epoch: c.Version + 1, LeaseUntil: time.Now().Add(time.Minute)}
-	c.State = "in_progress"
-	r := board.Run{ID: board.NewID(), CardID: c.ID, Attempt: 1, ClaimEpoch: c.Claim.Epoch, Node: "n1", Agent: "claude"}
-	if err := st.Apply(ctx, store.Change{Card: &c, NewRun: &r}); err != nil {
-		t.Fatal(err)
-	}
+	c, r := testkit.Claim(t, st, c, "n1", "claude")
 	return &Service{Store: st, RunID: r.ID}, c, r
 }
 

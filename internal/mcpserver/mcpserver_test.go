@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -29,12 +28,7 @@ func connect(t *testing.T) (*mcp.ClientSession, store.Store, board.Card, board.R
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Claim = &board.Claim{Owner: "n1", Epoch: c.Version + 1, LeaseUntil: time.Now().Add(time.Minute)}
-	c.State = "in_progress"
-	r := board.Run{ID: board.NewID(), CardID: c.ID, Attempt: 1, ClaimEpoch: c.Claim.Epoch, Node: "n1", Agent: "claude"}
-	if err := st.Apply(ctx, store.Change{Card: &c, NewRun: &r}); err != nil {
-		t.Fatal(err)
-	}
+	c, r := testkit.Claim(t, st, c, "n1", "claude")
 	st1, st2 := mcp.NewInMemoryTransports()
 	ss, err := New(&agentcall.Service{Store: st, RunID: r.ID}, "test").Connect(ctx, st1, nil)
 	if err != nil {

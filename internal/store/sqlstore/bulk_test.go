@@ -10,7 +10,6 @@ import (
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
-	"github.com/drover-dev/drover/internal/store/sqlstore"
 	"github.com/drover-dev/drover/internal/store/storetest/pgtest"
 )
 
@@ -19,16 +18,6 @@ import (
 var bulkBackends = map[string]func(t *testing.T) string{
 	"sqlite":   func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "d.db") },
 	"postgres": func(t *testing.T) string { return pgtest.DSN(t) },
-}
-
-func openBulk(t *testing.T, dsn string) *sqlstore.DB {
-	t.Helper()
-	s, err := sqlstore.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
 }
 
 // routeOf is the routing of a claim change's run as a dispatcher writes
@@ -53,7 +42,7 @@ func TestApplyAllFastPath(t *testing.T) {
 	for name, dsn := range bulkBackends {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			s := openBulk(t, dsn(t))
+			s := mustOpen(t, dsn(t))
 			claims := func(n int, staleAt int) []store.Change {
 				var chs []store.Change
 				for i := 0; i < n; i++ {
@@ -116,7 +105,7 @@ func TestApplyAllLostCommitReplyWritesOnce(t *testing.T) {
 	for name, dsn := range bulkBackends {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			s := openBulk(t, dsn(t))
+			s := mustOpen(t, dsn(t))
 			var chs []store.Change
 			var ids []string
 			for i := range 3 {

@@ -19,7 +19,7 @@ func TestFloorWritesEveryRecord(t *testing.T) {
 	for name, dsn := range bulkBackends {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			s := openBulk(t, dsn(t))
+			s := mustOpen(t, dsn(t))
 			// 7 cards, 2 workers with batches of 2: several batches, the
 			// last one short.
 			st, err := s.Floor(ctx, sqlstore.FloorOptions{Cards: 7, Batch: 4, Workers: 2})
