@@ -90,7 +90,7 @@ type Ratio struct {
 	Ratio   float64 `json:"ratio"`
 }
 
-// FloorSetting names the floor's figure: sqlstore.Floor, the least SQL that
+// FloorSetting names the floor's figure: sqlstore.Floor, only the SQL that
 // writes the records drover keeps for a card, with as many cards in flight
 // as drover's largest slots setting.
 const FloorSetting = "records"
@@ -126,7 +126,7 @@ type CompareStats struct {
 
 // WorkspacesOf names the bound of the mkdirs one directory takes: every
 // card's workspace is a directory made in the one workspace root, so their
-// rate caps drover's cards per second on that file system.
+// rate estimates a cap on drover's cards per second on that file system.
 const WorkspacesOf = "workspaces"
 
 // Compare burns down o.Jobs no-op jobs with River (each setting), o.Jobs
@@ -163,7 +163,7 @@ func Compare(ctx context.Context, o CompareOptions) (CompareStats, error) {
 	droverSetting := func(n int) string { return fmt.Sprintf("slots=%d", n) }
 	var mkdirs, creates []float64
 	for round := range o.Rounds {
-		fc, err := MeasureFiles(o.Dir, 1)
+		fc, err := MeasureFiles(o.Dir)
 		if err != nil {
 			return cs, fmt.Errorf("file costs, round %d: %w", round+1, err)
 		}
