@@ -21,6 +21,9 @@ import (
 type Agents struct {
 	Default  string                   `json:"default"`
 	Profiles map[string]agent.Profile `json:"profiles"`
+	// Verify holds the profiles' own verify steps
+	// (agents.profiles.NAME.verify), by profile name.
+	Verify map[string]Verify `json:"verify,omitempty"`
 }
 
 // Profile returns the named profile, or the default one for "".
@@ -49,7 +52,7 @@ const (
 	DefaultStallTimeout   = 5 * time.Minute
 )
 
-var profileKeys = []string{"kind", "command", "args", "args_mode", "env", "env_passthrough", "prompt", "timeout", "stall_timeout", "provider", "spec_schema", "match", "price_in_per_mtok", "price_out_per_mtok", "max_log_bytes", "resume", "approval_policy", "thread_sandbox", "turn_sandbox_policy", "mcp"}
+var profileKeys = []string{"kind", "command", "args", "args_mode", "env", "env_passthrough", "prompt", "timeout", "stall_timeout", "provider", "spec_schema", "match", "price_in_per_mtok", "price_out_per_mtok", "max_log_bytes", "resume", "approval_policy", "thread_sandbox", "turn_sandbox_policy", "mcp", "verify"}
 
 func decodeAgents(d *decoder, n *yaml.Node, haveCodex bool, cx Codex) Agents {
 	f := d.fields(n, "agents", []string{"default", "profiles"}, strict)
@@ -65,6 +68,12 @@ func decodeAgents(d *decoder, n *yaml.Node, haveCodex bool, cx Codex) Agents {
 			continue
 		}
 		a.Profiles[e.key] = decodeProfile(d, e.key, e.val, p)
+		if v := mapValue(e.val, "verify"); v != nil {
+			if a.Verify == nil {
+				a.Verify = map[string]Verify{}
+			}
+			a.Verify[e.key] = decodeVerify(d, v, p+".verify")
+		}
 	}
 	if len(a.Profiles) == 0 {
 		if haveCodex && cx.Command != "" {

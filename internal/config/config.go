@@ -39,6 +39,8 @@ type Config struct {
 	Server    Server        `json:"server"`
 	Codex     Codex         `json:"codex"`
 	Retention Retention     `json:"retention"`
+	// Verify runs after a clean exit and decides "done" (verify.go).
+	Verify Verify `json:"verify"`
 
 	// Prompt is the Liquid template source: the file's body, or DefaultPrompt
 	// when the body is empty. PromptLine is the file line the body starts on.

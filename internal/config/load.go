@@ -19,7 +19,7 @@ import (
 const MaxFileSize = 4 << 20
 
 // topLevel lists every top-level key drover reads.
-var topLevel = []string{"board", "agents", "policy", "limits", "notify", "workspace", "hooks", "dispatch", "tracker", "store", "server", "polling", "agent", "codex", "retention"}
+var topLevel = []string{"board", "agents", "policy", "limits", "notify", "workspace", "hooks", "dispatch", "tracker", "store", "server", "polling", "agent", "codex", "retention", "verify"}
 
 // decodeAll fills cfg from the top-level sections, defaults included.
 func decodeAll(d *decoder, cfg *Config, top map[string]*yaml.Node, baseDir string) {
@@ -38,6 +38,7 @@ func decodeAll(d *decoder, cfg *Config, top map[string]*yaml.Node, baseDir strin
 	cfg.Server = decodeServer(d, top["server"])
 	cfg.Codex = decodeCodex(d, top["codex"])
 	cfg.Retention = decodeRetention(d, top["retention"])
+	cfg.Verify = decodeVerify(d, top["verify"], "verify")
 	cfg.Agents = decodeAgents(d, top["agents"], top["codex"] != nil, cfg.Codex)
 }
 

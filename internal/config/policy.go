@@ -12,10 +12,11 @@ import (
 )
 
 var (
-	policyKeys  = []string{"max_attempts", "failed_state", "backoff", "release_churn_cap", "continuation_cap", "kinds", "breaker"}
+	policyKeys  = []string{"max_attempts", "failed_state", "backoff", "release_churn_cap", "continuation_cap", "kinds", "breaker", "correlation", "repeat_cap"}
 	backoffKeys = []string{"base", "max", "jitter"}
 	breakerKeys = []string{"threshold", "window", "cooldown"}
 	kindKeys    = []string{"cap", "tiers", "backoff"}
+	corrKeys    = []string{"cards", "window"}
 )
 
 func decodePolicy(d *decoder, n *yaml.Node) policy.Config {
@@ -49,6 +50,18 @@ func decodePolicy(d *decoder, n *yaml.Node) policy.Config {
 		if w, ok := bf["cooldown"]; ok {
 			pc.BreakerCooldown = nonZero(d, w, "policy.breaker.cooldown", pc.BreakerCooldown)
 		}
+	}
+	if v, ok := f["correlation"]; ok {
+		cf := d.fields(v, "policy.correlation", corrKeys, strict)
+		if c, ok := cf["cards"]; ok {
+			pc.CorrelationCards = atLeastOrOff(d, c, "policy.correlation.cards", 2, pc.CorrelationCards)
+		}
+		if w, ok := cf["window"]; ok {
+			pc.CorrelationWindow = nonZero(d, w, "policy.correlation.window", pc.CorrelationWindow)
+		}
+	}
+	if v, ok := f["repeat_cap"]; ok {
+		pc.RepeatCap = atLeastOrOff(d, v, "policy.repeat_cap", 2, pc.RepeatCap)
 	}
 	if v, ok := f["kinds"]; ok {
 		for _, e := range d.entries(v, "policy.kinds") {
@@ -153,4 +166,17 @@ func capRetryBackoff(cfg *Config, top map[string]*yaml.Node) {
 	if !has(top, "policy", "backoff", "max") && (has(top, "agent", "max_retry_backoff_ms") || has(top, "dispatch", "max_retry_backoff")) {
 		cfg.Policy.Backoff.Max = max(cfg.Dispatch.MaxRetryBackoff, cfg.Policy.Backoff.Base)
 	}
+}
+
+// atLeastOrOff reads an integer that is either at least min or -1 (off).
+func atLeastOrOff(d *decoder, v *yaml.Node, path string, min, def int) int {
+	x, ok := d.integer(v, path)
+	if !ok {
+		return def
+	}
+	if x != -1 && x < min {
+		d.errf(deref(v), path, "%d is not allowed; use %d or more, or -1 to turn it off", x, min)
+		return def
+	}
+	return x
 }

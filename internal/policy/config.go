@@ -17,6 +17,17 @@ type Config struct {
 	BreakerThreshold int           `json:"breaker_threshold"`
 	BreakerWindow    time.Duration `json:"breaker_window"`
 	BreakerCooldown  time.Duration `json:"breaker_cooldown"` // open time when no reset time is known
+	// Correlation: one failure fingerprint of a counted kind (unknown
+	// included) ending runs on CorrelationCards distinct cards of one
+	// profile within CorrelationWindow is the profile's problem, not the
+	// cards': the breaker opens and those runs are not counted. Negative
+	// CorrelationCards turns it off.
+	CorrelationCards  int           `json:"correlation_cards"`
+	CorrelationWindow time.Duration `json:"correlation_window"`
+	// RepeatCap: this many identical failure fingerprints in a row on one
+	// card, with nothing changed between the attempts, block the card.
+	// Negative turns it off.
+	RepeatCap int `json:"repeat_cap"`
 }
 
 // Backoff is an exponential schedule with jitter: Base × 2^(n-1), at most Max.

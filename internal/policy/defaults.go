@@ -22,6 +22,10 @@ func Defaults() Config {
 		BreakerThreshold: 5,
 		BreakerWindow:    5 * time.Minute,
 		BreakerCooldown:  time.Minute,
+
+		CorrelationCards:  3,
+		CorrelationWindow: 10 * time.Minute,
+		RepeatCap:         3,
 	}
 }
 
