@@ -319,5 +319,5 @@ func (d *Dispatcher) recoverCard(ctx context.Context, c board.Card, mine bool) e
 		cls = got
 	}
 	// The route joins the run's trace, whoever started it.
-	return d.routeOnce(tracing.RunContext(ctx, open.ID), c.ID, *c.Claim, *open, cls, nil, true)
+	return d.route(tracing.RunContext(ctx, open.ID), routeReq{cardID: c.ID, claim: *c.Claim, run: *open, cls: cls, recovering: true})
 }

@@ -81,10 +81,6 @@ type Dispatcher struct {
 	// routeMu serialises the read-modify-write of agent breaker states
 	// (routing and probe claims) within this process.
 	routeMu sync.Mutex
-	// routes queues finished runs for group routing (routeGrouped);
-	// writes queues the runs' start and progress writes (applyGrouped).
-	routes combiner[*routeReq]
-	writes combiner[store.Change]
 
 	mu       sync.Mutex
 	jobs     map[string]*job // by card id

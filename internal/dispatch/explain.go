@@ -67,22 +67,15 @@ func Explain(ctx context.Context, st store.Store, cfg *config.Config, ref string
 	if f.Cycle, err = cycleOf(ctx, st, c); err != nil {
 		return e, err
 	}
-	states, err := st.ListAgentStates(ctx)
+	bs, err := readBreakers(ctx, st)
 	if err != nil {
 		return e, err
 	}
-	for _, a := range states {
-		if a.Name == profile {
-			var bs policy.BreakerState
-			_ = json.Unmarshal(a.Data, &bs)
-			if a.State == policy.BreakerClosed {
-				bs = policy.BreakerState{}
-			}
-			ok, _, why := policy.Allow(bs, now)
-			f.BreakerOK, f.BreakerWhy = ok, why
-			if !ok && why == "" {
-				f.BreakerWhy = fmt.Sprintf("agent profile %s is %s: %s; drover agent resume %s", profile, a.State, a.Reason, profile)
-			}
+	if b, ok := bs[profile]; ok {
+		ok, _, why := policy.Allow(b.BreakerState, now)
+		f.BreakerOK, f.BreakerWhy = ok, why
+		if !ok && why == "" {
+			f.BreakerWhy = fmt.Sprintf("agent profile %s is %s: %s; drover agent resume %s", profile, b.State, b.Reason, profile)
 		}
 	}
 	nodes, err := st.ListNodes(ctx)

@@ -106,7 +106,7 @@ func (d *Dispatcher) runJob(j *job) {
 	j.agentDone.Store(true) // no more renewals: routing ends the claim
 	ctx, cancel := context.WithTimeout(j.trace, 2*time.Minute)
 	defer cancel()
-	err := d.routeGrouped(ctx, j.card.ID, j.claim, j.run, cls, &res)
+	err := d.route(ctx, routeReq{cardID: j.card.ID, claim: j.claim, run: j.run, cls: cls, res: &res})
 	if err != nil {
 		log.Error("could not route the run", "err", err)
 		_ = runErr
@@ -189,9 +189,8 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 		return agent.Result{}, policy.Classification{Kind: policy.KindConfigError, Message: err.Error(), Source: "profile"}, err
 	}
 	now := d.o.Now().UTC()
-	// The start's figures and its event in one change, written in a group
-	// with the other runs starting now.
-	_ = d.applyGrouped(store.Change{Progress: []store.RunProgress{{RunID: j.run.ID, StartedAt: &now, LogPath: logPath, Workspace: ws}},
+	// The start's figures and its event in one change.
+	_ = d.o.Store.Apply(context.Background(), store.Change{Progress: []store.RunProgress{{RunID: j.run.ID, StartedAt: &now, LogPath: logPath, Workspace: ws}},
 		Events: []board.Event{{At: now, CardID: j.card.ID, RunID: j.run.ID, Type: board.EvStarted,
 			Actor: d.actor(), Reason: fmt.Sprintf("attempt %d started: agent %s in %s%s", j.run.Attempt, j.profile, ws, resumeNote(resumed))}}})
 	log.Info("agent started", "agent", j.profile, "workspace", ws)
@@ -201,7 +200,7 @@ func (d *Dispatcher) execute(j *job, cfg *config.Config, log interface {
 		Continue: func(ctx context.Context) bool { return d.wantsWork(ctx, j) },
 		Started: func(l agent.Launch) {
 			log.Info("agent command", "argv", strings.Join(l.Argv, " "), "env", strings.Join(l.EnvNames, " "))
-			_ = d.applyGrouped(store.Change{Progress: []store.RunProgress{{RunID: j.run.ID, Argv: l.Argv, EnvNames: l.EnvNames}}})
+			_ = d.o.Store.Apply(context.Background(), store.Change{Progress: []store.RunProgress{{RunID: j.run.ID, Argv: l.Argv, EnvNames: l.EnvNames}}})
 		}}
 	actx, asp := tracing.Start(j.ctx, tracing.SpanAgent, tracing.Agent(j.profile, p.Kind)...)
 	res, runErr := ag.Run(actx, inv)

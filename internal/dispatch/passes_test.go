@@ -40,7 +40,15 @@ type passCounting struct {
 
 func (p *passCounting) Apply(ctx context.Context, ch store.Change) error {
 	p.commits.Add(1)
+	if liveProgress(ch) {
+		p.progressCommits.Add(1)
+	}
 	return p.Store.Apply(ctx, ch)
+}
+
+// liveProgress: ch carries live figures (not a start's).
+func liveProgress(ch store.Change) bool {
+	return len(ch.Progress) > 0 && ch.Progress[0].StartedAt == nil && ch.Progress[0].Argv == nil
 }
 
 func (p *passCounting) ListCards(ctx context.Context, f store.CardFilter) ([]board.Card, error) {
@@ -53,7 +61,7 @@ func (p *passCounting) ListCards(ctx context.Context, f store.CardFilter) ([]boa
 func (p *passCounting) ApplyAll(ctx context.Context, chs []store.Change) ([]error, error) {
 	p.commits.Add(1)
 	for _, ch := range chs {
-		if len(ch.Progress) > 0 && ch.Progress[0].StartedAt == nil && ch.Progress[0].Argv == nil {
+		if liveProgress(ch) {
 			p.progressCommits.Add(1)
 			break
 		}

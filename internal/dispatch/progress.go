@@ -57,7 +57,7 @@ func (d *Dispatcher) progress(j *job) func(agent.Progress) {
 // simulation (Options.Spawn) writes at once, in its seeded order.
 func (d *Dispatcher) queueProgress(p store.RunProgress) {
 	if d.o.Spawn != nil {
-		_ = d.applyGrouped(store.Change{Progress: []store.RunProgress{p}})
+		_ = d.o.Store.Apply(context.Background(), store.Change{Progress: []store.RunProgress{p}})
 		return
 	}
 	d.putProgress([]store.RunProgress{p}, true)
@@ -99,7 +99,9 @@ func (d *Dispatcher) flushProgress() {
 		return
 	}
 	sort.Slice(ps, func(a, b int) bool { return ps[a].RunID < ps[b].RunID })
-	if err := d.applyGrouped(store.Change{Progress: ps}); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := d.o.Store.Apply(ctx, store.Change{Progress: ps}); err != nil {
 		d.log.Warn("could not record the live runs' progress; it is tried again with the next flush", "runs", len(ps), "err", err)
 		d.putProgress(ps, false) // newer figures of a run, if any came meanwhile, win
 	}

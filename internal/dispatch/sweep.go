@@ -45,25 +45,31 @@ func (d *Dispatcher) sweepWorkspaces(ctx context.Context, cfg *config.Config) {
 			upTo = c.UpdatedAt.Add(-time.Nanosecond)
 			continue
 		}
-		d.removeWorkspace(cfg, c)
+		if dir, err := workspace.Path(cfg.Workspace.Root, c.Identifier); err == nil {
+			d.removeWorkspace(cfg, c, dir)
+		}
 	}
 	if upTo.After(d.sweptUpTo) {
 		d.sweptUpTo = upTo
 	}
 }
 
-// removeWorkspace runs the before_remove hook and removes c's workspace, if
-// this node has one for it.
-func (d *Dispatcher) removeWorkspace(cfg *config.Config, c board.Card) {
-	dir, err := workspace.Path(cfg.Workspace.Root, c.Identifier)
-	if err != nil {
-		return
-	}
+// removesWorkspace says whether workspace.cleanup removes the workspace
+// of a card in c's column.
+func removesWorkspace(cfg *config.Config, c board.Card) bool {
+	return workspace.ShouldRemove(cfg.Workspace.Cleanup, cfg.Board.RoleOf(c.State))
+}
+
+// removeWorkspace runs the before_remove hook and removes c's workspace dir
+// (routing's, after a run into a sink; the sweep's, after an operator's
+// move), if this node has it.
+func (d *Dispatcher) removeWorkspace(cfg *config.Config, c board.Card, dir string) {
 	if _, err := os.Lstat(dir); err != nil {
 		return
 	}
 	hooks := workspace.Hooks{BeforeRemove: cfg.Hooks.BeforeRemove, Timeout: cfg.Hooks.Timeout}
-	_ = hooks.Run(context.Background(), workspace.HookBeforeRemove, dir, envSlice(map[string]string{"DROVER_CARD_ID": c.ID, "DROVER_CARD_IDENTIFIER": c.Identifier, "DROVER_WORKSPACE": dir}), nil)
+	env := envSlice(map[string]string{"DROVER_CARD_ID": c.ID, "DROVER_CARD_IDENTIFIER": c.Identifier, "DROVER_WORKSPACE": dir})
+	_ = hooks.Run(context.Background(), workspace.HookBeforeRemove, dir, env, nil)
 	if err := workspace.Remove(cfg.Workspace.Root, dir); err != nil {
 		d.log.Warn("could not remove a workspace", "card_id", c.ID, "identifier", c.Identifier, "workspace", dir, "err", err)
 		return

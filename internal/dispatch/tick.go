@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -509,31 +508,4 @@ func (d *Dispatcher) setSpendPaused(why string) {
 	d.mu.Lock()
 	d.status.DispatchPaused = why
 	d.mu.Unlock()
-}
-
-// breaker is a profile's breaker as stored, with the version that guards
-// its next write.
-type breaker struct {
-	policy.BreakerState
-	version int64
-}
-
-// breakers loads every profile's breaker state.
-func (d *Dispatcher) breakers(ctx context.Context) (map[string]breaker, error) {
-	states, err := d.o.Store.ListAgentStates(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]breaker{}
-	for _, a := range states {
-		var bs policy.BreakerState
-		if len(a.Data) > 0 {
-			_ = json.Unmarshal(a.Data, &bs)
-		}
-		if a.State == policy.BreakerClosed {
-			bs = policy.BreakerState{State: policy.BreakerClosed, Hits: bs.Hits}
-		}
-		out[a.Name] = breaker{bs, a.Version}
-	}
-	return out, nil
 }
