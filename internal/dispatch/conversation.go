@@ -24,7 +24,7 @@ const maxConversationEvents = 1000
 //
 // readsComments says whether the run's prompt template can show comments:
 // a card's first run reads nothing at all when it cannot.
-func (d *Dispatcher) conversation(ctx context.Context, c board.Card, cur board.Run, readsComments bool) (conv prompt.Conversation, resume string, err error) {
+func (r *runner) conversation(ctx context.Context, c board.Card, cur board.Run, readsComments bool) (conv prompt.Conversation, resume string, err error) {
 	if cur.Attempt == 1 && cur.RetryEpoch <= 1 {
 		// The card's first run ever: no run before it, so no park, no
 		// answer and no session to resume; only the operators' comments,
@@ -32,9 +32,9 @@ func (d *Dispatcher) conversation(ctx context.Context, c board.Card, cur board.R
 		if !readsComments {
 			return conv, "", nil
 		}
-		return d.firstConversation(ctx, c)
+		return r.firstConversation(ctx, c)
 	}
-	events, err := d.o.Store.ListEvents(ctx, store.EventFilter{CardID: c.ID, Newest: true, Limit: maxConversationEvents})
+	events, err := r.st.ListEvents(ctx, store.EventFilter{CardID: c.ID, Newest: true, Limit: maxConversationEvents})
 	if err != nil {
 		return conv, "", err
 	}
@@ -55,12 +55,12 @@ func (d *Dispatcher) conversation(ctx context.Context, c board.Card, cur board.R
 			}
 		}
 	}
-	runs, err := d.o.Store.ListRuns(ctx, store.RunFilter{CardID: c.ID})
+	runs, err := r.st.ListRuns(ctx, store.RunFilter{CardID: c.ID})
 	if err != nil {
 		return conv, "", err
 	}
 	prev := previousRun(runs, cur.ID)
-	comments, err := d.o.Store.ListComments(ctx, c.ID)
+	comments, err := r.st.ListComments(ctx, c.ID)
 	if err != nil {
 		return conv, "", err
 	}
@@ -82,8 +82,8 @@ func (d *Dispatcher) conversation(ctx context.Context, c board.Card, cur board.R
 
 // firstConversation is conversation for a card's first run: every comment
 // an operator wrote, and nothing to resume (two reads fewer on the hot path).
-func (d *Dispatcher) firstConversation(ctx context.Context, c board.Card) (conv prompt.Conversation, resume string, err error) {
-	comments, err := d.o.Store.ListComments(ctx, c.ID)
+func (r *runner) firstConversation(ctx context.Context, c board.Card) (conv prompt.Conversation, resume string, err error) {
+	comments, err := r.st.ListComments(ctx, c.ID)
 	if err != nil {
 		return conv, "", err
 	}

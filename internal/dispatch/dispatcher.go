@@ -459,3 +459,8 @@ func nonEmpty(s, def string) string {
 	}
 	return s
 }
+
+// runner is what runs this dispatcher's attempts.
+func (d *Dispatcher) runner() *runner {
+	return &runner{st: d.o.Store, logDir: d.o.LogDir, newAgent: d.o.NewAgent, env: d.o.Env, mcpCommand: d.o.MCPCommand, node: d.node, now: d.o.Now}
+}

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/drover-dev/drover/internal/agent"
@@ -19,8 +20,8 @@ const MCPServerName = "drover"
 // finds its run from the variables named in EnvVars, which the agent
 // passes on; its config files go beside the run's log, in a directory of
 // the run's own.
-func (d *Dispatcher) mcpServer(p agent.Profile, env map[string]string, logPath string) *agent.MCPServer {
-	if d.o.MCPCommand == "" || p.MCP == agent.MCPOff {
+func (r *runner) mcpServer(p agent.Profile, env map[string]string, logPath string) *agent.MCPServer {
+	if r.mcpCommand == "" || p.MCP == agent.MCPOff {
 		return nil
 	}
 	if reg, ok := registry.Lookup(p.Kind); !ok || reg.MCP == nil {
@@ -33,12 +34,31 @@ func (d *Dispatcher) mcpServer(p agent.Profile, env map[string]string, logPath s
 		}
 	}
 	sort.Strings(names)
-	return &agent.MCPServer{Name: MCPServerName, Command: d.o.MCPCommand, Args: []string{"mcp"}, EnvVars: names,
+	return &agent.MCPServer{Name: MCPServerName, Command: r.mcpCommand, Args: []string{"mcp"}, EnvVars: names,
 		Dir: strings.TrimSuffix(logPath, ".log") + ".mcp", Tools: agent.MCPTools}
 }
 
-// calls are the agent's own calls for j's run, for kinds that run inside
+// calls are the agent's own calls for a's run, for kinds that run inside
 // drover: the same fenced service drover mcp serves.
-func (d *Dispatcher) calls(j *job) agent.Calls {
-	return &agentcall.Service{Store: d.o.Store, RunID: j.run.ID, Now: d.o.Now}
+func (r *runner) calls(a attempt) agent.Calls {
+	return &agentcall.Service{Store: r.st, RunID: a.run.ID, Now: r.now}
+}
+
+// agentEnv is the agent's DROVER_* environment.
+func (r *runner) agentEnv(a attempt, ws string) map[string]string {
+	env := map[string]string{}
+	for k, v := range r.env {
+		env[k] = v
+	}
+	env["DROVER_CARD_ID"] = a.card.ID
+	env["DROVER_CARD_IDENTIFIER"] = a.card.Identifier
+	env["DROVER_CARD_STATE"] = a.card.State
+	env["DROVER_RUN_ID"] = a.run.ID
+	env["DROVER_ATTEMPT"] = strconv.Itoa(a.run.Attempt)
+	env["DROVER_WORKSPACE"] = ws
+	env["DROVER_NODE"] = r.node
+	if r.mcpCommand != "" {
+		env["DROVER_BIN"] = r.mcpCommand // a command agent runs "$DROVER_BIN" mcp or "$DROVER_BIN" run …
+	}
+	return env
 }

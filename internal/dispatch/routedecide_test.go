@@ -24,7 +24,9 @@ func TestDecideRoute(t *testing.T) {
 	card := board.Card{ID: "c1", Identifier: "DRV-1", State: "in_progress", Version: 7, Claim: &claim, RetryEpoch: 1}
 	open := board.Run{ID: "r2", CardID: "c1", Attempt: 2, RetryEpoch: 1, ClaimEpoch: 7, Node: "n1", Agent: "sim", Workspace: "/ws/DRV-1"}
 	failed := board.Run{ID: "r1", CardID: "c1", Attempt: 1, RetryEpoch: 1, Agent: "sim", Outcome: board.OutcomeFailed, Kind: "agent_failed", Counted: true}
-	exit := func(code int) *agent.Result { return &agent.Result{Signals: policy.Signals{AgentKind: "sim", ExitCode: code}} }
+	exit := func(code int) *agent.Result {
+		return &agent.Result{Signals: policy.Signals{AgentKind: "sim", ExitCode: code}}
+	}
 	cls := func(k policy.Kind, msg string) policy.Classification {
 		return policy.Classification{Kind: k, Message: msg, Source: "test"}
 	}
@@ -62,7 +64,10 @@ func TestDecideRoute(t *testing.T) {
 		{"a lost claim writes only the run", nil, facts(func(f *routeFacts) { f.card.Claim = &board.Claim{Owner: "n2", Epoch: 9} }),
 			want{lost: true, outcome: board.OutcomeLeaseLost, kind: "succeeded", events: []string{board.EvLeaseLost}}},
 		{"the last counted attempt gives up",
-			func(r routeReq) routeReq { r.cls, r.res = cls(policy.KindAgentFailed, "tests failed"), exit(1); return r }, facts(nil),
+			func(r routeReq) routeReq {
+				r.cls, r.res = cls(policy.KindAgentFailed, "tests failed"), exit(1)
+				return r
+			}, facts(nil),
 			want{state: "blocked", outcome: board.OutcomeFailed, kind: "agent_failed", events: []string{board.EvGaveUp},
 				comments: []string{"Blocked (agent_failed)"}, notices: []string{policy.NotifyGaveUp}}},
 		{"a question parks with the question kept",
@@ -96,14 +101,18 @@ func TestDecideRoute(t *testing.T) {
 				r.claim.Owner, r.recovering, r.res = "n2", true, nil
 				r.cls = cls(policy.KindInterrupted, "lease expired")
 				return r
-			}, facts(func(f *routeFacts) { f.card.Claim = &board.Claim{Owner: "n2", Epoch: 7, LeaseUntil: now.Add(time.Second)} }),
+			}, facts(func(f *routeFacts) {
+				f.card.Claim = &board.Claim{Owner: "n2", Epoch: 7, LeaseUntil: now.Add(time.Second)}
+			}),
 			want{err: errRenewed}},
 		{"a recovery of an expired lease retries at once",
 			func(r routeReq) routeReq {
 				r.claim = board.Claim{Owner: "n2", Epoch: 7, LeaseUntil: now.Add(-time.Second)}
 				r.recovering, r.res, r.cls = true, nil, cls(policy.KindInterrupted, "lease expired")
 				return r
-			}, facts(func(f *routeFacts) { f.card.Claim = &board.Claim{Owner: "n2", Epoch: 7, LeaseUntil: now.Add(-time.Second)} }),
+			}, facts(func(f *routeFacts) {
+				f.card.Claim = &board.Claim{Owner: "n2", Epoch: 7, LeaseUntil: now.Add(-time.Second)}
+			}),
 			want{state: "ready", outcome: board.OutcomeInterrupted, kind: "interrupted", events: []string{board.EvRetry}, leaseEnd: true}},
 	}
 	for _, c := range cases {
