@@ -40,11 +40,6 @@ func readBreakers(ctx context.Context, st store.Store) (map[string]breaker, erro
 	return out, nil
 }
 
-// breakers loads every profile's breaker state.
-func (d *Dispatcher) breakers(ctx context.Context) (map[string]breaker, error) {
-	return readBreakers(ctx, d.o.Store)
-}
-
 // outage reports whether profile's breaker is open or probing for
 // provider_unavailable: the provider is failing for other cards too, so a
 // give-up must not blame the card.

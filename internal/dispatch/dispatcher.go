@@ -7,15 +7,12 @@ package dispatch
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/drover-dev/drover/internal/agent"
@@ -81,42 +78,34 @@ type Dispatcher struct {
 	// routeMu serialises the read-modify-write of agent breaker states
 	// (routing and probe claims) within this process.
 	routeMu sync.Mutex
+	// routes writes routings, blocks before claims and notices.
+	routes *router
 
-	mu       sync.Mutex
-	jobs     map[string]*job // by card id
-	status   NodeStatus
-	lastTick time.Time
-	// liveProgress holds the live runs' figures until they are written.
-	liveProgress progressQueue
+	// self is this process as a node: its name's hold and its status.
+	self *self
+
+	jobs liveJobs
+	// live holds the live runs' figures until they are written.
+	live *progressQueue
+	// life ends when Run has stopped its agents: the heartbeat goroutine
+	// and the progress flush end with it.
+	life context.Context
+	end  context.CancelFunc
 	// lastFull is when Run's last full pass began and fullNext what it said
 	// was due next (used by the Run loop's goroutine only; see tickPass).
 	lastFull, fullNext time.Time
-	usable             map[string]string // profile → why it cannot run here ("" = fine)
-	usableAt           map[string]time.Time
-	claims             map[string]int64 // card → fencing epoch of the last claim this process wrote
-	// storeDown is when the current store outage began (zero: none);
-	// storeBack when the store last came back (or this process started).
-	storeDown, storeBack time.Time
+	usable             usability
+	claims             claimLog
 
-	// sweptUpTo is the updated_at of the newest sink card whose workspace
-	// the last sweep looked at (used by the Run loop's goroutine only).
-	sweptUpTo time.Time
+	// sweep removes the workspaces of cards moved into a sink between runs
+	// (used by the Run loop's goroutine only).
+	sweep sweeper
 
 	// startHook, when set (tests), may veto starting the agent after a claim.
 	startHook func(board.Card, board.Run) bool
 
-	wake    chan struct{}
-	done    chan struct{}
-	started time.Time
-	// instance is this process's random id on its node row: the name is
-	// held by one instance at a time (store.Store.TouchNode).
-	instance string
-	// nameLost is set when another process took the node name; Run stops.
-	nameLost error
-	// registered: this process took its node name (register succeeded).
-	registered bool
-	// beating: the heartbeat goroutine runs (see ensureBeating).
-	beating bool
+	wake chan struct{}
+	done chan struct{}
 }
 
 // NodeStatus is what this node wants operators to see; it is stored on the
@@ -166,7 +155,7 @@ func New(o Options) (*Dispatcher, error) {
 	if o.LogDir == "" {
 		o.LogDir = os.TempDir()
 	}
-	d := &Dispatcher{o: o, jobs: map[string]*job{}, wake: make(chan struct{}, 1), done: make(chan struct{}, 1), usable: map[string]string{}, usableAt: map[string]time.Time{}, claims: map[string]int64{}}
+	d := &Dispatcher{o: o, wake: make(chan struct{}, 1), done: make(chan struct{}, 1)}
 	d.node = o.Node
 	if d.node == "" {
 		d.node = o.Config.Dispatch.Node
@@ -175,8 +164,11 @@ func New(o Options) (*Dispatcher, error) {
 		d.node, _ = os.Hostname()
 	}
 	d.log = o.Log.With("node", d.node)
-	d.instance = board.NewID()
-	d.started = o.Now() // Run sets it again; a harness driving Tick has it too
+	d.self = newSelf(o.Store, d.node, o.Now, d.lease, d.log)
+	d.life, d.end = context.WithCancel(context.Background())
+	d.live = &progressQueue{st: o.Store, log: d.log, now: o.Spawn != nil, life: d.life}
+	d.routes = &router{st: o.Store, config: d.cfg.Load, outbox: o.Outbox, metrics: o.Metrics, log: d.log, node: d.node,
+		now: o.Now, rand: o.Rand, after: o.After, mu: &d.routeMu}
 	d.cfg.Store(o.Config)
 	return d, nil
 }
@@ -197,25 +189,14 @@ func (d *Dispatcher) Refresh() {
 
 // Running is the number of live runs in this process.
 func (d *Dispatcher) Running() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return len(d.jobs)
+	return d.jobs.count()
 }
-
-// outageNotice is how long a node keeps reporting a store outage that ended.
-const outageNotice = time.Minute
-
-// ErrNodeTaken: another live process uses this node name.
-var ErrNodeTaken = errors.New("node name in use")
 
 // Run dispatches until ctx ends, then stops its agents, records their runs as
 // interrupted, returns the cards to eligible and returns.
 func (d *Dispatcher) Run(ctx context.Context) error {
-	d.started = d.o.Now()
-	d.mu.Lock()
-	d.storeBack = d.started // a new process judges others' leases after a lease period
-	d.mu.Unlock()
-	if err := d.register(ctx); err != nil {
+	d.self.begin() // a new process judges others' leases after a lease period
+	if err := d.self.register(ctx, d.Running()); err != nil {
 		return err
 	}
 	changes := d.o.Store.Watch(ctx)
@@ -228,7 +209,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		if d.o.OnTick != nil {
 			d.o.OnTick()
 		}
-		if err := d.lostName(); err != nil {
+		if err := d.self.lost(); err != nil {
 			_ = d.shutdown()
 			return err
 		}
@@ -266,81 +247,6 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 }
 
-// register takes the node name, refusing to run beside a live process that
-// holds it. The hold is a lease on the node row (store.Store.TouchNode), not
-// a PID: a row whose lease passed never blocks, and of two processes starting
-// at once exactly one gets the name. A holder on this host whose PID is gone
-// died without releasing it; its hold is taken over at once (by its instance
-// id, so racing successors still get one winner) instead of after a lease.
-func (d *Dispatcher) register(ctx context.Context) error {
-	host, _ := os.Hostname()
-	d.mu.Lock()
-	d.status.Host = host
-	d.mu.Unlock()
-	err := d.touch(ctx, false, "")
-	if !errors.Is(err, store.ErrNodeHeld) {
-		d.markRegistered(err)
-		return err
-	}
-	holder, ok, lerr := d.nodeRow(ctx)
-	if lerr != nil {
-		return lerr
-	}
-	var st NodeStatus
-	_ = json.Unmarshal(holder.Status, &st)
-	// Our own PID on another instance's row is a previous process's (PID 1
-	// in a container, say): that one is gone.
-	if ok && st.Host == host && (holder.PID == os.Getpid() || !pidAlive(holder.PID)) {
-		if err = d.touch(ctx, false, holder.Instance); !errors.Is(err, store.ErrNodeHeld) {
-			if err == nil {
-				d.log.Info("took over the node name from a process that died without releasing it", "pid", holder.PID)
-			}
-			d.markRegistered(err)
-			return err
-		}
-		holder, _, _ = d.nodeRow(ctx)
-		_ = json.Unmarshal(holder.Status, &st)
-	}
-	return errors.Join(ErrNodeTaken, fmt.Errorf("node name %s is held by another drover serve (pid %d on %s, its hold lapses at %s unless it renews it); stop that process, or give this one its own name (dispatch.node in WORKFLOW.md)",
-		d.node, holder.PID, nonEmpty(st.Host, "another host"), holder.LeaseUntil.UTC().Format(time.RFC3339)))
-}
-
-func (d *Dispatcher) markRegistered(err error) {
-	if err == nil {
-		d.mu.Lock()
-		d.registered = true
-		d.mu.Unlock()
-	}
-}
-
-func (d *Dispatcher) isRegistered() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.registered
-}
-
-// nodeRow is the stored row of this node's name.
-func (d *Dispatcher) nodeRow(ctx context.Context) (store.Node, bool, error) {
-	nodes, err := d.o.Store.ListNodes(ctx)
-	if err != nil {
-		return store.Node{}, false, err
-	}
-	for _, n := range nodes {
-		if n.Name == d.node {
-			return n, true, nil
-		}
-	}
-	return store.Node{}, false, nil
-}
-
-func pidAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
 // LeaderTTL is how long housekeeping leadership lasts without renewal: one
 // lease period, so a dead leader's successor is in place, and recovers the
 // dead leader's claims, about when those claims' leases end. The notification
@@ -354,77 +260,32 @@ func (d *Dispatcher) lease() time.Duration {
 	return 30 * time.Second
 }
 
-// touch writes the node row with its status, renewing this process's hold
-// on the name for a lease (release: ending it now, at shutdown, so a restart
-// takes the name at once). supersede is an instance known dead whose hold
-// may be taken.
-func (d *Dispatcher) touch(ctx context.Context, release bool, supersede string) error {
-	d.mu.Lock()
-	st, _ := json.Marshal(d.status)
-	running := len(d.jobs)
-	tick := d.lastTick
-	d.mu.Unlock()
-	now := d.o.Now()
-	n := store.Node{Name: d.node, PID: os.Getpid(), StartedAt: d.started, SeenAt: now, Running: running, Status: st,
-		Instance: d.instance, LeaseUntil: now.Add(d.lease()), Supersedes: supersede}
-	if release {
-		n.LeaseUntil = now
-	}
-	if !tick.IsZero() {
-		n.LastTick = &tick
-	}
-	return d.o.Store.TouchNode(ctx, n)
-}
-
-// lostName says why this process no longer holds its node name (nil: it does).
-func (d *Dispatcher) lostName() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.nameLost
-}
-
 // SetTrackerError records the external tracker's trouble on this node's
 // status ("" when it is fine again); the next tick stores it.
 func (d *Dispatcher) SetTrackerError(msg string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if msg == "" {
-		d.status.TrackerError, d.status.TrackerErrorSince = "", nil
-		return
-	}
-	if d.status.TrackerErrorSince == nil {
-		t := d.o.Now()
-		d.status.TrackerErrorSince = &t
-	}
-	d.status.TrackerError = msg
+	d.self.update(func(st *NodeStatus) {
+		if msg == "" {
+			st.TrackerError, st.TrackerErrorSince = "", nil
+			return
+		}
+		st.TrackerError, st.TrackerErrorSince = msg, d.self.since(st.TrackerErrorSince)
+	})
 }
 
 // SetTrackerRefused records that the tracker refused a projection.
 func (d *Dispatcher) SetTrackerRefused(msg string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.status.TrackerRefusedSince == nil {
-		t := d.o.Now()
-		d.status.TrackerRefusedSince = &t
-	}
-	d.status.TrackerRefused = msg
+	d.self.update(func(st *NodeStatus) {
+		st.TrackerRefused, st.TrackerRefusedSince = msg, d.self.since(st.TrackerRefusedSince)
+	})
 }
 
 // Status returns this node's status.
-func (d *Dispatcher) Status() NodeStatus {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.status
-}
+func (d *Dispatcher) Status() NodeStatus { return d.self.snapshot() }
 
 // shutdown stops every agent (cause "shutdown") and waits for their routing.
 func (d *Dispatcher) shutdown() error {
-	d.mu.Lock()
-	jobs := make([]*job, 0, len(d.jobs))
-	for _, j := range d.jobs {
-		jobs = append(jobs, j)
-	}
-	d.mu.Unlock()
+	defer d.end()
+	jobs := d.jobs.snapshot()
 	d.log.Info("stopping", "running", len(jobs))
 	for _, j := range jobs {
 		j.cancel(errShutdown)
@@ -440,7 +301,7 @@ func (d *Dispatcher) shutdown() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ShutdownFinalWrite)
 	defer cancel()
-	_ = d.touch(ctx, true, "")
+	_ = d.self.touch(ctx, d.Running(), true, "")
 	return nil
 }
 

@@ -51,25 +51,45 @@ func Explain(ctx context.Context, st store.Store, cfg *config.Config, ref string
 	if err != nil {
 		return Explanation{}, err
 	}
-	profile := c.Agent
-	if profile == "" {
-		profile = cfg.Agents.Default
-	}
+	profile := profileOf(cfg, c)
 	e := Explanation{Identifier: c.Identifier, Title: c.Title, State: c.State, Role: cfg.Board.RoleOf(c.State), Agent: profile,
 		RetryEpoch: c.RetryEpoch, Running: c.Claim != nil, NextAt: c.NextAttemptAt, Block: c.BlockReason, GaveUp: c.GaveUp}
+	f, anyNode, err := explainFacts(ctx, st, cfg, c, profile, now)
+	if err != nil {
+		return e, err
+	}
+	e.Checks = Eligible(f)
+	epoch := c.RetryEpoch
+	runs, err := st.ListRuns(ctx, store.RunFilter{CardID: c.ID, RetryEpoch: &epoch})
+	if err != nil {
+		return e, err
+	}
+	for _, r := range runs {
+		at := r.FinishedAt
+		if at == nil {
+			at = &r.ClaimedAt
+		}
+		e.History = append(e.History, HistoryLine{r.ID, r.Attempt, r.Outcome, r.Kind, r.Counted, r.Decision, at})
+	}
+	e.Budgets = policy.Budgets(cfg.Policy, runs)
+	e.Next = nextStep(e, c, now, anyNode)
+	return e, nil
+}
+
+// explainFacts are the eligibility facts of c as the store holds them:
+// blockers, the profile's breaker, the live nodes' slots and usability,
+// the day's spend. anyNode: some drover serve has run against the store.
+func explainFacts(ctx context.Context, st store.Store, cfg *config.Config, c board.Card, profile string, now time.Time) (Facts, bool, error) {
 	f := Facts{Board: cfg.Board, Card: c, Now: now, Profile: profile, BreakerOK: true, SlotsFree: 1, StateFree: -1}
 	_, f.ProfileOK = cfg.Agents.Profile(profile)
-	for _, id := range c.BlockedBy {
-		if b, err := st.GetCard(ctx, id); err == nil {
-			f.Blockers = append(f.Blockers, b)
-		}
-	}
+	f.Blockers = blockersOf(ctx, st, c)
+	var err error
 	if f.Cycle, err = cycleOf(ctx, st, c); err != nil {
-		return e, err
+		return f, false, err
 	}
 	bs, err := readBreakers(ctx, st)
 	if err != nil {
-		return e, err
+		return f, false, err
 	}
 	if b, ok := bs[profile]; ok {
 		ok, _, why := policy.Allow(b.BreakerState, now)
@@ -80,7 +100,7 @@ func Explain(ctx context.Context, st store.Store, cfg *config.Config, ref string
 	}
 	nodes, err := st.ListNodes(ctx)
 	if err != nil {
-		return e, err
+		return f, false, err
 	}
 	running, capacity := 0, 0
 	for _, n := range nodes {
@@ -100,26 +120,11 @@ func Explain(ctx context.Context, st store.Store, cfg *config.Config, ref string
 	if cfg.Limits.MaxCostPerDayUSD > 0 && c.Claim == nil {
 		b, err := budget.ReadDay(ctx, st, cfg.Limits, now)
 		if err != nil {
-			return e, err
+			return f, false, err
 		}
 		f.SpendWhy = b.Paused(cfg.Limits.NextDayStart(now))
 	}
-	e.Checks = Eligible(f)
-	epoch := c.RetryEpoch
-	runs, err := st.ListRuns(ctx, store.RunFilter{CardID: c.ID, RetryEpoch: &epoch})
-	if err != nil {
-		return e, err
-	}
-	for _, r := range runs {
-		at := r.FinishedAt
-		if at == nil {
-			at = &r.ClaimedAt
-		}
-		e.History = append(e.History, HistoryLine{r.ID, r.Attempt, r.Outcome, r.Kind, r.Counted, r.Decision, at})
-	}
-	e.Budgets = policy.Budgets(cfg.Policy, runs)
-	e.Next = nextStep(e, c, now, len(nodes) > 0)
-	return e, nil
+	return f, len(nodes) > 0, nil
 }
 
 // cycleOf is the loop of identifiers by which c waits on itself (nil: none).

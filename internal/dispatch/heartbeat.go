@@ -10,40 +10,45 @@ import (
 // one goroutine, instead of one goroutine and one write per run. It runs
 // while the node has runs (start starts it) and stops when it has none.
 // Losing a claim stops its run as lease_lost; a store outage keeps the
-// agents running. With Options.Spawn set the caller renews leases with
-// Heartbeat instead.
+// agents running. The goroutine ends with the dispatcher (Run's shutdown).
+// With Options.Spawn set the caller renews leases with Heartbeat instead.
 func (d *Dispatcher) ensureBeating() {
 	if d.o.Spawn != nil {
 		return
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.beating {
+	l := &d.jobs
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.beating {
 		return
 	}
-	d.beating = true
-	go d.beatLoop()
-}
-
-func (d *Dispatcher) beatLoop() {
-	for {
-		time.Sleep(d.lease() / 3)
-		d.mu.Lock()
-		if len(d.jobs) == 0 {
-			d.beating = false
-			d.mu.Unlock()
-			return
+	l.beating = true
+	go func() {
+		t := time.NewTimer(d.lease() / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-d.life.Done():
+			case <-t.C:
+				t.Reset(d.lease() / 3) // a reloaded lease takes effect
+			}
+			l.mu.Lock()
+			if len(l.m) == 0 || d.life.Err() != nil {
+				l.beating = false
+				l.mu.Unlock()
+				return
+			}
+			l.mu.Unlock()
+			d.beatAll()
 		}
-		d.mu.Unlock()
-		d.beatAll()
-	}
+	}()
 }
 
 // beatAll renews the lease of every run of this node whose agent is still
 // running (a finished one is being routed: its claim is about to go), in
 // one store call, and stops the runs whose claim another node took.
 func (d *Dispatcher) beatAll() {
-	jobs := d.snapshotJobs()
+	jobs := d.jobs.snapshot()
 	epochs := make(map[string]int64, len(jobs))
 	byCard := make(map[string]*job, len(jobs))
 	for _, j := range jobs {

@@ -39,22 +39,51 @@ type job struct {
 
 func (j *job) cancel(cause error) { j.once.Do(func() { j.cancelFn(cause) }) }
 
-func (d *Dispatcher) hasJob(cardID string) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	_, ok := d.jobs[cardID]
+// liveJobs are this process's live runs, by card id.
+type liveJobs struct {
+	mu sync.Mutex
+	m  map[string]*job
+	// beating: the heartbeat goroutine runs (see ensureBeating).
+	beating bool
+}
+
+func (l *liveJobs) add(j *job) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[string]*job{}
+	}
+	l.m[j.card.ID] = j
+}
+
+func (l *liveJobs) remove(cardID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.m, cardID)
+}
+
+func (l *liveJobs) has(cardID string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.m[cardID]
 	return ok
 }
 
-func (d *Dispatcher) snapshotJobs() []*job {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	out := make([]*job, 0, len(d.jobs))
-	for _, j := range d.jobs {
+func (l *liveJobs) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.m)
+}
+
+// snapshot lists the live jobs in a stable order (reconcile and Heartbeat
+// walk it), which keeps a seeded simulation reproducible.
+func (l *liveJobs) snapshot() []*job {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]*job, 0, len(l.m))
+	for _, j := range l.m {
 		out = append(out, j)
 	}
-	// A stable order (reconcile and Heartbeat walk it) keeps a seeded
-	// simulation reproducible.
 	sort.Slice(out, func(a, b int) bool { return out[a].card.Identifier < out[b].card.Identifier })
 	return out
 }
@@ -65,9 +94,7 @@ func (d *Dispatcher) start(tctx context.Context, c board.Card, r board.Run, prof
 	ctx, cancel := context.WithCancelCause(tctx)
 	j := &job{card: c, run: r, claim: *c.Claim, profile: profile, fromState: fromState, ctx: ctx, cancelFn: cancel, finished: make(chan struct{}),
 		trace: tctx, span: tracing.FromContext(tctx)}
-	d.mu.Lock()
-	d.jobs[c.ID] = j
-	d.mu.Unlock()
+	d.jobs.add(j)
 	if d.o.Metrics != nil && !eligibleSince.IsZero() {
 		d.o.Metrics.ObserveStart(profile, d.o.Now().Sub(eligibleSince))
 	}
@@ -82,9 +109,7 @@ func (d *Dispatcher) start(tctx context.Context, c board.Card, r board.Run, prof
 func (d *Dispatcher) runJob(j *job) {
 	log := d.log.With("card_id", j.card.ID, "identifier", j.card.Identifier, "run_id", j.run.ID, "attempt", j.run.Attempt)
 	defer func() {
-		d.mu.Lock()
-		delete(d.jobs, j.card.ID)
-		d.mu.Unlock()
+		d.jobs.remove(j.card.ID)
 		j.cancel(context.Canceled)
 		close(j.finished)
 		select {
@@ -99,7 +124,7 @@ func (d *Dispatcher) runJob(j *job) {
 	j.agentDone.Store(true) // no more renewals: routing ends the claim
 	ctx, cancel := context.WithTimeout(j.trace, 2*time.Minute)
 	defer cancel()
-	err := d.route(ctx, routeReq{cardID: j.card.ID, claim: j.claim, run: j.run, cls: cls, res: &res})
+	err := d.routes.route(ctx, routeReq{cardID: j.card.ID, claim: j.claim, run: j.run, cls: cls, res: &res})
 	if err != nil {
 		log.Error("could not route the run", "err", err)
 		_ = runErr

@@ -9,8 +9,6 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/drover-dev/drover/internal/board"
-	"github.com/drover-dev/drover/internal/config"
-	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/workspace"
 )
 
@@ -27,13 +25,6 @@ type Notice struct {
 	Question string
 	Text     string
 	At       time.Time
-}
-
-func (d *Dispatcher) outbox(cfg *config.Config, n Notice) []store.OutboxItem {
-	if d.o.Outbox == nil {
-		return nil
-	}
-	return d.o.Outbox(cfg, n)
 }
 
 // safeName is the card's directory name for logs (the workspace rules).

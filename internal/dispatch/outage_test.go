@@ -26,7 +26,7 @@ func TestOutageReadsTheProfilesBreaker(t *testing.T) {
 	}
 	outageNow := func() bool {
 		t.Helper()
-		bs, err := d.breakers(ctx)
+		bs, err := readBreakers(ctx, d.o.Store)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"log/slog"
 	"sort"
 	"sync"
 	"time"
@@ -18,8 +19,18 @@ import (
 // after the agents' own output).
 const progressFlush = 500 * time.Millisecond
 
-// progressQueue holds the newest live figures of each run not yet written.
+// progressQueue holds the newest live figures of each run not yet written,
+// and writes them: one change per progressFlush for all of a node's runs.
 type progressQueue struct {
+	st  store.Store
+	log *slog.Logger
+	// now: write each figure at once, in the caller's order (the
+	// simulation, Options.Spawn).
+	now bool
+	// life ends when the dispatcher stops: figures not written by then
+	// are dropped (routing writes each run's final ones).
+	life context.Context
+
 	mu       sync.Mutex
 	pending  map[string]store.RunProgress
 	flushing bool
@@ -45,28 +56,26 @@ func (d *Dispatcher) progress(j *job) func(agent.Progress) {
 			return
 		}
 		last = time.Now()
-		d.queueProgress(store.RunProgress{RunID: j.run.ID, LastOutput: excerpt.Clip(p.LastLine, 500),
+		d.live.queue(store.RunProgress{RunID: j.run.ID, LastOutput: excerpt.Clip(p.LastLine, 500),
 			TokensIn: p.TokensIn, TokensOut: p.TokensOut, CostUSD: p.CostUSD})
 	}
 }
 
-// queueProgress keeps p as its run's newest figures until the next flush,
-// which one goroutine makes progressFlush after the first figures queued
-// since the last one. A flush that lands after the run was routed changes
-// nothing (the store writes progress only to a run without an outcome). The
-// simulation (Options.Spawn) writes at once, in its seeded order.
-func (d *Dispatcher) queueProgress(p store.RunProgress) {
-	if d.o.Spawn != nil {
-		_ = d.o.Store.Apply(context.Background(), store.Change{Progress: []store.RunProgress{p}})
+// queue keeps p as its run's newest figures until the next flush, which
+// one goroutine makes progressFlush after the first figures queued since
+// the last one. A flush that lands after the run was routed changes nothing
+// (the store writes progress only to a run without an outcome).
+func (q *progressQueue) queue(p store.RunProgress) {
+	if q.now {
+		_ = q.st.Apply(q.life, store.Change{Progress: []store.RunProgress{p}})
 		return
 	}
-	d.putProgress([]store.RunProgress{p}, true)
+	q.put([]store.RunProgress{p}, true)
 }
 
-// putProgress queues ps (replace: over figures already queued for the same
-// run; else only where none are) and schedules a flush when none is due.
-func (d *Dispatcher) putProgress(ps []store.RunProgress, replace bool) {
-	q := &d.liveProgress
+// put queues ps (replace: over figures already queued for the same run;
+// else only where none are) and schedules a flush when none is due.
+func (q *progressQueue) put(ps []store.RunProgress, replace bool) {
 	q.mu.Lock()
 	if q.pending == nil {
 		q.pending = map[string]store.RunProgress{}
@@ -80,14 +89,13 @@ func (d *Dispatcher) putProgress(ps []store.RunProgress, replace bool) {
 	q.flushing = true
 	q.mu.Unlock()
 	if start {
-		time.AfterFunc(progressFlush, d.flushProgress)
+		time.AfterFunc(progressFlush, q.flush)
 	}
 }
 
-// flushProgress writes every queued run's figures in one change, in run id
-// order (the rows' lock order on PostgreSQL).
-func (d *Dispatcher) flushProgress() {
-	q := &d.liveProgress
+// flush writes every queued run's figures in one change, in run id order
+// (the rows' lock order on PostgreSQL).
+func (q *progressQueue) flush() {
 	q.mu.Lock()
 	ps := make([]store.RunProgress, 0, len(q.pending))
 	for _, p := range q.pending {
@@ -95,14 +103,14 @@ func (d *Dispatcher) flushProgress() {
 	}
 	q.pending, q.flushing = nil, false
 	q.mu.Unlock()
-	if len(ps) == 0 {
+	if len(ps) == 0 || q.life.Err() != nil {
 		return
 	}
 	sort.Slice(ps, func(a, b int) bool { return ps[a].RunID < ps[b].RunID })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(q.life, 30*time.Second)
 	defer cancel()
-	if err := d.o.Store.Apply(ctx, store.Change{Progress: ps}); err != nil {
-		d.log.Warn("could not record the live runs' progress; it is tried again with the next flush", "runs", len(ps), "err", err)
-		d.putProgress(ps, false) // newer figures of a run, if any came meanwhile, win
+	if err := q.st.Apply(ctx, store.Change{Progress: ps}); err != nil && q.life.Err() == nil {
+		q.log.Warn("could not record the live runs' progress; it is tried again with the next flush", "runs", len(ps), "err", err)
+		q.put(ps, false) // newer figures of a run, if any came meanwhile, win
 	}
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/tracing"
@@ -18,6 +21,23 @@ import (
 // routedecide.go), and once it is written, its effects (routed: traces,
 // metrics, the log line, the workspace's cleanup). route drives them,
 // retrying while the store is away or an operator changed the card.
+
+// router writes a card's way forward outside its claim: a finished run's
+// routing (route), a block before any claim (block.go), and notices about
+// no run. It holds the breaker lock that claims share (the breaker is read
+// and written under it).
+type router struct {
+	st      store.Store
+	config  func() *config.Config
+	outbox  func(*config.Config, Notice) []store.OutboxItem // nil: no notifications
+	metrics Metrics                                         // nil: none
+	log     *slog.Logger
+	node    string
+	now     func() time.Time
+	rand    func() float64
+	after   func(time.Duration) <-chan time.Time
+	mu      *sync.Mutex
+}
 
 // routeReq is one finished run on its way to a state: what its job (or a
 // recovery) knows once the agent is done.
@@ -42,15 +62,15 @@ var (
 // decides again when an operator changed the card meanwhile, retries while
 // the store is unreachable, and stops without error when the run was routed
 // by someone else or its owner renewed the lease (a recovery that lost).
-func (d *Dispatcher) route(ctx context.Context, req routeReq) (err error) {
+func (r *router) route(ctx context.Context, req routeReq) (err error) {
 	ctx, sp := tracing.Start(ctx, tracing.SpanRoute, tracing.Recovered(req.recovering))
 	defer func() { tracing.End(sp, err) }()
 	backoff := 200 * time.Millisecond
 	for conflicts := 0; ; {
-		r, err := d.routeTry(ctx, req)
+		w, err := r.try(ctx, req)
 		switch {
 		case err == nil:
-			d.routed(ctx, r)
+			r.routed(ctx, w)
 			return nil
 		case errors.Is(err, errRouted), errors.Is(err, errRenewed):
 			return nil
@@ -62,11 +82,11 @@ func (d *Dispatcher) route(ctx context.Context, req routeReq) (err error) {
 				return fmt.Errorf("routing run %s: still conflicting after %d tries: %w", req.run.ID, conflicts, err)
 			}
 		case errors.Is(err, store.ErrUnavailable) && ctx.Err() == nil:
-			d.log.Warn("store unavailable while routing; retrying", "run_id", req.run.ID, "err", err)
+			r.log.Warn("store unavailable while routing; retrying", "run_id", req.run.ID, "err", err)
 			select {
 			case <-ctx.Done():
 				return err
-			case <-d.o.After(backoff):
+			case <-r.after(backoff):
 			}
 			backoff = min(backoff*2, 5*time.Second)
 		default:
@@ -75,33 +95,33 @@ func (d *Dispatcher) route(ctx context.Context, req routeReq) (err error) {
 	}
 }
 
-// routeTry reads, decides and writes one routing. One routing at a time in
+// try reads, decides and writes one routing. One routing at a time in
 // this process: the decision reads the profile's breaker and the change
 // writes it back. The breaker row's version makes a lost update impossible
 // across processes; the lock keeps this process's routings from retrying
 // against each other.
-func (d *Dispatcher) routeTry(ctx context.Context, req routeReq) (routing, error) {
-	d.routeMu.Lock()
-	defer d.routeMu.Unlock()
-	f, err := readRoute(ctx, d.o.Store, req)
+func (r *router) try(ctx context.Context, req routeReq) (routing, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f, err := readRoute(ctx, r.st, req)
 	if err != nil {
 		return routing{}, err
 	}
-	r, err := decideRoute(d.routeEnv(), req, f)
+	w, err := decideRoute(r.env(), req, f)
 	if err != nil {
-		return r, err
+		return w, err
 	}
-	for _, n := range r.notices {
-		r.ch.Outbox = append(r.ch.Outbox, d.outbox(r.cfg, n)...)
+	for _, n := range w.notices {
+		w.ch.Outbox = append(w.ch.Outbox, r.rows(w.cfg, n)...)
 	}
-	err = d.o.Store.Apply(ctx, r.ch)
-	if err != nil && r.lost && errors.Is(err, store.ErrConflict) {
+	err = r.st.Apply(ctx, w.ch)
+	if err != nil && w.lost && errors.Is(err, store.ErrConflict) {
 		// Only the run was to be written, and it has an outcome: someone
 		// else routed it. Its metrics count it here once all the same.
-		d.count(r.run)
-		return r, errRouted
+		r.count(w.run)
+		return w, errRouted
 	}
-	return r, err
+	return w, err
 }
 
 // routeFacts is what routing reads from the store for one request.
@@ -133,31 +153,37 @@ func readRoute(ctx context.Context, st store.Store, req routeReq) (routeFacts, e
 
 // routed does what follows a written routing: its trace, metrics and log
 // line, and the workspace's cleanup once the card is in a sink.
-func (d *Dispatcher) routed(ctx context.Context, r routing) {
-	tracing.Routed(ctx, r.run.Outcome, r.run.Kind, string(r.verb), r.next.State, r.run.Decision)
-	d.count(r.run)
-	if r.lost {
+func (r *router) routed(ctx context.Context, w routing) {
+	tracing.Routed(ctx, w.run.Outcome, w.run.Kind, string(w.verb), w.next.State, w.run.Decision)
+	r.count(w.run)
+	if w.lost {
 		return
 	}
-	d.log.Info("run finished", "card_id", r.next.ID, "identifier", r.next.Identifier, "run_id", r.run.ID, "attempt", r.run.Attempt,
-		"outcome", r.run.Outcome, "kind", r.run.Kind, "counted", r.run.Counted, "verb", r.verb, "state", r.next.State, "why", r.run.Decision)
-	if r.run.Workspace != "" && removesWorkspace(r.cfg, r.next) {
-		d.removeWorkspace(r.cfg, r.next, r.run.Workspace)
+	r.log.Info("run finished", "card_id", w.next.ID, "identifier", w.next.Identifier, "run_id", w.run.ID, "attempt", w.run.Attempt,
+		"outcome", w.run.Outcome, "kind", w.run.Kind, "counted", w.run.Counted, "verb", w.verb, "state", w.next.State, "why", w.run.Decision)
+	if w.run.Workspace != "" && removesWorkspace(w.cfg, w.next) {
+		removeWorkspace(r.log, w.cfg, w.next, w.run.Workspace)
 	}
 }
 
-// routeEnv is what a decision takes from this dispatcher besides the
-// store's facts: the config in force, the clock, randomness, and who acts.
-func (d *Dispatcher) routeEnv() routeEnv {
-	return routeEnv{cfg: d.cfg.Load(), now: d.o.Now().UTC(), rand: d.o.Rand, node: d.node}
+// env is what a decision takes besides the store's facts: the config in
+// force, the clock, randomness, and who acts.
+func (r *router) env() routeEnv {
+	return routeEnv{cfg: r.config(), now: r.now().UTC(), rand: r.rand, node: r.node}
 }
 
-func (d *Dispatcher) count(r board.Run) {
-	if d.o.Metrics != nil {
-		d.o.Metrics.ObserveRun(r)
+// rows are the outbox rows of a notice (none without Options.Outbox).
+func (r *router) rows(cfg *config.Config, n Notice) []store.OutboxItem {
+	if r.outbox == nil {
+		return nil
+	}
+	return r.outbox(cfg, n)
+}
+
+func (r *router) count(run board.Run) {
+	if r.metrics != nil {
+		r.metrics.ObserveRun(run)
 	}
 }
-
-func (d *Dispatcher) actor() string { return actorOf(d.node) }
 
 func actorOf(node string) string { return "dispatcher:" + node }

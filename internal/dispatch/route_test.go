@@ -48,7 +48,7 @@ func TestRoutingTwiceIsANoOp(t *testing.T) {
 		code := 1
 		res := &agent.Result{Signals: policy.Signals{AgentKind: "sim", ExitCode: code}}
 
-		if err := d.route(ctx, routeReq{cardID: c.ID, claim: *claimed.Claim, run: run, cls: cls, res: res}); err != nil {
+		if err := d.routes.route(ctx, routeReq{cardID: c.ID, claim: *claimed.Claim, run: run, cls: cls, res: res}); err != nil {
 			t.Fatal(err)
 		}
 		type snap struct {
@@ -85,11 +85,11 @@ func TestRoutingTwiceIsANoOp(t *testing.T) {
 		}
 
 		// A duplicate tick routes it again; a racing recovery routes it as interrupted.
-		if err := d.route(ctx, routeReq{cardID: c.ID, claim: *claimed.Claim, run: run, cls: cls, res: res}); err != nil {
+		if err := d.routes.route(ctx, routeReq{cardID: c.ID, claim: *claimed.Claim, run: run, cls: cls, res: res}); err != nil {
 			t.Fatalf("second routing: %v", err)
 		}
 		intr := policy.Classification{Kind: policy.KindInterrupted, Message: "recovered", Source: "recovery"}
-		if err := d.route(ctx, routeReq{cardID: c.ID, claim: *claimed.Claim, run: run, cls: intr, recovering: true}); err != nil {
+		if err := d.routes.route(ctx, routeReq{cardID: c.ID, claim: *claimed.Claim, run: run, cls: intr, recovering: true}); err != nil {
 			t.Fatalf("recovery routing: %v", err)
 		}
 		again := take()

@@ -122,7 +122,7 @@ func TestStaleOwnerWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := w.st.GetCard(ctx, c.ID)
-	if err := d.route(ctx, routeReq{cardID: c.ID, claim: stale, run: open, cls: policy.Classification{Kind: policy.KindSucceeded}}); err != nil {
+	if err := d.routes.route(ctx, routeReq{cardID: c.ID, claim: stale, run: open, cls: policy.Classification{Kind: policy.KindSucceeded}}); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := w.st.GetCard(ctx, c.ID)

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"time"
 
@@ -15,12 +16,16 @@ import (
 // cards in the sink columns that workspace.cleanup clears.
 const sweepPage = 100
 
-// sweepWorkspaces removes, per workspace.cleanup, the workspaces of cards an
+// sweeper remembers how far the workspace sweep has looked: the updated_at
+// of the newest sink card it saw.
+type sweeper struct{ upTo time.Time }
+
+// run removes, per workspace.cleanup, the workspaces of cards an
 // operator moved into a sink (card mv … done, card cancel): routing cleans up
 // only after a run, and such moves happen between runs. It looks only at
 // cards updated since its last sweep, newest first, and only at this node's
 // own disk; a claimed card, or one with a run live here, keeps its workspace.
-func (d *Dispatcher) sweepWorkspaces(ctx context.Context, cfg *config.Config) {
+func (w *sweeper) run(ctx context.Context, st store.Store, cfg *config.Config, log *slog.Logger, live func(cardID string) bool) {
 	var sinks []string
 	for _, c := range cfg.Board.Columns {
 		if workspace.ShouldRemove(cfg.Workspace.Cleanup, c.Role) {
@@ -30,27 +35,27 @@ func (d *Dispatcher) sweepWorkspaces(ctx context.Context, cfg *config.Config) {
 	if len(sinks) == 0 {
 		return
 	}
-	cards, err := d.o.Store.ListCards(ctx, store.CardFilter{States: sinks, Claimed: store.Bool(false), Order: store.OrderUpdated, Limit: sweepPage})
-	if err != nil || len(cards) == 0 || !cards[0].UpdatedAt.After(d.sweptUpTo) {
+	cards, err := st.ListCards(ctx, store.CardFilter{States: sinks, Claimed: store.Bool(false), Order: store.OrderUpdated, Limit: sweepPage})
+	if err != nil || len(cards) == 0 || !cards[0].UpdatedAt.After(w.upTo) {
 		return
 	}
 	upTo := cards[0].UpdatedAt
 	for _, c := range cards {
-		if !c.UpdatedAt.After(d.sweptUpTo) {
+		if !c.UpdatedAt.After(w.upTo) {
 			break
 		}
-		if d.hasJob(c.ID) {
+		if live(c.ID) {
 			// Its job is still winding down (routed, not yet forgotten):
 			// look at it again next sweep rather than skip it for good.
 			upTo = c.UpdatedAt.Add(-time.Nanosecond)
 			continue
 		}
 		if dir, err := workspace.Path(cfg.Workspace.Root, c.Identifier); err == nil {
-			d.removeWorkspace(cfg, c, dir)
+			removeWorkspace(log, cfg, c, dir)
 		}
 	}
-	if upTo.After(d.sweptUpTo) {
-		d.sweptUpTo = upTo
+	if upTo.After(w.upTo) {
+		w.upTo = upTo
 	}
 }
 
@@ -63,7 +68,7 @@ func removesWorkspace(cfg *config.Config, c board.Card) bool {
 // removeWorkspace runs the before_remove hook and removes c's workspace dir
 // (routing's, after a run into a sink; the sweep's, after an operator's
 // move), if this node has it.
-func (d *Dispatcher) removeWorkspace(cfg *config.Config, c board.Card, dir string) {
+func removeWorkspace(log *slog.Logger, cfg *config.Config, c board.Card, dir string) {
 	if _, err := os.Lstat(dir); err != nil {
 		return
 	}
@@ -71,8 +76,8 @@ func (d *Dispatcher) removeWorkspace(cfg *config.Config, c board.Card, dir strin
 	env := envSlice(map[string]string{"DROVER_CARD_ID": c.ID, "DROVER_CARD_IDENTIFIER": c.Identifier, "DROVER_WORKSPACE": dir})
 	_ = hooks.Run(context.Background(), workspace.HookBeforeRemove, dir, env, nil)
 	if err := workspace.Remove(cfg.Workspace.Root, dir); err != nil {
-		d.log.Warn("could not remove a workspace", "card_id", c.ID, "identifier", c.Identifier, "workspace", dir, "err", err)
+		log.Warn("could not remove a workspace", "card_id", c.ID, "identifier", c.Identifier, "workspace", dir, "err", err)
 		return
 	}
-	d.log.Info("workspace removed", "card_id", c.ID, "identifier", c.Identifier, "workspace", dir, "state", c.State, "cleanup", cfg.Workspace.Cleanup)
+	log.Info("workspace removed", "card_id", c.ID, "identifier", c.Identifier, "workspace", dir, "state", c.State, "cleanup", cfg.Workspace.Cleanup)
 }

@@ -73,17 +73,13 @@ func TestSweepComesBackToACardWhoseJobWasWindingDown(t *testing.T) {
 	if _, err := w.ops.Cancel(context.Background(), c.ID, "not needed"); err != nil {
 		t.Fatal(err)
 	}
-	d.mu.Lock()
-	d.jobs[c.ID] = &job{}
-	d.mu.Unlock()
-	d.sweepWorkspaces(context.Background(), d.cfg.Load())
+	d.jobs.add(&job{card: c})
+	d.sweep.run(context.Background(), d.o.Store, d.cfg.Load(), d.log, d.jobs.has)
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatalf("the workspace of a card with a job went at once: %v", err)
 	}
-	d.mu.Lock()
-	delete(d.jobs, c.ID)
-	d.mu.Unlock()
-	d.sweepWorkspaces(context.Background(), d.cfg.Load())
+	d.jobs.remove(c.ID)
+	d.sweep.run(context.Background(), d.o.Store, d.cfg.Load(), d.log, d.jobs.has)
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("the next sweep left the workspace of the cancelled card: %v", err)
 	}

@@ -1,0 +1,142 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/drover-dev/drover/internal/agent/proc"
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/tracing"
+)
+
+// recover takes back claims whose owner stopped renewing them. Any node may
+// try (the compare-and-set on the card's version lets exactly one win): the
+// leader does it for everyone as soon as a lease ends, every node does it
+// for its own past lives at once, and any node does it for a claim whose
+// lease ended a whole lease period ago (the leader itself may be the one
+// that died, and its successor is not in place yet). It returns when the
+// soonest foreign lease ends, so the leader wakes up for it.
+func (d *Dispatcher) recover(ctx context.Context, now time.Time, lead bool, cards []board.Card) (time.Time, error) {
+	// Judge other nodes' leases only with a store that has worked for a
+	// whole lease period: after an outage (a database restart) every lease
+	// looks expired, and live owners need a lease period to renew theirs.
+	judge := d.self.judges(now)
+	var soonest time.Time
+	for _, c := range cards {
+		if d.jobs.has(c.ID) {
+			continue
+		}
+		// A claim of ours we hold no job for, last renewed before this process
+		// started: a previous life of this node. (A claim renewed since is
+		// another live process's under the same name: it waits for its lease.)
+		// Also ours: a claim this process wrote whose reply was lost (the
+		// store committed, the call failed), so no job was started for it.
+		mine := c.Claim.Owner == d.node && (d.self.pastLife(c.Claim.LeaseUntil) || d.claims.wrote(c.ID, c.Claim.Epoch))
+		expired := !c.Claim.LeaseUntil.After(now)
+		stale := c.Claim.LeaseUntil.Before(now.Add(-d.lease()))
+		if mine || (judge && lead && expired) || (judge && stale) {
+			if err := d.recoverCard(ctx, c, mine); err != nil && !errors.Is(err, store.ErrConflict) {
+				return time.Time{}, err
+			}
+			continue
+		}
+		// Wake up when this lease ends (the leader recovers it then), or a
+		// lease period later (anyone does).
+		at := c.Claim.LeaseUntil.Add(10 * time.Millisecond)
+		if !lead {
+			at = at.Add(d.lease())
+		}
+		if soonest.IsZero() || at.Before(soonest) {
+			soonest = at
+		}
+	}
+	return soonest, nil
+}
+
+// reconcile stops runs whose card an operator moved away or whose claim this
+// node lost; claimed is every claimed card, read in this pass (a run's card
+// missing from it is no longer claimed: deleted, released or taken back).
+func (d *Dispatcher) reconcile(claimed []board.Card) {
+	cfg := d.cfg.Load()
+	byID := make(map[string]*board.Card, len(claimed))
+	for i := range claimed {
+		byID[claimed[i].ID] = &claimed[i]
+	}
+	for _, j := range d.jobs.snapshot() {
+		c, ok := byID[j.card.ID]
+		if !ok {
+			c = &board.Card{}
+		}
+		switch {
+		case c.Claim == nil || c.Claim.Owner != d.node || c.Claim.Epoch != j.claim.Epoch:
+			j.cancel(errLeaseLost)
+		default:
+			switch cfg.Board.RoleOf(c.State) {
+			case board.RoleRunning, board.RoleCompleted:
+				// still ours to finish (an agent may move its own card on to
+				// review); a move into any sink, done included, stops the run
+			case board.RoleCancelled:
+				j.cancel(&operatorStop{fmt.Sprintf("an operator cancelled %s", c.Identifier)})
+			default:
+				j.cancel(&operatorStop{fmt.Sprintf("an operator moved %s to %s", c.Identifier, c.State)})
+			}
+		}
+	}
+}
+
+// recoverCard records the open run of a card whose owner is gone as
+// interrupted and routes it through the policy (crash-loop guard included).
+func (d *Dispatcher) recoverCard(ctx context.Context, c board.Card, mine bool) error {
+	runs, err := d.o.Store.ListRuns(ctx, store.RunFilter{CardID: c.ID, Open: store.Bool(true)})
+	if err != nil {
+		return err
+	}
+	var open *board.Run
+	for i := range runs {
+		if runs[i].ClaimEpoch == c.Claim.Epoch {
+			open = &runs[i]
+		}
+	}
+	why := fmt.Sprintf("the lease of %s expired at %s", c.Claim.Owner, c.Claim.LeaseUntil.UTC().Format(time.RFC3339))
+	if mine {
+		why = fmt.Sprintf("%s restarted while the run was live", d.node)
+	}
+	d.log.Warn("recovering a claim", "card_id", c.ID, "identifier", c.Identifier, "owner", c.Claim.Owner, "why", why)
+	cls := policy.Classification{Kind: policy.KindInterrupted, Message: "drover stopped mid-run: " + why, Source: "recovery"}
+	if open == nil {
+		// Claimed but no run row: the claim was written and nothing started.
+		next := c
+		next.Claim = nil
+		cfg := d.cfg.Load()
+		if col, ok := cfg.Board.First(board.RoleEligible); ok && cfg.Board.RoleOf(c.State) == board.RoleRunning {
+			next.State = col.Name
+		}
+		next.StateReason = "recovered: " + why
+		var endedBy *time.Time
+		if !mine {
+			now := d.o.Now()
+			endedBy = &now
+		}
+		return d.o.Store.Apply(ctx, store.Change{Card: &next, ClaimGuard: c.Claim, LeaseEndedBy: endedBy,
+			Events: []board.Event{{CardID: c.ID, Type: board.EvRecovered, Actor: actorOf(d.node), Reason: next.StateReason}}})
+	}
+	// The run's supervisor took the dead owner's agent tree with it; stop
+	// whatever still carries this run's DROVER_RUN_ID, with its descendants.
+	if n := proc.KillTagged("DROVER_RUN_ID", open.ID); n > 0 {
+		d.log.Warn("stopped processes left over from the interrupted run", "card_id", c.ID, "identifier", c.Identifier, "run_id", open.ID, "processes", n)
+	}
+	// The agent may have finished before its owner died: its log then says
+	// how, and the run is routed as it would have been.
+	cfg := d.cfg.Load()
+	p, _ := cfg.Agents.Profile(open.Agent)
+	if got, ok := classifyFromLog(open.LogPath, p.Kind, p.Match, d.o.Now()); ok {
+		d.log.Info("recovered a finished run from its log", "card_id", c.ID, "identifier", c.Identifier, "run_id", open.ID, "kind", got.Kind)
+		cls = got
+	}
+	// The route joins the run's trace, whoever started it.
+	return d.routes.route(tracing.RunContext(ctx, open.ID), routeReq{cardID: c.ID, claim: *c.Claim, run: *open, cls: cls, recovering: true})
+}
