@@ -129,6 +129,16 @@ type Run struct {
 	// (drover mcp, drover run), nil when it said nothing. It is written
 	// once, while the run is open, and never by the dispatcher.
 	Report *AgentReport `json:"report"`
+	// Fingerprint names the run's failure by its shape (policy.Fingerprint:
+	// the kind and the normalised error), "" for a success or a run not
+	// routed yet. The same fingerprint across cards is the profile's
+	// problem; the same one again on a card with nothing changed blocks it.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// Basis is what the attempt ran with, as a hash per part (the card's
+	// fields, the profile's config, the workspace setup, the verify step,
+	// the prompt), set at claim: two attempts with the same basis and no
+	// human act between them had nothing new.
+	Basis map[string]string `json:"basis,omitempty"`
 }
 
 // Open reports whether the run has no outcome yet.

@@ -59,8 +59,11 @@ type breakerWrite struct {
 
 // breakerChange is what a profile-level failure (or a probe's result) does
 // to the profile's breaker, written in the same transaction as the routing.
-func breakerChange(env routeEnv, bs map[string]breaker, profile string, card policy.CardRef, cls policy.Classification, dec policy.Decision) breakerWrite {
-	now, cfg := env.now, env.cfg
+// A hold (the same failure across cards) opens it with the fingerprint, and
+// its probe failing alike holds it again; any other outcome of the probe
+// releases it.
+func breakerChange(env routeEnv, bs map[string]breaker, fin board.Run, card policy.CardRef, cls policy.Classification, dec policy.Decision, hold *policy.Hold) breakerWrite {
+	now, cfg, profile := env.now, env.cfg, fin.Agent
 	was := bs[profile]
 	st := was.BreakerState
 	before, _ := json.Marshal(st)
@@ -69,7 +72,12 @@ func breakerChange(env routeEnv, bs map[string]breaker, profile string, card pol
 		retryAt = now.Add(cls.RetryAfter)
 	}
 	profileLevel := policy.Spec(dec.Kind).ProfileLevel()
-	if st.State == policy.BreakerHalfOpen && st.ProbeCardID == card.ID {
+	switch {
+	case hold != nil && hold.New:
+		st = policy.OpenHold(cfg.Policy, *hold, cls.Kind, policy.NormalizeError(cls.Message), fin.ID, now)
+	case hold != nil && hold.Probe:
+		st = policy.HoldAgain(cfg.Policy, st, card, now)
+	case st.State == policy.BreakerHalfOpen && st.ProbeCardID == card.ID:
 		st = policy.ProbeResult(cfg.Policy, st, !profileLevel, now)
 	}
 	if profileLevel {
@@ -86,9 +94,14 @@ func breakerChange(env routeEnv, bs map[string]breaker, profile string, card pol
 		return w
 	}
 	text := fmt.Sprintf("agent profile %s is %s: %s", profile, st.State, st.Reason)
-	w.events = []board.Event{{At: now, Type: "agent_" + st.State, Actor: actorOf(env.node), Reason: text,
-		Data: jsonOf(map[string]any{"agent": profile, "until": st.Until})}}
-	if st.State == policy.BreakerPaused || st.State == policy.BreakerOpen {
+	data := map[string]any{"agent": profile, "until": st.Until}
+	if st.Fingerprint != "" {
+		data["fingerprint"], data["example_run"], data["cards"] = st.Fingerprint, st.Example, st.Cards
+	}
+	w.events = []board.Event{{At: now, Type: "agent_" + st.State, Actor: actorOf(env.node), Reason: text, Data: jsonOf(data)}}
+	// A hold is told once: not again each time its probe fails alike.
+	again := st.Fingerprint != "" && st.Fingerprint == was.Fingerprint
+	if (st.State == policy.BreakerPaused || st.State == policy.BreakerOpen) && !again {
 		w.notices = []Notice{{Event: policy.NotifyProfilePaused, Key: "agent/" + profile + "/" + now.Format(time.RFC3339Nano) + "/" + st.State,
 			Profile: profile, Text: text, At: now}}
 	}

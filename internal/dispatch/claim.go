@@ -121,6 +121,7 @@ func (d *Dispatcher) claimSorted(ctx context.Context, reqs []claimReq) (refused 
 	ps := make([]pendingClaim, len(reqs))
 	for i, r := range reqs {
 		ps[i] = newClaim(r, attempts[i], running.Name, d.node, now, now.Add(d.lease()))
+		ps[i].run.Basis = basisOf(cfg, r.card, r.profile)
 		ps[i].tctx, ps[i].root = tracing.StartRun(context.Background(), r.card, *ps[i].run)
 		_, ps[i].csp = tracing.Start(ps[i].tctx, tracing.SpanClaim)
 		d.claims.note(r.card.ID, ps[i].next.Claim.Epoch)

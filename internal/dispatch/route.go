@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -103,11 +104,12 @@ func (r *router) route(ctx context.Context, req routeReq) (err error) {
 func (r *router) try(ctx context.Context, req routeReq) (routing, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	f, err := readRoute(ctx, r.st, req)
+	env := r.env()
+	f, err := readRoute(ctx, r.st, env.cfg.Policy, req, env.now)
 	if err != nil {
 		return routing{}, err
 	}
-	w, err := decideRoute(r.env(), req, f)
+	w, err := decideRoute(env, req, f)
 	if err != nil {
 		return w, err
 	}
@@ -130,11 +132,17 @@ type routeFacts struct {
 	stored   board.Run   // the run as stored: the agent's report is on it
 	history  []board.Run // every run of the card's current retry epoch
 	breakers map[string]breaker
+	// For a counted failure: the profile's recent runs of the same
+	// fingerprint (a hold, policy.HoldFor) and when a human acted on the
+	// card in this epoch (the repeat cap).
+	peers   []policy.Peer
+	changes []time.Time
 }
 
 // readRoute reads the card, its run as stored, the runs of its current
-// retry epoch and the profiles' breakers.
-func readRoute(ctx context.Context, st store.Store, req routeReq) (routeFacts, error) {
+// retry epoch and the profiles' breakers; for a counted failure also the
+// hold's peers and the card's human changes, as far as pc needs them.
+func readRoute(ctx context.Context, st store.Store, pc policy.Config, req routeReq, now time.Time) (routeFacts, error) {
 	var f routeFacts
 	var err error
 	if f.card, err = st.GetCard(ctx, req.cardID); err != nil {
@@ -147,8 +155,98 @@ func readRoute(ctx context.Context, st store.Store, req routeReq) (routeFacts, e
 	if f.history, err = st.ListRuns(ctx, store.RunFilter{CardID: req.cardID, RetryEpoch: &epoch}); err != nil {
 		return f, err
 	}
-	f.breakers, err = readBreakers(ctx, st)
+	if f.breakers, err = readBreakers(ctx, st); err != nil {
+		return f, err
+	}
+	cls, fp := failureOf(req, f.stored)
+	if fp == "" || !policy.Spec(cls.Kind).Counts {
+		return f, nil
+	}
+	if pc.CorrelationOn() {
+		if f.peers, err = readPeers(ctx, st, f.stored, fp, now.Add(-pc.CorrelationWindow)); err != nil {
+			return f, err
+		}
+	}
+	if pc.RepeatOn() && len(f.history) > 1 {
+		f.changes, err = readChanges(ctx, st, f.card.ID, f.history)
+	}
 	return f, err
+}
+
+// failureOf is the run's classification with the agent's own report
+// applied, and its failure fingerprint ("" for a success).
+func failureOf(req routeReq, stored board.Run) (policy.Classification, string) {
+	cls := policy.ApplyReport(req.cls, stored.Report) // the agent's own report (drover mcp), see report.go
+	exit := -1
+	if req.res != nil && !req.res.Signals.Signaled {
+		exit = req.res.Signals.ExitCode
+	}
+	return cls, policy.Fingerprint(cls.Kind, cls.Message, exit)
+}
+
+// readPeers are the runs of run's profile that ended with fingerprint fp
+// since, other than run itself, with their cards' identifiers.
+func readPeers(ctx context.Context, st store.Store, run board.Run, fp string, since time.Time) ([]policy.Peer, error) {
+	runs, err := st.ListRuns(ctx, store.RunFilter{Agent: run.Agent, Fingerprint: fp, FinishedSince: &since})
+	if err != nil || len(runs) == 0 {
+		return nil, err
+	}
+	var ids []string
+	seen := map[string]bool{}
+	for _, r := range runs {
+		if !seen[r.CardID] {
+			seen[r.CardID] = true
+			ids = append(ids, r.CardID)
+		}
+	}
+	cards, err := st.ListCards(ctx, store.CardFilter{IDs: ids})
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]string{}
+	for _, c := range cards {
+		names[c.ID] = c.Identifier
+	}
+	var out []policy.Peer
+	for _, r := range runs {
+		if r.ID != run.ID {
+			out = append(out, policy.Peer{Run: r, Card: names[r.CardID]})
+		}
+	}
+	return out, nil
+}
+
+// readChanges are the times a human (an operator, the API, a tracker's
+// sync; not drover, not an agent) edited, commented on, answered or moved
+// the card since the epoch's first run was claimed.
+func readChanges(ctx context.Context, st store.Store, cardID string, history []board.Run) ([]time.Time, error) {
+	first := history[0].ClaimedAt
+	for _, r := range history {
+		if r.ClaimedAt.Before(first) {
+			first = r.ClaimedAt
+		}
+	}
+	evs, err := st.ListEvents(ctx, store.EventFilter{CardID: cardID, Since: &first, Limit: 1000, Newest: true})
+	if err != nil {
+		return nil, err
+	}
+	var out []time.Time
+	for _, e := range evs {
+		if humanChange(e) {
+			out = append(out, e.At)
+		}
+	}
+	return out, nil
+}
+
+// humanChange: an event by which a person gave the next attempt something
+// new.
+func humanChange(e board.Event) bool {
+	switch e.Type {
+	case board.EvEdited, board.EvCommented, board.EvAnswered, board.EvMoved:
+		return !strings.HasPrefix(e.Actor, "dispatcher:") && !strings.HasPrefix(e.Actor, "agent:")
+	}
+	return false
 }
 
 // routed does what follows a written routing: its trace, metrics and log

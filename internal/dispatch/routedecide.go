@@ -42,8 +42,9 @@ func decideRoute(env routeEnv, req routeReq, f routeFacts) (routing, error) {
 	if !f.stored.Open() {
 		return routing{}, errRouted
 	}
-	cls := policy.ApplyReport(req.cls, f.stored.Report) // the agent's own report (drover mcp), see report.go
+	cls, fp := failureOf(req, f.stored)
 	fin := finishedRun(env, f.stored, req.res)
+	fin.Fingerprint = fp
 	if c := f.card.Claim; c == nil || c.Owner != req.claim.Owner || c.Epoch != req.claim.Epoch {
 		return lostRoute(env, req, f, fin, cls), nil
 	}
@@ -56,7 +57,9 @@ func decideRoute(env routeEnv, req routeReq, f routeFacts) (routing, error) {
 		leaseEndedBy = &env.now
 	}
 	history := currentLast(f.history, fin)
-	dec := decide(env, req, f, cls, fin, history)
+	card := policy.CardRef{ID: f.card.ID, Identifier: f.card.Identifier}
+	hold := policy.HoldFor(env.cfg.Policy, f.breakers[fin.Agent].BreakerState, fp, cls.Kind, card, fin.Agent, f.peers, env.now)
+	dec := decide(env, req, f, cls, fin, history, hold)
 	fin.Outcome, fin.Kind, fin.Counted, fin.Decision = dec.Outcome, string(dec.Kind), dec.Counted, dec.Explain
 	if fin.Error == "" && cls.Kind != policy.KindSucceeded {
 		fin.Error = excerpt.Clip(cls.Message, 2000)
@@ -67,7 +70,10 @@ func decideRoute(env routeEnv, req routeReq, f routeFacts) (routing, error) {
 	r.ch.Events = []board.Event{finishedEvent(env, fin, next, cls, dec, req.res)}
 	r.ch.Comments = routeComments(env, next, fin, dec, r.ch.Events[0])
 	r.notices = routeNotices(env, next, &fin, dec, r.ch.Comments)
-	bc := breakerChange(env, f.breakers, fin.Agent, policy.CardRef{ID: f.card.ID, Identifier: f.card.Identifier}, cls, dec)
+	if hold != nil && hold.New {
+		r.ch.Uncount = hold.Uncount
+	}
+	bc := breakerChange(env, f.breakers, fin, card, cls, dec, hold)
 	r.ch.AgentState, r.ch.Events, r.notices = bc.state, append(r.ch.Events, bc.events...), append(r.notices, bc.notices...)
 	return r, nil
 }
@@ -97,7 +103,7 @@ func lostRoute(env routeEnv, req routeReq, f routeFacts, fin board.Run, cls poli
 
 // decide is the policy's decision on the run: the spend block when drover
 // stopped it for the card's spend cap, else policy.Decide.
-func decide(env routeEnv, req routeReq, f routeFacts, cls policy.Classification, fin board.Run, history []board.Run) policy.Decision {
+func decide(env routeEnv, req routeReq, f routeFacts, cls policy.Classification, fin board.Run, history []board.Run, hold *policy.Hold) policy.Decision {
 	cfg := env.cfg
 	if req.res != nil && req.res.Signals.KilledFor == "spend" && !cfg.Board.RoleOf(f.card.State).IsSink() {
 		// What the epoch really cost: the stored runs' figures can lag (live
@@ -115,7 +121,7 @@ func decide(env routeEnv, req routeReq, f routeFacts, cls policy.Classification,
 		History: history, Now: env.now, Rand: env.rand, FailedState: cfg.Policy.FailedState, BlockedState: blockedColumn(cfg),
 		EligibleState: column(cfg, board.RoleEligible), ParkedState: column(cfg, board.RoleParked),
 		CompletedState: completedColumn(cfg), LogPath: fin.LogPath, Workspace: fin.Workspace, AgentProfile: fin.Agent,
-		ProfileBreakerTripped: outage(f.breakers, fin.Agent), Report: f.stored.Report})
+		ProfileBreakerTripped: outage(f.breakers, fin.Agent), Report: f.stored.Report, Hold: hold, Changes: f.changes})
 }
 
 // nextCard is the card as the decision leaves it: unclaimed, in its next

@@ -28,6 +28,15 @@ type BreakerState struct {
 	// read; ProbeCardID is for matching. A state stored before it existed
 	// has only the id.
 	ProbeCard string `json:"probe_card,omitempty"`
+	// A hold (hold.go): the breaker opened because one failure fingerprint
+	// ended runs on several cards. Shape is the failure's normalised text,
+	// Example a run that showed it, Cards the cards' identifiers, and
+	// FailedProbes how many probes failed alike since.
+	Fingerprint  string   `json:"fingerprint,omitempty"`
+	Shape        string   `json:"shape,omitempty"`
+	Example      string   `json:"example_run,omitempty"`
+	Cards        []string `json:"cards,omitempty"`
+	FailedProbes int      `json:"failed_probes,omitempty"`
 }
 
 func (st BreakerState) state() string {
@@ -39,6 +48,7 @@ func (st BreakerState) state() string {
 
 func (st BreakerState) clone() BreakerState {
 	st.Hits = append([]time.Time(nil), st.Hits...)
+	st.Cards = append([]string(nil), st.Cards...)
 	return st
 }
 
@@ -115,6 +125,7 @@ func Observe(cfg Config, st BreakerState, kind Kind, card CardRef, at, retryAt t
 
 func (st BreakerState) open(kind Kind, at, until time.Time, reason string) BreakerState {
 	st.State, st.Kind, st.Reason, st.Since, st.Until, st.ProbeCardID, st.ProbeCard = BreakerOpen, kind, reason, &at, &until, "", ""
+	st.Fingerprint, st.Shape, st.Example, st.Cards, st.FailedProbes = "", "", "", nil, 0
 	return st
 }
 

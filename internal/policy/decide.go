@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
@@ -39,6 +40,12 @@ type Input struct {
 	// Report is the agent's own report on the run (board.Run.Report); an
 	// agent_blocked block reason is its what, where and how, verbatim.
 	Report *board.AgentReport
+	// Hold, when set, says the run's failure is its profile's (HoldFor):
+	// the run is not counted and the card waits on the profile.
+	Hold *Hold
+	// Changes are the times a human acted on the card in this retry epoch
+	// (edits, comments, answers, moves), for the repeat cap.
+	Changes []time.Time
 }
 
 // ProfilePause asks the dispatcher to pause the card's agent profile.
@@ -177,10 +184,39 @@ func Decide(in Input) Decision {
 		return x.block(d, x.k, x.msg, fmt.Sprintf("%s blocked (%s): %s", x.run(), x.k, short(x.msg)))
 	case s.Profile == ProfileUntilOperator:
 		return x.pauseProfile(d)
+	case s.Counts && in.Hold != nil:
+		return x.held(d)
+	case s.Counts && in.Config.RepeatOn() && !x.lastAttempt():
+		if n := Repeats(in.History, in.Changes); n >= in.Config.RepeatCap {
+			d.Outcome = board.OutcomeBlocked
+			return x.repeatBlock(d, n)
+		}
+		return x.counted(d)
 	case s.Counts:
 		return x.counted(d)
 	}
 	return x.capped(d)
+}
+
+// held defers a card whose failure is its profile's: not counted, waiting
+// until the hold's probe time (the breaker decides when it runs again).
+func (x *decider) held(d Decision) Decision {
+	h := x.in.Hold
+	prof := nonEmpty(h.Profile, x.in.AgentProfile, "PROFILE")
+	d.Verb, d.Outcome, d.Counted, d.Event = VerbDefer, board.OutcomeDeferred, false, board.EvDeferred
+	at := x.schedule(&d, h.Until.Sub(x.in.Now))
+	switch {
+	case h.Probe:
+		d.Explain = fmt.Sprintf("%s, the probe of held agent profile %s, failed the same way (%s: %s); not counted; %s stays held and the next probe runs at %s",
+			x.run(), prof, x.k, short(x.msg), prof, clock(at, x.in.Now))
+	case h.New:
+		d.Explain = fmt.Sprintf("%s failed (%s: %s) the same way on %d cards (%s): the profile's problem, not the card's; not counted; agent profile %s is held until %s, then one probe card runs",
+			x.run(), x.k, short(x.msg), len(h.Cards), strings.Join(h.Cards, ", "), prof, clock(at, x.in.Now))
+	default:
+		d.Explain = fmt.Sprintf("%s failed (%s: %s) the way agent profile %s is held for; not counted; %s waits for the profile's probe at %s",
+			x.run(), x.k, short(x.msg), prof, x.id, clock(at, x.in.Now))
+	}
+	return d
 }
 
 func (x *decider) run() string {
@@ -260,6 +296,14 @@ func (x *decider) schedule(d *Decision, delay time.Duration) time.Time {
 	}
 	d.NextState, d.NextAttemptAt = x.eligibleState(), &at
 	return at
+}
+
+// lastAttempt: this counted run spends the last of max_attempts (it gives
+// up whatever else holds; the repeat cap blocks only a run that would be
+// retried).
+func (x *decider) lastAttempt() bool {
+	limit := x.in.Config.maxAttempts()
+	return limit > 0 && CountedAttempts(x.prior)+1 >= limit
 }
 
 func (x *decider) counted(d Decision) Decision {

@@ -31,7 +31,11 @@ const (
 	KindStalled       Kind = "stalled"
 	KindUnknown       Kind = "unknown"
 	KindNoProgress    Kind = "no_progress"
-	KindCancelled     Kind = "cancelled"
+	// KindRepeatedFailure is a block reason's kind (repeat.go): the same
+	// failure again on a card with nothing changed; the runs keep the kind
+	// they were classified as.
+	KindRepeatedFailure Kind = "repeated_failure"
+	KindCancelled       Kind = "cancelled"
 	// KindSpendLimit: drover stopped the run because the card crossed
 	// limits.max_cost_per_card_usd; the card is blocked until an operator acts.
 	KindSpendLimit Kind = "spend_limit"
@@ -45,7 +49,7 @@ var Kinds = []Kind{
 	KindNetwork, KindWorkspaceSetup, KindInterrupted, KindAuthFailed, KindConfigError,
 	KindInvalidInput, KindContextExhausted, KindPermissionDenied, KindRefused,
 	KindAgentBlocked, KindInputRequired, KindAgentFailed, KindMaxTurns, KindTimeout, KindStalled,
-	KindUnknown, KindNoProgress, KindCancelled, KindSpendLimit,
+	KindUnknown, KindNoProgress, KindRepeatedFailure, KindCancelled, KindSpendLimit,
 }
 
 // Valid reports whether k is a known failure kind.

@@ -120,6 +120,8 @@ var specs = map[Kind]KindSpec{
 		WhatCanChange: "maybe: another attempt (the raw error text is kept)"},
 	KindNoProgress: {Verb: VerbBlock, Outcome: board.OutcomeSucceeded, DefaultCap: NoCap,
 		WhatCanChange: "a human looks at why the card stays eligible after clean exits"},
+	KindRepeatedFailure: {Verb: VerbBlock, Outcome: board.OutcomeBlocked, DefaultCap: NoCap,
+		WhatCanChange: "the card, a comment or answer, or the agent profile's config changes, then drover card resume ID"},
 	KindCancelled: {Verb: VerbHold, Outcome: board.OutcomeCancelled, DefaultCap: NoCap,
 		WhatCanChange: "an operator resumes or cancels the card (never retried automatically)"},
 	KindSpendLimit: {Verb: VerbBlock, Outcome: board.OutcomeBlocked, DefaultCap: NoCap,

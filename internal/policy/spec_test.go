@@ -38,6 +38,7 @@ func TestSpecTable(t *testing.T) {
 		{KindStalled, VerbRetry, "retry", true, NoCap, ProfileNone},
 		{KindUnknown, VerbRetry, "retry", true, NoCap, ProfileNone},
 		{KindNoProgress, VerbBlock, "block", false, NoCap, ProfileNone},
+		{KindRepeatedFailure, VerbBlock, "block", false, NoCap, ProfileNone},
 		{KindCancelled, VerbHold, "hold", false, NoCap, ProfileNone},
 		{KindSpendLimit, VerbBlock, "block", false, NoCap, ProfileNone},
 		{KindSucceeded, VerbComplete, "complete", false, NoCap, ProfileNone},

@@ -138,6 +138,11 @@ type Change struct {
 	// outcome already is left as it is.
 	Progress []RunProgress
 
+	// Uncount marks these finished runs as not counted toward their cards'
+	// max_attempts: their failure turned out to be their profile's (a hold,
+	// policy/hold.go). Runs that are open, or not counted, are left alone.
+	Uncount []string
+
 	// AgentCall, when set, is a write on behalf of a live run's agent
 	// (drover mcp): the run must still be open, else ErrConflict. With
 	// ClaimGuard the claim is checked on AgentCall.CardID.
@@ -222,6 +227,12 @@ type RunFilter struct {
 	Node       string
 	// ClaimedSince keeps runs claimed at or after it (index runs_claimed).
 	ClaimedSince *time.Time
+	// Agent and Fingerprint keep the runs of that profile and that failure
+	// fingerprint; FinishedSince those finished at or after it (a hold's
+	// window, with the index runs_fingerprint).
+	Agent         string
+	Fingerprint   string
+	FinishedSince *time.Time
 	Limit        int // 0 = no limit; newest first when set with Newest
 	Newest       bool
 }

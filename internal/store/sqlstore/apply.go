@@ -208,8 +208,8 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		}
 		if _, err := x.ExecContext(ctx, d.q(`INSERT INTO runs (id, card_id, attempt, retry_epoch, claim_epoch, node, agent,
 			outcome, kind, counted, decision, exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out,
-			cost_usd, log_path, workspace, last_output, session_id, argv, env_names) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
-			runArgs(r, now)...); err != nil {
+			cost_usd, log_path, workspace, last_output, session_id, argv, env_names, fingerprint, basis) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
+			append(runArgs(r, now), truthArgs(r)...)...); err != nil {
 			if isUnique(err) {
 				return fmt.Errorf("%w (attempt %d of epoch %d exists)", store.ErrConflict, r.Attempt, r.RetryEpoch)
 			}
@@ -222,15 +222,21 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 			cond = " AND outcome = ''"
 		}
 		a := runArgs(r, now)
-		args := append(a[1:], r.ID)
+		args := append(append(a[1:], truthArgs(r)...), r.ID)
 		res, err := x.ExecContext(ctx, d.q(`UPDATE runs SET card_id=?, attempt=?, retry_epoch=?, claim_epoch=?, node=?, agent=?,
 			outcome=?, kind=?, counted=?, decision=?, exit_code=?, error=?, claimed_at=?, started_at=?, finished_at=?,
-			tokens_in=?, tokens_out=?, cost_usd=?, log_path=?, workspace=?, last_output=?, session_id=?, argv=?, env_names=? WHERE id=?`+cond), args...)
+			tokens_in=?, tokens_out=?, cost_usd=?, log_path=?, workspace=?, last_output=?, session_id=?, argv=?, env_names=?,
+			fingerprint=?, basis=? WHERE id=?`+cond), args...)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n != 1 {
 			return fmt.Errorf("%w (run %s already has an outcome)", store.ErrConflict, r.ID)
+		}
+	}
+	for _, id := range ch.Uncount {
+		if _, err := x.ExecContext(ctx, d.q(`UPDATE runs SET counted = 0 WHERE id = ? AND outcome <> '' AND counted <> 0`), id); err != nil {
+			return err
 		}
 	}
 	for _, c := range ch.Comments {

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -12,7 +13,18 @@ import (
 )
 
 const runCols = `id, card_id, attempt, retry_epoch, claim_epoch, node, agent, outcome, kind, counted, decision,
- exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out, cost_usd, log_path, workspace, last_output, session_id, argv, env_names, report`
+ exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out, cost_usd, log_path, workspace, last_output, session_id, argv, env_names, report,
+ fingerprint, basis`
+
+// truthArgs are the values of runs.fingerprint and runs.basis.
+func truthArgs(r *board.Run) []any {
+	basis := ""
+	if len(r.Basis) > 0 {
+		b, _ := json.Marshal(r.Basis)
+		basis = string(b)
+	}
+	return textArgs([]any{r.Fingerprint, basis})
+}
 
 // runArgs are the values for every column of runs; a run without a claim
 // time is claimed now.
@@ -41,12 +53,17 @@ func scanRun(s scanner) (board.Run, error) {
 	var exit sql.NullInt64
 	var claimed int64
 	var started, finished sql.NullInt64
-	var argv, envNames, report string
+	var argv, envNames, report, basis string
 	err := s.Scan(&r.ID, &r.CardID, &r.Attempt, &r.RetryEpoch, &r.ClaimEpoch, &r.Node, &r.Agent, &outcome, &r.Kind,
 		&counted, &r.Decision, &exit, &r.Error, &claimed, &started, &finished, &r.TokensIn, &r.TokensOut, &r.CostUSD,
-		&r.LogPath, &r.Workspace, &r.LastOutput, &r.SessionID, &argv, &envNames, &report)
+		&r.LogPath, &r.Workspace, &r.LastOutput, &r.SessionID, &argv, &envNames, &report, &r.Fingerprint, &basis)
 	if err != nil {
 		return r, err
+	}
+	if basis != "" {
+		if err := decodeJSON("runs", "basis", r.ID, basis, &r.Basis); err != nil {
+			return r, err
+		}
 	}
 	if err := decodeJSON("runs", "argv", r.ID, argv, &r.Argv); err != nil {
 		return r, err
@@ -110,6 +127,18 @@ func (d *DB) ListRuns(ctx context.Context, f store.RunFilter) ([]board.Run, erro
 	if f.ClaimedSince != nil {
 		where = append(where, "claimed_at >= ?")
 		args = append(args, ms(*f.ClaimedSince))
+	}
+	if f.Agent != "" {
+		where = append(where, "agent = ?")
+		args = append(args, f.Agent)
+	}
+	if f.Fingerprint != "" {
+		where = append(where, "fingerprint = ?")
+		args = append(args, f.Fingerprint)
+	}
+	if f.FinishedSince != nil {
+		where = append(where, "finished_at >= ?")
+		args = append(args, ms(*f.FinishedSince))
 	}
 	q := `SELECT ` + runCols + ` FROM runs`
 	if len(where) > 0 {

@@ -201,3 +201,56 @@ func testAgentBytes(t *testing.T, s store.Store) {
 		t.Errorf("no edited event with reason %q in %+v", clean, ev)
 	}
 }
+
+// testRunFingerprints: a run's fingerprint and basis are read back; the
+// filters by profile, fingerprint and finish time find a hold's peers; an
+// Uncount clears counted only on finished, counted runs, in the change's
+// transaction.
+func testRunFingerprints(t *testing.T, s store.Store) {
+	basis := map[string]string{"card": "c1", "profile": "p1"}
+	var ids []string
+	for i, fp := range []string{"unknown:aa", "unknown:aa", "unknown:bb"} {
+		c := mkCard(t, s, "f", "ready")
+		c.Agent = "claude"
+		cur, _ := s.GetCard(ctx, c.ID)
+		cur.Claim = &board.Claim{Owner: "n", Epoch: cur.Version + 1, LeaseUntil: time.Now().Add(time.Minute)}
+		agent := "claude"
+		if i == 1 {
+			agent = "codex"
+		}
+		run := board.Run{CardID: c.ID, Attempt: 1, RetryEpoch: cur.RetryEpoch, ClaimEpoch: cur.Claim.Epoch, Agent: agent, Basis: basis}
+		must(t, s.Apply(ctx, store.Change{Card: &cur, NewRun: &run}))
+		got, _ := s.GetRun(ctx, run.ID)
+		if got.Basis["card"] != "c1" || got.Basis["profile"] != "p1" || len(got.Basis) != 2 {
+			t.Fatalf("basis written at claim = %v, want %v", got.Basis, basis)
+		}
+		fin := time.Now().Add(time.Duration(i-2) * time.Minute)
+		got.Outcome, got.Kind, got.Counted, got.Fingerprint, got.FinishedAt = board.OutcomeFailed, "unknown", true, fp, &fin
+		must(t, s.Apply(ctx, store.Change{Run: &got, RunMustBeOpen: true}))
+		ids = append(ids, got.ID)
+	}
+	since := time.Now().Add(-90 * time.Second)
+	peers, err := s.ListRuns(ctx, store.RunFilter{Agent: "claude", Fingerprint: "unknown:aa"})
+	must(t, err)
+	if len(peers) != 1 || peers[0].ID != ids[0] || peers[0].Fingerprint != "unknown:aa" {
+		t.Fatalf("claude's unknown:aa runs = %+v, want only the first", peers)
+	}
+	recent, _ := s.ListRuns(ctx, store.RunFilter{Agent: "claude", FinishedSince: &since})
+	if len(recent) != 1 || recent[0].ID != ids[2] {
+		t.Fatalf("claude's runs finished since %s = %+v, want only the third", since, recent)
+	}
+	open := board.Run{}
+	{
+		c := mkCard(t, s, "open", "ready")
+		must(t, claim(s, c, "n"))
+		rs, _ := s.ListRuns(ctx, store.RunFilter{CardID: c.ID})
+		open = rs[0]
+	}
+	must(t, s.Apply(ctx, store.Change{Uncount: []string{ids[0], open.ID}, Events: []board.Event{{Type: "agent_open"}}}))
+	a, _ := s.GetRun(ctx, ids[0])
+	b, _ := s.GetRun(ctx, ids[1])
+	o, _ := s.GetRun(ctx, open.ID)
+	if a.Counted || !b.Counted || o.Counted || !o.Open() {
+		t.Fatalf("after Uncount of the first and an open run: counted %v %v, open run %+v", a.Counted, b.Counted, o)
+	}
+}

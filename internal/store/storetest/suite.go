@@ -39,6 +39,7 @@ func Run(t *testing.T, open Opener) {
 		{"RecoveryRefusesARenewedLease", testLeaseEndedBy},
 		{"RunRoutedOnce", testRunRoutedOnce},
 		{"RunSessionID", testRunSessionID},
+		{"RunFingerprints", testRunFingerprints},
 		{"AgentBytes", testAgentBytes},
 		{"HalfWrittenTransaction", testHalfWritten},
 		{"Heartbeat", testHeartbeat},

@@ -1,0 +1,100 @@
+package policy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// A failure fingerprint names a failure by its shape rather than its
+// words: the kind, and the error text with what differs between two
+// occurrences of the same fault folded away (numbers, ids, hex, times,
+// paths, URLs, quoted values, white space). Two cards that hit one fault
+// (a suspended account, a revoked key, a broken main branch) get one
+// fingerprint whatever their identifiers, workspaces and timestamps; two
+// different faults almost never do. Correlation (the same failure across
+// cards) and the repeat cap (the same failure again on one card) compare
+// fingerprints, so they work on text no phrase table has seen.
+
+// fingerprintText bounds how much of the normalised text is hashed: the
+// head of an error names the fault; a long tail (a stack, a log) mostly
+// adds noise that differs between occurrences.
+const fingerprintText = 400
+
+// folds are applied in order: the widest shapes first, so a URL's or a
+// path's digits are not folded twice.
+var folds = []struct {
+	re  *regexp.Regexp
+	sub string
+}{
+	{regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]"), ""},                                                         // terminal colours
+	{regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>()\[\]{}]+`), "<url>"},                                  // URLs
+	{regexp.MustCompile(`"(?:[^"\\\n]|\\.){0,200}"|'(?:[^'\\\n]|\\.){0,200}'|` + "`[^`\\n]{0,200}`"), "<q>"},         // quoted values
+	{regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?`), "<time>"}, // timestamps
+	{regexp.MustCompile(`\b\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\b`), "<time>"},                                       // clock times
+	{regexp.MustCompile(`(?:[A-Za-z]:)?(?:[~.]{0,2}[/\\][^\s/\\:"'<>()\[\]{},;]+){2,}[/\\]?`), "<path>"},           // paths of two or more segments
+	{regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`), "<id>"}, // UUIDs
+	{regexp.MustCompile(`\b[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}\b`), "<id>"},                                        // ULIDs (run and card ids)
+	{regexp.MustCompile(`\b(?:0x)?[0-9a-fA-F]*[0-9][0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*\b`), "<hex>"},                   // hex with letters and digits
+	{regexp.MustCompile(`\d+(?:\.\d+)?`), "#"},                                                                     // numbers
+	{regexp.MustCompile(`\s+`), " "},                                                                               // white space
+}
+
+// longToken is a word of eight or more letters, digits, _ or -; one with
+// both letters and digits is an id, a key or a request id (acct_8f2k1Lx9,
+// sk-live-abc123, req_01HZX…), folded before the hex and number folds
+// (tokenFold is their place in folds).
+var longToken = regexp.MustCompile(`[A-Za-z0-9_][A-Za-z0-9_-]{7,}`)
+
+const tokenFold = 7
+
+func foldToken(tok string) string {
+	if strings.ContainsAny(tok, "0123456789") && strings.IndexFunc(tok, func(r rune) bool { return r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' }) >= 0 {
+		return "<id>"
+	}
+	return tok
+}
+
+// NormalizeError is msg with what differs between occurrences of one fault
+// folded away, trimmed and bounded: the text a fingerprint is made of, and
+// what an operator is shown as the failure's shape.
+func NormalizeError(msg string) string {
+	s := strings.ToValidUTF8(msg, "")
+	if len(s) > 4*fingerprintText {
+		s = s[:4*fingerprintText]
+	}
+	for i, f := range folds {
+		if i == tokenFold {
+			s = longToken.ReplaceAllStringFunc(s, foldToken)
+		}
+		s = f.re.ReplaceAllString(s, f.sub)
+	}
+	s = strings.TrimSpace(s)
+	if len(s) > fingerprintText {
+		s = strings.ToValidUTF8(s[:fingerprintText], "")
+	}
+	return s
+}
+
+// Fingerprint is the failure's fingerprint: "kind:" and 16 hex digits of a
+// hash of the normalised message. A run with no text is fingerprinted by
+// its kind and exit code alone (exitCode < 0: none). Success has none.
+func Fingerprint(kind Kind, msg string, exitCode int) string {
+	if kind == KindSucceeded || kind == KindNone {
+		return ""
+	}
+	text := NormalizeError(msg)
+	if text == "" && exitCode >= 0 {
+		text = "exit " + strconv.Itoa(exitCode)
+	}
+	sum := sha256.Sum256([]byte(string(kind) + "\x00" + text))
+	return string(kind) + ":" + hex.EncodeToString(sum[:8])
+}
+
+// FingerprintKind is the kind a fingerprint was made for.
+func FingerprintKind(fp string) Kind {
+	k, _, _ := strings.Cut(fp, ":")
+	return Kind(k)
+}
