@@ -29,17 +29,17 @@ var folds = []struct {
 	re  *regexp.Regexp
 	sub string
 }{
-	{regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]"), ""},                                                         // terminal colours
-	{regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>()\[\]{}]+`), "<url>"},                                  // URLs
+	{regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]"), ""},                                                           // terminal colours
+	{regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>()\[\]{}]+`), "<url>"},                                    // URLs
 	{regexp.MustCompile(`"(?:[^"\\\n]|\\.){0,200}"|'(?:[^'\\\n]|\\.){0,200}'|` + "`[^`\\n]{0,200}`"), "<q>"},         // quoted values
 	{regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?`), "<time>"}, // timestamps
-	{regexp.MustCompile(`\b\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\b`), "<time>"},                                       // clock times
-	{regexp.MustCompile(`(?:[A-Za-z]:)?(?:[~.]{0,2}[/\\][^\s/\\:"'<>()\[\]{},;]+){2,}[/\\]?`), "<path>"},           // paths of two or more segments
-	{regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`), "<id>"}, // UUIDs
-	{regexp.MustCompile(`\b[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}\b`), "<id>"},                                        // ULIDs (run and card ids)
-	{regexp.MustCompile(`\b(?:0x)?[0-9a-fA-F]*[0-9][0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*\b`), "<hex>"},                   // hex with letters and digits
-	{regexp.MustCompile(`\d+(?:\.\d+)?`), "#"},                                                                     // numbers
-	{regexp.MustCompile(`\s+`), " "},                                                                               // white space
+	{regexp.MustCompile(`\b\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\b`), "<time>"},                                         // clock times
+	{regexp.MustCompile(`(?:[A-Za-z]:)?(?:[~.]{0,2}[/\\][^\s/\\:"'<>()\[\]{},;]+){2,}[/\\]?`), "<path>"},             // paths of two or more segments
+	{regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`), "<id>"},  // UUIDs
+	{regexp.MustCompile(`\b[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}\b`), "<id>"},                                          // ULIDs (run and card ids)
+	{regexp.MustCompile(`\b(?:0x)?[0-9a-fA-F]*[0-9][0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*\b`), "<hex>"},                    // hex with letters and digits
+	{regexp.MustCompile(`\d+(?:\.\d+)?`), "#"},                                                                       // numbers
+	{regexp.MustCompile(`\s+`), " "},                                                                                 // white space
 }
 
 // longToken is a word of eight or more letters, digits, _ or -; one with

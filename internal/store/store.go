@@ -233,8 +233,8 @@ type RunFilter struct {
 	Agent         string
 	Fingerprint   string
 	FinishedSince *time.Time
-	Limit        int // 0 = no limit; newest first when set with Newest
-	Newest       bool
+	Limit         int // 0 = no limit; newest first when set with Newest
+	Newest        bool
 }
 
 // EventFilter selects events with Seq > SinceSeq, oldest first.
