@@ -98,6 +98,9 @@ func (a *app) explainCmd() *cobra.Command {
 			if b := e.Block; b != nil {
 				fmt.Fprintf(w, "\nBlocked\n  what:  %s\n  where: %s\n  how:   %s\n", b.What, b.Where, b.How)
 			}
+			if f := e.Fresh; f != nil {
+				fmt.Fprintf(w, "\nWhat the next attempt has that attempt %d did not\n  %s\n", f.LastAttempt, f.Text)
+			}
 			fmt.Fprintf(w, "\nNext: %s\n", e.Next)
 			return nil
 		}),
@@ -277,6 +280,7 @@ func (a *app) agentCmd() *cobra.Command {
 				FailKnd string     `json:"kind_seen,omitempty"`
 				Reason  string     `json:"reason"`
 				Until   *time.Time `json:"until"`
+				Probe   string     `json:"probe,omitempty"` // what a held profile's next probe tests
 			}
 			cfg := a.fullConfig()
 			var rows []row
@@ -291,7 +295,12 @@ func (a *app) agentCmd() *cobra.Command {
 				if st == "" {
 					st = "closed"
 				}
-				rows = append(rows, row{name, p.Kind, strings.TrimSpace(p.Command + " " + strings.Join(p.Args, " ")), name == cfg.Agents.Default, st, s.Kind, s.Reason, s.Until})
+				var bs policy.BreakerState
+				probe := ""
+				if json.Unmarshal(s.Data, &bs) == nil && st != policy.BreakerClosed {
+					probe = bs.ProbeTests()
+				}
+				rows = append(rows, row{name, p.Kind, strings.TrimSpace(p.Command + " " + strings.Join(p.Args, " ")), name == cfg.Agents.Default, st, s.Kind, s.Reason, s.Until, probe})
 			}
 			if a.asJSON {
 				return a.printJSON(rows)

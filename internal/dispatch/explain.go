@@ -29,6 +29,9 @@ type Explanation struct {
 	NextAt     *time.Time          `json:"next_attempt_at"`
 	Next       string              `json:"next"`
 	Block      *board.BlockReason  `json:"block_reason"`
+	// Fresh: for a card waiting on a retry, what the next attempt has that
+	// the last did not (nil otherwise).
+	Fresh *Fresh `json:"next_attempt_new,omitempty"`
 	GaveUp     *board.GaveUp       `json:"gave_up"`
 }
 
@@ -72,6 +75,9 @@ func Explain(ctx context.Context, st store.Store, cfg *config.Config, ref string
 		e.History = append(e.History, HistoryLine{r.ID, r.Attempt, r.Outcome, r.Kind, r.Counted, r.Decision, at})
 	}
 	e.Budgets = policy.Budgets(cfg.Policy, runs)
+	if e.Fresh, err = freshness(ctx, st, cfg, c, profile, runs); err != nil {
+		return e, err
+	}
 	e.Next = nextStep(e, c, now, anyNode)
 	return e, nil
 }
@@ -96,6 +102,9 @@ func explainFacts(ctx context.Context, st store.Store, cfg *config.Config, c boa
 		f.BreakerOK, f.BreakerWhy = ok, why
 		if !ok && why == "" {
 			f.BreakerWhy = fmt.Sprintf("agent profile %s is %s: %s; drover agent resume %s", profile, b.State, b.Reason, profile)
+		}
+		if probe := b.ProbeTests(); probe != "" && !ok {
+			f.BreakerWhy += "; the probe will test " + probe
 		}
 	}
 	nodes, err := st.ListNodes(ctx)

@@ -132,9 +132,9 @@ type routeFacts struct {
 	stored   board.Run   // the run as stored: the agent's report is on it
 	history  []board.Run // every run of the card's current retry epoch
 	breakers map[string]breaker
-	// For a counted failure: the profile's recent runs of the same
-	// fingerprint (a hold, policy.HoldFor) and when a human acted on the
-	// card in this epoch (the repeat cap).
+	// For a counted failure: the profile's runs finished within the
+	// correlation window (a hold, policy.HoldFor) and when a human acted on
+	// the card in this epoch (the repeat cap).
 	peers   []policy.Peer
 	changes []time.Time
 }
@@ -159,11 +159,11 @@ func readRoute(ctx context.Context, st store.Store, pc policy.Config, req routeR
 		return f, err
 	}
 	cls, fp := failureOf(req, f.stored)
-	if fp == "" || !policy.Spec(cls.Kind).Counts {
+	if !policy.Informative(fp) || !policy.Spec(cls.Kind).Counts {
 		return f, nil
 	}
 	if pc.CorrelationOn() {
-		if f.peers, err = readPeers(ctx, st, f.stored, fp, now.Add(-pc.CorrelationWindow)); err != nil {
+		if f.peers, err = readPeers(ctx, st, f.stored, now.Add(-pc.CorrelationWindow)); err != nil {
 			return f, err
 		}
 	}
@@ -184,10 +184,10 @@ func failureOf(req routeReq, stored board.Run) (policy.Classification, string) {
 	return cls, policy.Fingerprint(cls.Kind, cls.Message, exit)
 }
 
-// readPeers are the runs of run's profile that ended with fingerprint fp
-// since, other than run itself, with their cards' identifiers.
-func readPeers(ctx context.Context, st store.Store, run board.Run, fp string, since time.Time) ([]policy.Peer, error) {
-	runs, err := st.ListRuns(ctx, store.RunFilter{Agent: run.Agent, Fingerprint: fp, FinishedSince: &since})
+// readPeers are the runs of run's profile that finished since, other than
+// run itself, with their cards' identifiers.
+func readPeers(ctx context.Context, st store.Store, run board.Run, since time.Time) ([]policy.Peer, error) {
+	runs, err := st.ListRuns(ctx, store.RunFilter{Agent: run.Agent, FinishedSince: &since})
 	if err != nil || len(runs) == 0 {
 		return nil, err
 	}

@@ -80,17 +80,31 @@ func NormalizeError(msg string) string {
 
 // Fingerprint is the failure's fingerprint: "kind:" and 16 hex digits of a
 // hash of the normalised message. A run with no text is fingerprinted by
-// its kind and exit code alone (exitCode < 0: none). Success has none.
+// its kind and exit code alone ("kind:exit1"; exitCode < 0: "kind:exit"),
+// which tells too little to hold a profile or block a card on
+// (Informative). Success has none.
 func Fingerprint(kind Kind, msg string, exitCode int) string {
 	if kind == KindSucceeded || kind == KindNone {
 		return ""
 	}
 	text := NormalizeError(msg)
-	if text == "" && exitCode >= 0 {
-		text = "exit " + strconv.Itoa(exitCode)
+	if text == "" {
+		code := ""
+		if exitCode >= 0 {
+			code = strconv.Itoa(exitCode)
+		}
+		return string(kind) + ":exit" + code
 	}
 	sum := sha256.Sum256([]byte(string(kind) + "\x00" + text))
 	return string(kind) + ":" + hex.EncodeToString(sum[:8])
+}
+
+// Informative reports whether fp was made from error text: two failures
+// with no text but an exit code are alike in too little to say they are
+// one fault.
+func Informative(fp string) bool {
+	_, rest, ok := strings.Cut(fp, ":")
+	return ok && rest != "" && !strings.HasPrefix(rest, "exit")
 }
 
 // FingerprintKind is the kind a fingerprint was made for.

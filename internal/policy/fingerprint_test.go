@@ -38,6 +38,9 @@ func TestFingerprintFoldsWhatDiffersBetweenOccurrences(t *testing.T) {
 	if Fingerprint(KindAgentFailed, "", 1) == Fingerprint(KindAgentFailed, "", 2) {
 		t.Error("with no text, the exit code tells failures apart")
 	}
+	if Informative(Fingerprint(KindAgentFailed, "", 1)) || Informative(Fingerprint(KindAgentFailed, " \n ", -1)) || !Informative(Fingerprint(KindAgentFailed, "x", 1)) || Informative("") {
+		t.Error("only a fingerprint made of text is informative")
+	}
 	if Fingerprint(KindSucceeded, "fine", 0) != "" {
 		t.Error("success has no fingerprint")
 	}

@@ -48,12 +48,15 @@ func (c Config) CorrelationOn() bool { return c.CorrelationCards > 0 }
 
 // HoldFor says whether the failure fingerprinted fp, of kind, that ended a
 // run of card on profile is the profile's: the profile is held for fp
-// already (its breaker says so), or peers (finished runs of the profile
-// with the same fingerprint) show it on CorrelationCards distinct cards,
-// this one included, within the window. Only counted kinds are held: the
-// other kinds have their own rules (a breaker, a pause, a block).
+// already (its breaker says so), or peers (the profile's runs that
+// finished within the window) show it on CorrelationCards distinct cards,
+// this one included, with no success of the profile since the first of
+// them (a profile whose other cards succeed meanwhile works: their
+// failures are their own). Only counted kinds with error text are held:
+// the other kinds have their own rules (a breaker, a pause, a block), and
+// two failures without text are alike in too little.
 func HoldFor(cfg Config, st BreakerState, fp string, kind Kind, card CardRef, profile string, peers []Peer, now time.Time) *Hold {
-	if fp == "" || !Spec(kind).Counts || !known(kind) {
+	if !Informative(fp) || !Spec(kind).Counts || !known(kind) {
 		return nil
 	}
 	if st.Fingerprint == fp && st.state() != BreakerClosed && st.state() != BreakerPaused {
@@ -72,9 +75,13 @@ func HoldFor(cfg Config, st BreakerState, fp string, kind Kind, card CardRef, pr
 	}
 	seen := map[string]bool{card.ID: true}
 	var cards, uncount []string
+	var first *time.Time
 	for _, r := range peers {
 		if r.Fingerprint != fp || r.FinishedAt == nil || r.FinishedAt.Before(now.Add(-cfg.CorrelationWindow)) {
 			continue
+		}
+		if first == nil || r.FinishedAt.Before(*first) {
+			first = r.FinishedAt
 		}
 		if r.Counted && r.CardID != card.ID {
 			uncount = append(uncount, r.ID)
@@ -84,7 +91,7 @@ func HoldFor(cfg Config, st BreakerState, fp string, kind Kind, card CardRef, pr
 			cards = append(cards, nonEmpty(r.Card, r.CardID))
 		}
 	}
-	if len(seen) < max(cfg.CorrelationCards, 2) {
+	if len(seen) < max(cfg.CorrelationCards, 2) || succeededSince(peers, *first) {
 		return nil
 	}
 	return &Hold{Fingerprint: fp, Profile: profile, Cards: append(cards, card.String()), Until: now.Add(cfg.BreakerCooldown),
@@ -120,8 +127,8 @@ func HoldAgain(cfg Config, st BreakerState, probe CardRef, now time.Time) Breake
 	st.FailedProbes++
 	until := now.Add(holdCooldown(cfg, st.FailedProbes))
 	st.State, st.Until, st.ProbeCardID, st.ProbeCard = BreakerOpen, &until, "", ""
-	st.Reason = fmt.Sprintf("the probe on %s failed the same way (%s: %s; %d probes so far); the next probe runs at %s. Fix the cause (the example run %s shows it), or drover agent resume to probe now",
-		probe, st.Kind, st.Shape, st.FailedProbes, clock(until, now), st.Example)
+	st.Reason = fmt.Sprintf("the same failure (%s: %s) that ended runs on %s ended the probe on %s too (%d probes so far); the next probe runs at %s. Fix the cause (example run %s shows it), or drover agent resume the profile to probe now",
+		st.Kind, st.Shape, strings.Join(st.Cards, ", "), probe, st.FailedProbes, clock(until, now), st.Example)
 	return st
 }
 
@@ -139,4 +146,14 @@ func clipShape(s string) string {
 		return strings.ToValidUTF8(s[:160], "") + "…"
 	}
 	return s
+}
+
+// succeededSince: a run among peers succeeded after t.
+func succeededSince(peers []Peer, t time.Time) bool {
+	for _, r := range peers {
+		if r.Outcome == board.OutcomeSucceeded && r.FinishedAt != nil && r.FinishedAt.After(t) {
+			return true
+		}
+	}
+	return false
 }

@@ -34,6 +34,7 @@ func TestHoldFor(t *testing.T) {
 	}{
 		{"three cards hold the profile", nil, BreakerState{}, KindUnknown, two, "new"},
 		{"two cards do not", nil, BreakerState{}, KindUnknown, two[:1], ""},
+		{"no text", nil, BreakerState{}, KindUnknown, []Peer{peer("r1", "c1", Fingerprint(KindUnknown, "", 1), t0, true), peer("r2", "c2", Fingerprint(KindUnknown, "", 1), t0, true)}, ""},
 		{"one card failing twice is not two cards", nil, BreakerState{}, KindUnknown,
 			[]Peer{peer("r1", "c1", fp, t0, true), peer("r0", "c1", fp, t0, true)}, ""},
 		{"another fingerprint does not count", nil, BreakerState{}, KindUnknown,
@@ -41,6 +42,10 @@ func TestHoldFor(t *testing.T) {
 		{"outside the window does not count", nil, BreakerState{}, KindUnknown,
 			[]Peer{two[0], peer("r2", "c2", fp, t0.Add(-11*time.Minute), true)}, ""},
 		{"a rate limit has a breaker of its own", nil, BreakerState{}, KindRateLimited, two, ""},
+		{"a success of the profile since the first failure: the profile works", nil, BreakerState{}, KindUnknown,
+			append(append([]Peer(nil), two...), Peer{Run: board.Run{ID: "ok", CardID: "c4", Outcome: board.OutcomeSucceeded, FinishedAt: ptr(t0.Add(-45 * time.Second))}}), ""},
+		{"a success before the first failure does not count", nil, BreakerState{}, KindUnknown,
+			append(append([]Peer(nil), two...), Peer{Run: board.Run{ID: "ok", CardID: "c4", Outcome: board.OutcomeSucceeded, FinishedAt: ptr(t0.Add(-2 * time.Minute))}}), "new"},
 		{"correlation off", func(c Config) Config { c.CorrelationCards = -1; return c }, BreakerState{}, KindUnknown, two, ""},
 		{"two cards when the config says two", func(c Config) Config { c.CorrelationCards = 2; return c }, BreakerState{}, KindUnknown, two[:1], "new"},
 		{"a profile held for it holds the card", nil, BreakerState{State: BreakerOpen, Fingerprint: fp}, KindUnknown, nil, "held"},
@@ -54,6 +59,9 @@ func TestHoldFor(t *testing.T) {
 				cf = c.cfg(cf)
 			}
 			kfp := fp
+			if c.name == "no text" {
+				kfp = Fingerprint(KindUnknown, "", 1)
+			}
 			if c.kind != KindUnknown {
 				kfp = Fingerprint(c.kind, "account suspended", 1)
 			}
@@ -72,7 +80,13 @@ func TestHoldFor(t *testing.T) {
 				t.Fatalf("hold = %+v (%s), want %q", h, got, c.want)
 			}
 			if got == "new" {
-				if len(h.Uncount) != len(c.peers) || h.Cards[len(h.Cards)-1] != "DRV-3" || !h.Until.Equal(t0.Add(time.Minute)) {
+				counted := 0
+				for _, p := range c.peers {
+					if p.Counted {
+						counted++
+					}
+				}
+				if len(h.Uncount) != counted || h.Cards[len(h.Cards)-1] != "DRV-3" || !h.Until.Equal(t0.Add(time.Minute)) {
 					t.Errorf("new hold %+v: want every peer's counted run uncounted, this card last, until the cooldown", h)
 				}
 			}
@@ -144,3 +158,5 @@ func TestDecideHeld(t *testing.T) {
 		}
 	}
 }
+
+func ptr(t time.Time) *time.Time { return &t }

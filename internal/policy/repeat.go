@@ -28,10 +28,11 @@ func (c Config) RepeatOn() bool { return c.RepeatCap > 0 }
 // that did not count (deferred, interrupted, held, a network retry) are
 // passed over: they neither change anything nor repeat the failure; a
 // success or a question ends the streak. changes are the times a human
-// acted on the card.
+// acted on the card. A failure without error text never repeats: an exit
+// code alone says too little about what failed.
 func Repeats(history []board.Run, changes []time.Time) int {
 	n := len(history)
-	if n == 0 || history[n-1].Fingerprint == "" {
+	if n == 0 || !Informative(history[n-1].Fingerprint) {
 		return 0
 	}
 	cur := history[n-1]

@@ -9,14 +9,14 @@ import (
 	"github.com/drover-dev/drover/internal/board"
 )
 
-// runsOf is an epoch of counted runs failing with the given messages (""
+// runsOf is an epoch of counted runs failing with the given messages ("ok"
 // for a success), claimed a minute apart, each on basis b; the last is the
 // finishing run.
 func runsOf(b map[string]string, msgs ...string) []board.Run {
 	var h []board.Run
 	for i, m := range msgs {
 		r := board.Run{ID: fmt.Sprintf("r%d", i+1), Attempt: i + 1, ClaimedAt: t0.Add(time.Duration(i) * time.Minute), Basis: b}
-		if m != "" {
+		if m != "ok" {
 			r.Kind, r.Counted, r.Outcome, r.Fingerprint = string(KindUnknown), true, board.OutcomeFailed, Fingerprint(KindUnknown, m, 1)
 		} else {
 			r.Kind, r.Outcome = string(KindSucceeded), board.OutcomeSucceeded
@@ -39,7 +39,7 @@ func TestRepeats(t *testing.T) {
 		{"three alike", runsOf(b, same, same, same), nil, 3},
 		{"numbers differ, still alike", runsOf(b, "error: quota for org 1 is gone", "error: quota for org 2 is gone", same), nil, 3},
 		{"text changes every time", runsOf(b, "cannot find alpha", "cannot find beta", "cannot find gamma"), nil, 1},
-		{"a success in between", runsOf(b, same, "", same), nil, 1},
+		{"a success in between", runsOf(b, same, "ok", same), nil, 1},
 		{"a comment between the second and third", runsOf(b, same, same, same), []time.Time{t0.Add(90 * time.Second)}, 1},
 		{"a comment before the first does not count", runsOf(b, same, same, same), []time.Time{t0.Add(-time.Minute)}, 3},
 	}
@@ -55,7 +55,15 @@ func TestRepeats(t *testing.T) {
 			}
 		})
 	}
-	h := runsOf(b, same, same, same)
+	h := runsOf(b, "", "", "")
+	h[2].Fingerprint = Fingerprint(KindUnknown, "", 1)
+	for i := range h[:2] {
+		h[i].Fingerprint = h[2].Fingerprint
+	}
+	if got := Repeats(h, nil); got != 0 {
+		t.Errorf("exits without text: Repeats = %d, want 0 (too little to call them one failure)", got)
+	}
+	h = runsOf(b, same, same, same)
 	h[1].Basis = map[string]string{"card": "other", "profile": "2"}
 	h[2].Fingerprint = Fingerprint(KindUnknown, same, 1)
 	if got := Repeats(h, nil); got != 1 {

@@ -12,6 +12,7 @@ import (
 	"github.com/drover-dev/drover/internal/budget"
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/notify"
+	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/version"
 )
@@ -219,6 +220,10 @@ func (s *State) agents(ctx context.Context, st store.Store, cfg *config.Config) 
 				a.State = as.State
 			}
 			a.Reason, a.Until, a.FailureKind = as.Reason, as.Until, as.Kind
+			var bs policy.BreakerState
+			if json.Unmarshal(as.Data, &bs) == nil && a.State != policy.BreakerClosed {
+				a.Probe = bs.ProbeTests()
+			}
 			if !as.UpdatedAt.IsZero() {
 				u := as.UpdatedAt.UTC()
 				a.UpdatedAt = &u

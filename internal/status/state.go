@@ -154,6 +154,9 @@ type Agent struct {
 	Reason      string     `json:"reason"`
 	Until       *time.Time `json:"until"`
 	FailureKind string     `json:"failure_kind"` // the kind that opened or paused the breaker
+	// Probe says what the profile's next probe will test, for a profile
+	// held because one failure ended runs on several cards ("" otherwise).
+	Probe string `json:"probe,omitempty"`
 	Default     bool       `json:"default"`
 	UpdatedAt   *time.Time `json:"updated_at"`
 }

@@ -229,7 +229,7 @@ type RunFilter struct {
 	ClaimedSince *time.Time
 	// Agent and Fingerprint keep the runs of that profile and that failure
 	// fingerprint; FinishedSince those finished at or after it (a hold's
-	// window, with the index runs_fingerprint).
+	// window, with the index runs_agent_finished).
 	Agent         string
 	Fingerprint   string
 	FinishedSince *time.Time

@@ -26,10 +26,12 @@ func eventsOfType(evs []event, typ string) []event {
 // the card waits between attempts.
 func giveUp(t *testing.T, backend testkit.Backend, maxAttempts, restarts int) {
 	h := testkit.NewReceiver(t)
-	pol := ""
+	// The same simulated failure every time: the repeat cap would block it
+	// at the third (truth_test.go); this is about max_attempts alone.
+	pol := "  repeat_cap: -1\n"
 	backoff := ""
 	if maxAttempts != 10 {
-		pol = fmt.Sprintf("  max_attempts: %d\n", maxAttempts)
+		pol += fmt.Sprintf("  max_attempts: %d\n", maxAttempts)
 	}
 	if restarts > 0 {
 		// Long enough between attempts to restart serve without racing a run.
@@ -354,7 +356,9 @@ func TestAuthFailedPausesTheProfile(t *testing.T) {
 // max_attempts: -1 keeps retrying.
 func TestUnboundedAttemptsKeepRetrying(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, wf{Default: "sim", Policy: "  max_attempts: -1\n"}, "", testkit.SQLite)
+	// The same failure every time would be blocked by the repeat cap
+	// (truth_test.go); this test is about max_attempts alone.
+	e := newEnv(t, wf{Default: "sim", Policy: "  max_attempts: -1\n  repeat_cap: -1\n"}, "", testkit.SQLite)
 	c := e.addCard("forever", "--spec", `{"sim":["agent_failed"],"sim_delay":"10ms"}`)
 	e.start()
 	eventually(t, 40*time.Second, "more than 12 attempts", func() bool { return len(e.runs(c.Identifier)) > 12 })
