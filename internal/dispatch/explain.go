@@ -31,8 +31,8 @@ type Explanation struct {
 	Block      *board.BlockReason  `json:"block_reason"`
 	// Fresh: for a card waiting on a retry, what the next attempt has that
 	// the last did not (nil otherwise).
-	Fresh *Fresh `json:"next_attempt_new,omitempty"`
-	GaveUp     *board.GaveUp       `json:"gave_up"`
+	Fresh  *Fresh        `json:"next_attempt_new,omitempty"`
+	GaveUp *board.GaveUp `json:"gave_up"`
 }
 
 // HistoryLine is one run of the current retry epoch.

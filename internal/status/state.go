@@ -156,9 +156,9 @@ type Agent struct {
 	FailureKind string     `json:"failure_kind"` // the kind that opened or paused the breaker
 	// Probe says what the profile's next probe will test, for a profile
 	// held because one failure ended runs on several cards ("" otherwise).
-	Probe string `json:"probe,omitempty"`
-	Default     bool       `json:"default"`
-	UpdatedAt   *time.Time `json:"updated_at"`
+	Probe     string     `json:"probe,omitempty"`
+	Default   bool       `json:"default"`
+	UpdatedAt *time.Time `json:"updated_at"`
 }
 
 // Spend is today's spend against the limits (0 = no limit).
