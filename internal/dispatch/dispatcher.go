@@ -59,6 +59,9 @@ type Options struct {
 	// After replaces time.After for routing's retry backoff while the store
 	// is unavailable (a simulation returns at once).
 	After func(time.Duration) <-chan time.Time
+	// OnRoute, when set, is told the path each routing took (RoutePaths):
+	// the simulation checks that its seeds reach every one.
+	OnRoute func(path string)
 }
 
 // Metrics receives what the dispatcher observes (Prometheus in production).
@@ -168,7 +171,7 @@ func New(o Options) (*Dispatcher, error) {
 	d.life, d.end = context.WithCancel(context.Background())
 	d.live = &progressQueue{st: o.Store, log: d.log, now: o.Spawn != nil, life: d.life}
 	d.routes = &router{st: o.Store, config: d.cfg.Load, outbox: o.Outbox, metrics: o.Metrics, log: d.log, node: d.node,
-		now: o.Now, rand: o.Rand, after: o.After, mu: &d.routeMu}
+		now: o.Now, rand: o.Rand, after: o.After, mu: &d.routeMu, onRoute: o.OnRoute}
 	d.cfg.Store(o.Config)
 	return d, nil
 }

@@ -38,6 +38,13 @@ type router struct {
 	rand    func() float64
 	after   func(time.Duration) <-chan time.Time
 	mu      *sync.Mutex
+	onRoute func(path string) // nil: none (Options.OnRoute)
+}
+
+func (r *router) onPath(p string) {
+	if r.onRoute != nil {
+		r.onRoute(p)
+	}
 }
 
 // routeReq is one finished run on its way to a state: what its job (or a
@@ -72,8 +79,15 @@ func (r *router) route(ctx context.Context, req routeReq) (err error) {
 		switch {
 		case err == nil:
 			r.routed(ctx, w)
+			r.onPath(w.path)
 			return nil
-		case errors.Is(err, errRouted), errors.Is(err, errRenewed):
+		case errors.Is(err, errRouted):
+			// The claim passed on and whoever took it routed the run: it is
+			// recorded once.
+			r.onPath(PathLost)
+			return nil
+		case errors.Is(err, errRenewed):
+			r.onPath(PathRenewed)
 			return nil
 		case errors.Is(err, store.ErrConflict):
 			// The card moved on meanwhile: read it again and decide again.

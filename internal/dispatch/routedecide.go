@@ -33,21 +33,32 @@ type routing struct {
 	run  board.Run  // the run as written
 	next board.Card // the card as written (as read, when lost)
 	verb policy.Verb
+	// path names the way the decision went (routePath), for the
+	// simulation's check that it reaches every one.
+	path string
 }
 
 // decideRoute is the routing of req given what the store holds (f): pure,
-// so every path can be tested without a store. errRouted: the run has an
-// outcome already; errRenewed: a recovery whose owner renewed its lease.
+// so every path can be tested without a store. errRouted: the claim passed
+// on and the run was routed by whoever took it (or by this routing's own
+// earlier write, whose reply was lost); errRenewed: a recovery whose owner
+// renewed its lease.
 func decideRoute(env routeEnv, req routeReq, f routeFacts) (routing, error) {
-	if !f.stored.Open() {
-		return routing{}, errRouted
-	}
 	cls, fp := failureOf(req, f.stored)
 	fin := finishedRun(env, f.stored, req.res)
 	fin.Fingerprint = fp
 	if c := f.card.Claim; c == nil || c.Owner != req.claim.Owner || c.Epoch != req.claim.Epoch {
+		// The claim passed on. Whoever took it (a recovery) routes the run
+		// in the same change; if the run is somehow still open, it is
+		// recorded here, and the card is left to its new owner.
+		if !f.stored.Open() {
+			return routing{lost: true, path: PathLost}, errRouted
+		}
 		return lostRoute(env, req, f, fin, cls), nil
 	}
+	// (A run with an outcome under this routing's own claim cannot be: an
+	// outcome is written only with the claim's release. The store's
+	// "run has no outcome yet" guard refuses it all the same.)
 	// Recovering another node's claim: only while its lease is still over.
 	var leaseEndedBy *time.Time
 	if req.recovering && req.claim.Owner != env.node {
@@ -65,7 +76,7 @@ func decideRoute(env routeEnv, req routeReq, f routeFacts) (routing, error) {
 		fin.Error = excerpt.Clip(cls.Message, 2000)
 	}
 	next := nextCard(env.cfg, f.card, dec)
-	r := routing{cfg: env.cfg, run: fin, next: next, verb: dec.Verb,
+	r := routing{cfg: env.cfg, run: fin, next: next, verb: dec.Verb, path: routePath(req, dec, hold),
 		ch: store.Change{Card: &next, ClaimGuard: &req.claim, LeaseEndedBy: leaseEndedBy, Run: &fin, RunMustBeOpen: true}}
 	r.ch.Events = []board.Event{finishedEvent(env, fin, next, cls, dec, req.res)}
 	r.ch.Comments = routeComments(env, next, fin, dec, r.ch.Events[0])
@@ -75,6 +86,11 @@ func decideRoute(env routeEnv, req routeReq, f routeFacts) (routing, error) {
 	}
 	bc := breakerChange(env, f.breakers, fin, card, cls, dec, hold)
 	r.ch.AgentState, r.ch.Events, r.notices = bc.state, append(r.ch.Events, bc.events...), append(r.notices, bc.notices...)
+	if bc.state == nil && env.cfg.Policy.CorrelationOn() && policy.Informative(fp) && policy.Spec(cls.Kind).Counts {
+		// Decided on the breaker as read: if another node holds the profile
+		// meanwhile, this routing is refused and decided again.
+		r.ch.AgentGuard = &store.AgentGuard{Name: fin.Agent, Version: f.breakers[fin.Agent].version}
+	}
 	return r, nil
 }
 
@@ -97,7 +113,7 @@ func lostRoute(env routeEnv, req routeReq, f routeFacts, fin board.Run, cls poli
 	fin.Outcome, fin.Kind, fin.Decision = board.OutcomeLeaseLost, string(cls.Kind), "claim lost; the card belongs to its new owner"
 	ev := board.Event{At: env.now, CardID: req.cardID, RunID: req.run.ID, Type: board.EvLeaseLost, Actor: actorOf(env.node),
 		Reason: "run stopped: the claim passed to another owner"}
-	return routing{lost: true, cfg: env.cfg, run: fin, next: f.card,
+	return routing{lost: true, cfg: env.cfg, run: fin, next: f.card, path: PathLost,
 		ch: store.Change{Run: &fin, RunMustBeOpen: true, Events: []board.Event{ev}}}
 }
 
@@ -155,7 +171,10 @@ func finishedEvent(env routeEnv, fin board.Run, next board.Card, cls policy.Clas
 		typ = board.EvFinished
 	}
 	data := map[string]any{"attempt": fin.Attempt, "kind": fin.Kind, "verb": dec.Verb, "counted": fin.Counted,
-		"next_attempt_at": dec.NextAttemptAt, "source": cls.Source, "to": next.State}
+		"next_attempt_at": dec.NextAttemptAt, "source": cls.Source, "to": next.State, "agent": fin.Agent}
+	if fin.Fingerprint != "" {
+		data["fingerprint"] = fin.Fingerprint
+	}
 	if dec.Verb == policy.VerbPark {
 		data["question"] = question(cls, res)
 	}
@@ -233,4 +252,44 @@ func fillRun(r *board.Run, res *agent.Result, p agent.Profile) {
 	if st.SessionID != "" {
 		r.SessionID = st.SessionID
 	}
+}
+
+// Routing paths (routing.path, Options.OnRoute): every way a finished run
+// can go. The simulation checks that its seeds reach each of them.
+const (
+	PathLost          = "lost"           // the claim is no longer this routing's: nothing is written if the run was routed, else only the run
+	PathRenewed       = "renewed"        // a recovery whose owner renewed its lease: nothing is written
+	PathSpendBlock    = "spend_block"    // drover stopped the run for the card's spend cap
+	PathHoldOpened    = "hold_opened"    // the same failure on several cards: the profile is held
+	PathHoldProbe     = "hold_probe"     // the held profile's probe failed alike
+	PathHeld          = "held"           // a failure the profile is held for: not counted
+	PathRepeatBlock   = "repeat_block"   // the same failure again with nothing changed
+	PathDecided       = "decided:"       // + the policy's verb: retry, defer, block, give_up, park, complete, hold
+)
+
+// RoutePaths lists every path a routing can take.
+func RoutePaths() []string {
+	out := []string{PathLost, PathRenewed, PathSpendBlock, PathHoldOpened, PathHoldProbe, PathHeld, PathRepeatBlock}
+	for _, v := range []policy.Verb{policy.VerbRetry, policy.VerbDefer, policy.VerbBlock, policy.VerbGiveUp, policy.VerbPark, policy.VerbComplete, policy.VerbHold} {
+		out = append(out, PathDecided+string(v))
+	}
+	return out
+}
+
+// routePath is the path of a decided routing.
+func routePath(req routeReq, dec policy.Decision, hold *policy.Hold) string {
+	held := hold != nil && dec.Verb == policy.VerbDefer && !dec.Counted
+	switch {
+	case req.res != nil && req.res.Signals.KilledFor == "spend" && dec.Kind == policy.KindSpendLimit && dec.Verb == policy.VerbBlock:
+		return PathSpendBlock
+	case held && hold.New:
+		return PathHoldOpened
+	case held && hold.Probe:
+		return PathHoldProbe
+	case held:
+		return PathHeld
+	case dec.BlockReason != nil && dec.BlockReason.Kind == string(policy.KindRepeatedFailure):
+		return PathRepeatBlock
+	}
+	return PathDecided + string(dec.Verb)
 }

@@ -59,8 +59,9 @@ func TestDecideRoute(t *testing.T) {
 	}{
 		{"success completes into review", nil, facts(nil),
 			want{state: "review", outcome: board.OutcomeSucceeded, kind: "succeeded", events: []string{board.EvFinished}}},
-		{"a routed run is not routed again", nil, facts(func(f *routeFacts) { f.stored.Outcome = board.OutcomeSucceeded }),
-			want{err: errRouted}},
+		{"a lost claim whose run its recovery routed writes nothing", nil, facts(func(f *routeFacts) {
+			f.card.Claim, f.stored.Outcome = &board.Claim{Owner: "n2", Epoch: 9}, board.OutcomeInterrupted
+		}), want{err: errRouted}},
 		{"a lost claim writes only the run", nil, facts(func(f *routeFacts) { f.card.Claim = &board.Claim{Owner: "n2", Epoch: 9} }),
 			want{lost: true, outcome: board.OutcomeLeaseLost, kind: "succeeded", events: []string{board.EvLeaseLost}}},
 		{"the last counted attempt gives up",

@@ -138,6 +138,12 @@ type Change struct {
 	// outcome already is left as it is.
 	Progress []RunProgress
 
+	// AgentGuard, when set, requires the agent profile's stored state to be
+	// still at Version (0: no row): a routing decided on the breaker as it
+	// read it (a failure the profile may be held for) is refused when the
+	// breaker changed meanwhile, and decided again.
+	AgentGuard *AgentGuard
+
 	// Uncount marks these finished runs as not counted toward their cards'
 	// max_attempts: their failure turned out to be their profile's (a hold,
 	// policy/hold.go). Runs that are open, or not counted, are left alone.
@@ -147,6 +153,12 @@ type Change struct {
 	// (drover mcp): the run must still be open, else ErrConflict. With
 	// ClaimGuard the claim is checked on AgentCall.CardID.
 	AgentCall *AgentCall
+}
+
+// AgentGuard names an agent profile's state and the version it must have.
+type AgentGuard struct {
+	Name    string
+	Version int64
 }
 
 // AgentCall is the run an agent's call is for and, for a report, what it

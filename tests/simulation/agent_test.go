@@ -7,6 +7,8 @@ package simulation
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"hash/fnv"
 	"time"
 
 	"github.com/drover-dev/drover/internal/agent"
@@ -24,7 +26,9 @@ func (a *fakeAgent) Run(ctx context.Context, inv agent.Invocation) (agent.Result
 	w := a.w
 	iv := &invocation{card: inv.Card, run: inv.Run, proc: a.p, ctx: ctx, startStep: w.step}
 	w.invs = append(w.invs, iv)
-	if cur := w.live[inv.Card.ID]; cur != nil {
+	if cur := w.live[inv.Card.ID]; cur != nil && !cur.proc.partitioned {
+		// (a partitioned process's agent may go on beside its successor's:
+		// its run was recovered, its routing will find the claim gone)
 		w.violate("two live agent sessions on %s: attempt %d (node %s) started while attempt %d (node %s) runs",
 			inv.Card.Identifier, inv.Run.Attempt, a.p.node, cur.run.Attempt, cur.proc.node)
 	}
@@ -32,7 +36,7 @@ func (a *fakeAgent) Run(ctx context.Context, inv agent.Invocation) (agent.Result
 	if why := invalidInput(inv.Card); why != "" {
 		w.violate("agent session opened for %s with invalid input (%s)", inv.Card.Identifier, why)
 	}
-	iv.verdict = w.verdict()
+	iv.verdict = w.verdictFor(inv.Card)
 	iv.calls = inv.Calls
 	w.agentCalls(iv)
 	if w.intn(4) == 0 {
@@ -118,6 +122,30 @@ var verdictKinds = []struct {
 	{policy.KindPermissionDenied, 1}, {policy.KindQuotaExhausted, 1}, {policy.KindAuthFailed, 1}, {policy.KindConfigError, 1},
 }
 
+// verdictFor is what a session on c ends with: during the world's profile
+// fault, the fault (the same failure on every card of the sim profile, as
+// a suspended account would be); on a card with a sticky failure, mostly
+// that failure (the same failure again on one card); else a seeded verdict.
+func (w *World) verdictFor(c board.Card) agent.Result {
+	if w.faultFrom <= w.step && w.step < w.faultTo && c.Agent == "" && !w.settling {
+		msg := fmt.Sprintf("sim: the workspace of tenant %d was suspended by its owner", 1000+w.intn(9000))
+		return agent.Result{Forced: &policy.Classification{Kind: policy.KindUnknown, Message: msg, Source: "sim"}, Signals: policy.Signals{AgentKind: "sim", ExitCode: 1}}
+	}
+	if h := fnv32(c.Identifier); h%3 == 0 && w.intn(10) < 7 && !w.settling {
+		msg := "sim: the fixture " + stickyWords[h/3%uint32(len(stickyWords))] + " does not load"
+		return agent.Result{Forced: &policy.Classification{Kind: policy.KindAgentFailed, Message: msg, Source: "sim"}, Signals: policy.Signals{AgentKind: "sim", ExitCode: 1}}
+	}
+	return w.verdict()
+}
+
+var stickyWords = []string{"alpha", "bravo", "charlie", "delta", "echo"}
+
+func fnv32(s string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return h.Sum32()
+}
+
 // verdict draws what this session ends with: a forced classification, or
 // plain signals the real classifier reads.
 func (w *World) verdict() agent.Result {
@@ -140,7 +168,9 @@ func (w *World) verdict() agent.Result {
 	case kind == policy.KindAgentFailed && w.intn(2) == 0:
 		return agent.Result{Signals: policy.Signals{AgentKind: "sim", ExitCode: 1, Stderr: "tests failed"}, LastLine: "tests failed"}
 	}
-	cls := policy.Classification{Kind: kind, Message: "sim: " + string(kind), Source: "sim"}
+	// One of two texts per kind: the same failure across cards and again
+	// on a card (a hold, the repeat cap), and failures whose text changes.
+	cls := policy.Classification{Kind: kind, Message: "sim: " + string(kind) + failureWhere[w.intn(len(failureWhere))], Source: "sim"}
 	switch kind {
 	case policy.KindRateLimited, policy.KindUsageLimited:
 		if w.intn(2) == 0 {
@@ -176,5 +206,7 @@ func invalidInput(c board.Card) string {
 	}
 	return ""
 }
+
+var failureWhere = []string{"", " in module beta"}
 
 var specs = []string{`{}`, `{"plan":"do it"}`, `{"plan":7}`, `{"sim":["bogus"]}`, `{"plan":"x","sim":["agent_failed"]}`}

@@ -24,6 +24,7 @@ type checker struct {
 	cards     []board.Card      // as read after the last step that changed something
 	valBlocks map[string]int    // card id → invalid-input blocks since the last operator resume/reopen
 	followed  int               // events read by following the log by seq
+	held      map[string]string // agent profile → the fingerprint it is held for
 }
 
 func (c *checker) init(w *World) {
@@ -32,6 +33,7 @@ func (c *checker) init(w *World) {
 	c.routed = map[string]int{}
 	c.attempt = map[string]any{}
 	c.valBlocks = map[string]int{}
+	c.held = map[string]string{}
 }
 
 // not routing: the events a run gets before its outcome.
@@ -114,6 +116,7 @@ func (c *checker) check(final bool) {
 				w.violate("a run of %s (attempt %v) routed %d times (event %s by %s)", ident[e.CardID], c.attempt[e.RunID], c.routed[e.RunID], e.Type, e.Actor)
 			}
 		}
+		c.followHolds(e, data, ident)
 		if e.Type == board.EvBlocked && strings.HasPrefix(e.Actor, "dispatcher:") && data["kind"] == string(policy.KindInvalidInput) {
 			c.valBlocks[e.CardID]++
 			if c.valBlocks[e.CardID] > 1 {
@@ -177,6 +180,7 @@ func (c *checker) check(final bool) {
 	}
 	if final {
 		c.checkReports(runs, ident)
+		c.checkRepeatBlocks(cards, runs)
 	}
 	for k, as := range attempts {
 		if !final {
@@ -225,7 +229,7 @@ func (c *checker) check(final bool) {
 	// A live agent session belongs to an open run.
 	for _, id := range sortedKeys(w.live) {
 		iv := w.live[id]
-		if r, ok := runByID[iv.run.ID]; !ok || !r.Open() {
+		if r, ok := runByID[iv.run.ID]; (!ok || !r.Open()) && !iv.proc.partitioned {
 			w.violate("agent session of %s attempt %d is live but its run has outcome %q", iv.card.Identifier, iv.run.Attempt, r.Outcome)
 		}
 	}
@@ -369,4 +373,73 @@ func (c *checker) checkReports(runs []board.Run, ident map[string]string) {
 			w.violate("%s attempt %d reported %s but ended %s (%s): the agent's report decides unless drover stopped the run", ident[r.CardID], r.Attempt, kind, r.Kind, r.Outcome)
 		}
 	}
+}
+
+// followHolds keeps which fingerprint each profile is held for (its
+// agent_open events with a fingerprint, until it closes, pauses, opens for
+// something else or an operator resumes it) and holds a routing to the
+// rule: a held profile never burns a card's budget.
+func (c *checker) followHolds(e board.Event, data map[string]any, ident map[string]string) {
+	agent, _ := data["agent"].(string)
+	switch e.Type {
+	case "agent_open":
+		if fp, _ := data["fingerprint"].(string); fp != "" {
+			c.held[agent] = fp
+		} else {
+			delete(c.held, agent)
+		}
+	case "agent_closed", "agent_paused", "agent_resumed":
+		delete(c.held, agent)
+	}
+	if e.RunID == "" || preRouting[e.Type] || agentCallEvent(e) {
+		return
+	}
+	fp, _ := data["fingerprint"].(string)
+	if counted, _ := data["counted"].(bool); counted && fp != "" && c.held[agent] == fp {
+		c.w.violate("%s attempt %v was counted (%s) while agent profile %s was held for its failure %s: a held profile must not burn a card's budget",
+			ident[e.CardID], data["attempt"], e.Type, agent, fp)
+	}
+}
+
+// checkRepeatBlocks: a card blocked for a repeated failure names it, and
+// its last repeat_cap failed runs of a counted kind did fail alike. (Their
+// counted flag is not looked at: a hold opened later, for the same
+// failure on other cards, uncounts them.)
+func (c *checker) checkRepeatBlocks(cards []board.Card, runs []board.Run) {
+	k := c.w.cfg.Policy.RepeatCap
+	for _, cd := range cards {
+		br := cd.BlockReason
+		if br == nil || br.Kind != string(policy.KindRepeatedFailure) || c.w.cfg.Board.RoleOf(cd.State) != board.RoleBlocked {
+			continue
+		}
+		var epoch []board.Run
+		for _, r := range runs {
+			if r.CardID == cd.ID && r.RetryEpoch == cd.RetryEpoch && (r.Outcome == board.OutcomeFailed || r.Outcome == board.OutcomeBlocked) && policy.Spec(policy.Kind(r.Kind)).Counts {
+				epoch = append(epoch, r)
+			}
+		}
+		sort.Slice(epoch, func(a, b int) bool { return epoch[a].Attempt < epoch[b].Attempt })
+		if len(epoch) < k {
+			c.w.violate("%s blocked for a repeated failure after %d counted runs, repeat_cap is %d", cd.Identifier, len(epoch), k)
+			continue
+		}
+		last := epoch[len(epoch)-k:]
+		for _, r := range last {
+			if r.Fingerprint != last[0].Fingerprint || !policy.Informative(r.Fingerprint) {
+				c.w.violate("%s blocked for a repeated failure, but its last %d counted runs failed as %s and %s", cd.Identifier, k, last[0].Fingerprint, r.Fingerprint)
+			}
+		}
+		want := fmt.Sprintf("%d times in a row", k)
+		if msg := last[k-1].Error; !strings.Contains(br.What, want) || (msg != "" && !strings.Contains(br.What, firstWords(msg))) {
+			c.w.violate("%s blocked for a repeated failure says %q: it must name the failure (%q) and the repeat (%s)", cd.Identifier, br.What, msg, want)
+		}
+	}
+}
+
+// firstWords is the start of s, up to 30 bytes, for "it names the failure".
+func firstWords(s string) string {
+	if len(s) > 30 {
+		return s[:30]
+	}
+	return s
 }

@@ -55,6 +55,9 @@ type proc struct {
 	st       *simStore
 	dead     bool
 	dieAfter int // >= 0: the process dies after this many more store calls
+	// partitioned: the process stopped renewing its leases (a pause, a cut
+	// network) while its agents go on; a successor runs beside it.
+	partitioned bool
 }
 
 // invocation is the fake agent's own record of one session.
@@ -105,6 +108,13 @@ type World struct {
 	steplog    []string
 	violations []string
 	chk        checker
+	// paths counts the routing paths the dispatcher took (Options.OnRoute).
+	paths map[string]int
+	// faultFrom..faultTo are the steps of the sim profile's fault: every
+	// session of it fails the same way (verdictFor).
+	faultFrom, faultTo int
+	// stale is a partitioned process still running agents beside w.proc.
+	stale *proc
 }
 
 // workflow is the simulated world's WORKFLOW.md: the sim and planner
@@ -146,13 +156,17 @@ func NewWorld(p Params) (*World, error) {
 	if w.rng.IntN(3) > 0 {
 		w.faultRate = 0.02 + 0.2*w.rng.Float64()
 	}
+	if w.rng.IntN(2) == 0 {
+		w.faultFrom = w.rng.IntN(max(p.Steps/2, 1))
+		w.faultTo = w.faultFrom + 40 + w.rng.IntN(80)
+	}
 	w.ops = &operator.Service{Store: &simStore{w: w, inner: db}, Board: cfg.Board, Agents: []string{"sim", "planner"}, Actor: "operator:sim", Now: w.clk.Now}
 	w.chk.init(w)
 	w.startProc("n1")
 	for i := 0; i < p.Cards; i++ {
 		w.addCard()
 	}
-	w.logf("world: max_attempts=%d max_concurrent=%d fault_rate=%.3f cards=%d", w.maxAttempts, slots, w.faultRate, p.Cards)
+	w.logf("world: max_attempts=%d max_concurrent=%d fault_rate=%.3f cards=%d profile fault in steps %d–%d", w.maxAttempts, slots, w.faultRate, p.Cards, w.faultFrom, w.faultTo)
 	w.chk.check(false)
 	return w, nil
 }
@@ -216,7 +230,8 @@ func (w *World) startProc(node string) {
 	d, err := dispatch.New(dispatch.Options{Store: p.st, Config: w.cfg, Node: node, LogDir: filepath.Join(w.p.Dir, "logs"),
 		NewAgent: func(agent.Profile) (agent.Agent, error) { return &fakeAgent{w: w, p: p}, nil },
 		Outbox:   outboxRows, Log: log, Now: w.clk.Now, Rand: w.float, Spawn: w.spawn,
-		After: func(time.Duration) <-chan time.Time { c := make(chan time.Time, 1); c <- w.clk.Now(); return c }})
+		After:   func(time.Duration) <-chan time.Time { c := make(chan time.Time, 1); c <- w.clk.Now(); return c },
+		OnRoute: w.routed})
 	if err != nil {
 		panic(err)
 	}
@@ -305,6 +320,47 @@ func (w *World) crash() {
 	w.startProc(node)
 }
 
+// partition stops the live process renewing its leases, as a long pause
+// or a cut network would, while its agents go on; a successor under
+// another name runs beside it and recovers its claims once their leases
+// end. The stale process's agents still answer: their routings find the
+// claim gone (or, when the successor has not recovered it yet, still
+// theirs). Now and then the stale process renews once more, right before
+// its successor reads a card (simStore), as it would when the pause ends
+// mid-recovery.
+func (w *World) partition() {
+	if w.stale != nil {
+		return
+	}
+	p := w.proc
+	p.partitioned = true
+	w.stale = p
+	for _, iv := range w.parked {
+		if iv.proc == p {
+			iv.steps += 10 + w.intn(20) // its agents go on past their leases
+		}
+	}
+	w.nodes++
+	node := fmt.Sprintf("n%d", w.nodes+1)
+	w.logf("partition: %s stops renewing its leases; %s starts beside it", p.node, node)
+	w.startProc(node)
+}
+
+// staleGone forgets the stale process once none of its agents is parked.
+func (w *World) staleGone() {
+	if w.stale == nil {
+		return
+	}
+	for _, iv := range w.parked {
+		if iv.proc == w.stale {
+			return
+		}
+	}
+	w.logf("%s has no agent left: it is gone", w.stale.node)
+	w.stale.dead = true
+	w.stale = nil
+}
+
 // --- steps ---
 
 // Step takes one seeded action and checks the invariants.
@@ -314,6 +370,7 @@ func (w *World) Step() {
 		iv.steps--
 	}
 	w.releaseDue(false)
+	w.staleGone()
 	switch r := w.intn(100); {
 	case r < 35:
 		w.tick()
@@ -321,8 +378,10 @@ func (w *World) Step() {
 		w.advance(time.Duration(w.intn(int(w.lease/time.Second)+1)) * time.Second)
 	case r < 82:
 		w.operatorAction()
-	case r < 86:
+	case r < 84:
 		w.crash()
+	case r < 86:
+		w.partition()
 	case r < 92:
 		if w.faultRate > 0 {
 			w.faultRate = 0
@@ -552,5 +611,27 @@ func sortedKeys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// routed counts a routing path (dispatch.Options.OnRoute); it runs on a
+// job's goroutine while the harness waits.
+func (w *World) routed(path string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.paths == nil {
+		w.paths = map[string]int{}
+	}
+	w.paths[path]++
+}
+
+// Paths are the routing paths this world's dispatcher took, with counts.
+func (w *World) Paths() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[string]int, len(w.paths))
+	for k, v := range w.paths {
+		out[k] = v
+	}
 	return out
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/drover-dev/drover/internal/dispatch"
 )
 
 var (
@@ -95,4 +97,41 @@ func TestSimulationIsDeterministic(t *testing.T) {
 			t.Fatalf("seed %d: step logs differ in length (%d, %d lines)", seed, len(a), len(b))
 		}
 	}
+}
+
+// TestSimulationReachesEveryRoutingPath: the seeded histories drive the
+// dispatcher down every path a finished run can take in production
+// (dispatch.RoutePaths), so the invariants are checked on all of them. A
+// path no seed reaches is a path the simulation does not cover: this fails
+// and names it.
+func TestSimulationReachesEveryRoutingPath(t *testing.T) {
+	seen := map[string]int{}
+	missing := func() []string {
+		var out []string
+		for _, p := range dispatch.RoutePaths() {
+			if seen[p] == 0 {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	seeds := 0
+	for seed := uint64(1); seed <= 1500 && len(missing()) > 0; seed++ {
+		w, err := Run(params(t, seed))
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		for p, n := range w.Paths() {
+			if seen[p] == 0 {
+				t.Logf("seed %d reaches %s", seed, p)
+			}
+			seen[p] += n
+		}
+		w.Close()
+		seeds++
+	}
+	if m := missing(); len(m) > 0 {
+		t.Fatalf("after %d seeds no history took the routing paths %v (reached: %v)", seeds, m, seen)
+	}
+	t.Logf("every routing path reached within %d seeds: %v", seeds, seen)
 }

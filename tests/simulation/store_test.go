@@ -67,6 +67,10 @@ func (s *simStore) GetCard(ctx context.Context, ref string) (board.Card, error) 
 	if err := s.gate("GetCard"); err != nil {
 		return board.Card{}, err
 	}
+	if st := s.w.stale; st != nil && s.proc == s.w.proc && !st.dead && s.w.intn(3) == 0 {
+		s.w.logf("%s renews its leases once more before %s reads %s", st.node, s.proc.node, ref)
+		st.d.Heartbeat()
+	}
 	return s.inner.GetCard(ctx, ref)
 }
 

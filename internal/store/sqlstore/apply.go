@@ -256,6 +256,20 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 			return err
 		}
 	}
+	if g := ch.AgentGuard; g != nil {
+		lock := ""
+		if d.dialect == postgres {
+			lock = " FOR SHARE" // waits for a breaker write in flight, then reads what it wrote
+		}
+		var v int64
+		err := x.QueryRowContext(ctx, d.q(`SELECT version FROM agent_states WHERE name = ?`+lock), g.Name).Scan(&v)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if v != g.Version {
+			return fmt.Errorf("%w (agent %s state changed meanwhile)", store.ErrConflict, g.Name)
+		}
+	}
 	if a := ch.AgentState; a != nil {
 		var res sql.Result
 		var err error

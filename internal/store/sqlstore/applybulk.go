@@ -51,7 +51,7 @@ func bulkable(chs []store.Change) bool {
 		if ch.AgentCall != nil || ch.AgentState != nil || (ch.CheckBlockers && ch.Card != nil && len(ch.Card.BlockedBy) > 0) {
 			return false
 		}
-		if len(ch.Uncount) > 0 || (ch.NewRun != nil && (ch.NewRun.Fingerprint != "" || len(ch.NewRun.Basis) > 0)) ||
+		if len(ch.Uncount) > 0 || ch.AgentGuard != nil || (ch.NewRun != nil && (ch.NewRun.Fingerprint != "" || len(ch.NewRun.Basis) > 0)) ||
 			(ch.Run != nil && (ch.Run.Fingerprint != "" || len(ch.Run.Basis) > 0)) {
 			return false // columns the set-based path does not write
 		}

@@ -254,3 +254,32 @@ func testRunFingerprints(t *testing.T, s store.Store) {
 		t.Fatalf("after Uncount of the first and an open run: counted %v %v, open run %+v", a.Counted, b.Counted, o)
 	}
 }
+
+// testAgentGuard: a change guarded on a profile's state version is written
+// only while the state is still at that version (0: no row), and refused
+// whole otherwise.
+func testAgentGuard(t *testing.T, s store.Store) {
+	c := mkCard(t, s, "g", "ready")
+	ev := func(reason string) []board.Event { return []board.Event{{CardID: c.ID, Type: "note", Reason: reason}} }
+	must(t, s.Apply(ctx, store.Change{AgentGuard: &store.AgentGuard{Name: "claude"}, Events: ev("no row yet")}))
+	must(t, s.Apply(ctx, store.Change{AgentState: &store.AgentState{Name: "claude", State: "open", Data: json.RawMessage(`{}`), UpdatedAt: time.Now()}}))
+	states, _ := s.ListAgentStates(ctx)
+	if len(states) != 1 {
+		t.Fatalf("agent states = %+v", states)
+	}
+	v := states[0].Version
+	if err := s.Apply(ctx, store.Change{AgentGuard: &store.AgentGuard{Name: "claude"}, Events: ev("stale")}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a guard on the version before the write: err = %v, want ErrConflict", err)
+	}
+	must(t, s.Apply(ctx, store.Change{AgentGuard: &store.AgentGuard{Name: "claude", Version: v}, Events: ev("current")}))
+	evs, _ := s.ListEvents(ctx, store.EventFilter{CardID: c.ID})
+	var reasons []string
+	for _, e := range evs {
+		if e.Type == "note" {
+			reasons = append(reasons, e.Reason)
+		}
+	}
+	if strings.Join(reasons, ",") != "no row yet,current" {
+		t.Fatalf("guarded writes that landed: %v, want no row yet,current", reasons)
+	}
+}

@@ -40,6 +40,7 @@ func Run(t *testing.T, open Opener) {
 		{"RunRoutedOnce", testRunRoutedOnce},
 		{"RunSessionID", testRunSessionID},
 		{"RunFingerprints", testRunFingerprints},
+		{"AgentGuard", testAgentGuard},
 		{"AgentBytes", testAgentBytes},
 		{"HalfWrittenTransaction", testHalfWritten},
 		{"Heartbeat", testHeartbeat},
