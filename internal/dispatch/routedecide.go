@@ -257,14 +257,14 @@ func fillRun(r *board.Run, res *agent.Result, p agent.Profile) {
 // Routing paths (routing.path, Options.OnRoute): every way a finished run
 // can go. The simulation checks that its seeds reach each of them.
 const (
-	PathLost          = "lost"           // the claim is no longer this routing's: nothing is written if the run was routed, else only the run
-	PathRenewed       = "renewed"        // a recovery whose owner renewed its lease: nothing is written
-	PathSpendBlock    = "spend_block"    // drover stopped the run for the card's spend cap
-	PathHoldOpened    = "hold_opened"    // the same failure on several cards: the profile is held
-	PathHoldProbe     = "hold_probe"     // the held profile's probe failed alike
-	PathHeld          = "held"           // a failure the profile is held for: not counted
-	PathRepeatBlock   = "repeat_block"   // the same failure again with nothing changed
-	PathDecided       = "decided:"       // + the policy's verb: retry, defer, block, give_up, park, complete, hold
+	PathLost        = "lost"         // the claim is no longer this routing's: nothing is written if the run was routed, else only the run
+	PathRenewed     = "renewed"      // a recovery whose owner renewed its lease: nothing is written
+	PathSpendBlock  = "spend_block"  // drover stopped the run for the card's spend cap
+	PathHoldOpened  = "hold_opened"  // the same failure on several cards: the profile is held
+	PathHoldProbe   = "hold_probe"   // the held profile's probe failed alike
+	PathHeld        = "held"         // a failure the profile is held for: not counted
+	PathRepeatBlock = "repeat_block" // the same failure again with nothing changed
+	PathDecided     = "decided:"     // + the policy's verb: retry, defer, block, give_up, park, complete, hold
 )
 
 // RoutePaths lists every path a routing can take.
