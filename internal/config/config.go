@@ -7,6 +7,7 @@
 package config
 
 import (
+	"cmp"
 	"encoding/json"
 	"time"
 
@@ -57,13 +58,34 @@ type Config struct {
 	schemas map[string]*jsonschema.Schema
 }
 
+// Agents is the agents: section.
+type Agents struct {
+	Default  string                   `json:"default"`
+	Profiles map[string]agent.Profile `json:"profiles"`
+	// Verify holds the profiles' own verify steps
+	// (agents.profiles.NAME.verify), by profile name.
+	Verify map[string]Verify `json:"verify,omitempty"`
+}
+
+// Profile returns the named profile, or the default one for "".
+func (a Agents) Profile(name string) (agent.Profile, bool) {
+	p, ok := a.Profiles[cmp.Or(name, a.Default)]
+	return p, ok
+}
+
+// VerifyFor is the verify step of a profile's runs: the profile's own
+// (agents.profiles.NAME.verify) when it has one, else the top-level verify:.
+func (c *Config) VerifyFor(profile string) Verify {
+	if v, ok := c.Agents.Verify[cmp.Or(profile, c.Agents.Default)]; ok {
+		return v
+	}
+	return c.Verify
+}
+
 // SpecSchema returns the compiled JSON Schema of the named profile's
 // spec_schema ("" = the default profile), or nil when it has none.
 func (c *Config) SpecSchema(profile string) *jsonschema.Schema {
-	if profile == "" {
-		profile = c.Agents.Default
-	}
-	return c.schemas[profile]
+	return c.schemas[cmp.Or(profile, c.Agents.Default)]
 }
 
 const mask = "****"

@@ -7,40 +7,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
 
 // MaxFileSize bounds a WORKFLOW.md; anything larger is refused.
 const MaxFileSize = 4 << 20
-
-// topLevel lists every top-level key drover reads.
-var topLevel = []string{"board", "agents", "policy", "limits", "notify", "workspace", "hooks", "dispatch", "tracker", "store", "server", "polling", "agent", "codex", "retention", "verify"}
-
-// decodeAll fills cfg from the top-level sections, defaults included.
-func decodeAll(d *decoder, cfg *Config, top map[string]*yaml.Node, baseDir string) {
-	if top == nil {
-		top = map[string]*yaml.Node{}
-	}
-	cfg.Board = decodeBoard(d, top["board"])
-	cfg.Policy = decodePolicy(d, top["policy"])
-	cfg.Limits = decodeLimits(d, top["limits"])
-	cfg.Notify = decodeNotify(d, top["notify"])
-	cfg.Workspace = decodeWorkspace(d, top["workspace"], baseDir)
-	cfg.Hooks = decodeHooks(d, top["hooks"])
-	cfg.Dispatch = decodeDispatch(d, top["dispatch"], top["polling"], top["agent"])
-	cfg.Tracker = decodeTracker(d, top["tracker"], cfg.Board)
-	cfg.Store = decodeStore(d, top["store"], baseDir)
-	cfg.Server = decodeServer(d, top["server"])
-	cfg.Codex = decodeCodex(d, top["codex"])
-	cfg.Retention = decodeRetention(d, top["retention"])
-	cfg.Verify = decodeVerify(d, top["verify"], "verify")
-	cfg.Agents = decodeAgents(d, top["agents"], top["codex"] != nil, cfg.Codex)
-}
 
 // Load reads, parses and validates the WORKFLOW.md at path. Relative paths in
 // it (workspace.root, a sqlite store) are resolved against its directory.
@@ -137,39 +115,44 @@ func parseAll(data []byte, baseDir string) (*Config, error) {
 	if err != nil {
 		return nil, &Error{Problems: []Problem{{Line: 1, Msg: err.Error()}}}
 	}
-	d := newDecoder(1)
+	for i := 0; i < len(front); {
+		r, n := utf8.DecodeRune(front[i:])
+		if r == utf8.RuneError && n == 1 {
+			return nil, &Error{Problems: []Problem{{Line: 2 + bytes.Count(front[:i], []byte("\n")), Msg: fmt.Sprintf("invalid UTF-8 (byte 0x%02x); save the file as UTF-8", front[i])}}}
+		}
+		i += n
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(front, &doc); err != nil {
 		return nil, &Error{Problems: []Problem{yamlProblem(err, 1)}}
 	}
-	cfg := &Config{Hash: hex.EncodeToString(sum[:]), Prompt: body, PromptLine: bodyLine}
+	d := newDecoder(1)
+	f := defaults()
+	if len(doc.Content) > 0 {
+		root := doc.Content[0]
+		if root.Kind != yaml.MappingNode && root.ShortTag() != "!!null" {
+			return nil, &Error{Problems: []Problem{{Line: root.Line + 1, Msg: "the front matter must be YAML keys (board:, agents:, policy: …), not " + describe(root)}}}
+		}
+		d.decode(root, reflect.ValueOf(f).Elem(), "", `cfg:"lenient"`)
+	}
 	if baseDir == "" {
 		baseDir = "."
 	}
 	if abs, err := filepath.Abs(baseDir); err == nil {
 		baseDir = abs
 	}
-	root := deref(&doc)
-	if root != nil && root.Kind == 0 {
-		root = nil // empty front matter: all defaults
-	}
-	if root != nil && root.Kind != yaml.MappingNode && !isNull(root) {
-		return nil, &Error{Problems: []Problem{{Line: d.line(root), Msg: "the front matter must be YAML keys (board:, agents:, policy: …), not " + kindName(root)}}}
-	}
-	top := d.fields(root, "", topLevel, lenient)
-	decodeAll(d, cfg, top, baseDir)
-	validate(d, cfg, top)
+	cfg := &Config{Hash: hex.EncodeToString(sum[:]), Prompt: body, PromptLine: bodyLine}
+	d.build(f, cfg, baseDir)
 	compilePrompt(d, cfg)
-	if len(d.probs) > 0 {
-		sort.SliceStable(d.probs, func(i, j int) bool {
-			li, lj := d.probs[i].Line, d.probs[j].Line
-			return li != 0 && (lj == 0 || li < lj)
-		})
-		cfg.Ignored, cfg.Warnings = d.ignored, d.warns
-		return cfg, &Error{Problems: d.probs}
-	}
 	cfg.Ignored, cfg.Warnings = d.ignored, d.warns
-	return cfg, nil
+	if len(d.probs) == 0 {
+		return cfg, nil
+	}
+	sort.SliceStable(d.probs, func(i, j int) bool {
+		li, lj := d.probs[i].Line, d.probs[j].Line
+		return li != 0 && (lj == 0 || li < lj)
+	})
+	return cfg, &Error{Problems: d.probs}
 }
 
 // splitFrontMatter separates the YAML between the opening and closing ---
