@@ -36,7 +36,7 @@ func (d *decoder) agents(f *file, cfg *Config) {
 			d.verify(path+".verify", *pf.Verify)
 		}
 	}
-	switch cx := f.Codex; {
+	switch cx := cfg.Codex; {
 	case len(a.Profiles) == 0 && cx.Command != "":
 		a.Profiles[registry.SymphonyCodexKind] = d.codexProfile(cx)
 	case len(a.Profiles) == 0:

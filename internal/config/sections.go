@@ -2,7 +2,7 @@ package config
 
 import (
 	"encoding/json"
-	"fmt"
+	"errors"
 	"strconv"
 	"time"
 
@@ -14,59 +14,48 @@ import (
 	"github.com/drover-dev/drover/internal/workspace"
 )
 
-// The sections of WORKFLOW.md. A field's yaml tag is its key; the decoder
-// (decode.go) reads its cfg tag too: lenient (a section shared with Symphony:
-// unknown keys in it are reported as ignored), secret (an unset $VAR gives ""
-// and a warning), verbatim (no $VAR expansion), period (retention's "90d").
-// A duration whose key ends in _ms is Symphony's whole milliseconds.
+// The sections. A field's yaml tag is its key; its cfg tag says how the
+// decoder reads it: lenient (a section shared with Symphony: an unknown key
+// in it is reported as ignored), secret (an unset $VAR gives "" and a
+// warning, and Redacted masks it), verbatim (no $VAR expansion), period
+// (retention's "90d"). A duration whose key ends in _ms is Symphony's whole
+// milliseconds.
 
-// file is the front matter as written, with the defaults of what it leaves
-// out; check.go turns it into a Config.
+// file is the front matter as written: the Config's sections that it holds
+// as they are, and the others in the file's own shape, for build to turn
+// into the Config's.
 type file struct {
-	Board     board.Board `yaml:"board"`
-	Agents    agentsFile  `yaml:"agents"`
-	Policy    policyFile  `yaml:"policy"`
-	Limits    Limits      `yaml:"limits"`
-	Notify    Notify      `yaml:"notify"`
-	Workspace Workspace   `yaml:"workspace" cfg:"lenient"`
-	Hooks     hooksFile   `yaml:"hooks" cfg:"lenient"`
-	Dispatch  Dispatch    `yaml:"dispatch"`
-	Tracker   trackerFile `yaml:"tracker" cfg:"lenient"`
-	Store     yaml.Node   `yaml:"store"` // a DSN, or {dsn: …}
-	Server    Server      `yaml:"server" cfg:"lenient"`
-	Codex     Codex       `yaml:"codex" cfg:"lenient"`
-	Retention Retention   `yaml:"retention"`
-	Verify    Verify      `yaml:"verify"`
-	// Symphony's spellings of dispatch keys.
-	Polling struct {
+	Config
+	Agents  agentsFile  `yaml:"agents"`
+	Policy  policyFile  `yaml:"policy"`
+	Hooks   hooksFile   `yaml:"hooks" cfg:"lenient"`
+	Tracker trackerFile `yaml:"tracker" cfg:"lenient"`
+	Store   yaml.Node   `yaml:"store"` // a DSN, or {dsn: …}
+	Polling struct {    // Symphony's spelling of dispatch.poll_interval
 		Interval time.Duration `yaml:"interval_ms"`
 	} `yaml:"polling" cfg:"lenient"`
-	Agent struct {
+	Agent struct { // Symphony's spellings of dispatch keys
 		MaxConcurrent   int            `yaml:"max_concurrent_agents"`
 		MaxTurns        int            `yaml:"max_turns"`
 		MaxRetryBackoff time.Duration  `yaml:"max_retry_backoff_ms"`
 		ByState         map[string]int `yaml:"max_concurrent_agents_by_state"`
 	} `yaml:"agent" cfg:"lenient"`
-
-	policy policy.Config // what Policy points into
 }
 
-// defaults is every default in one place.
+// defaults is the file with every default: what the file gives overwrites it.
 func defaults() *file {
-	f := &file{
+	f := &file{Config: Config{
 		Board:     board.Default(),
+		Policy:    policy.Defaults(),
 		Limits:    Limits{DayBoundary: "00:00 UTC"},
 		Notify:    Notify{Slack: Slack{Events: []string{"blocked", "gave_up", "parked", "profile_paused", "spend_paused", "config_error"}}},
-		Workspace: Workspace{Root: ".drover/workspaces", Cleanup: workspace.CleanupOnDone},
-		Hooks:     hooksFile{Hooks: Hooks{Timeout: time.Minute}},
+		Workspace: Workspace{Cleanup: workspace.CleanupOnDone},
 		Dispatch:  Dispatch{Lease: 30 * time.Second, PollInterval: 5 * time.Second, MaxConcurrent: 4, MaxTurns: 20, MaxRetryBackoff: 5 * time.Minute},
-		Tracker:   trackerFile{Tracker: Tracker{Kind: TrackerNative}},
-		Server:    Server{Host: "127.0.0.1"},
 		Retention: Retention{Events: DefaultRetainEvents, Runs: DefaultRetainRuns, Logs: DefaultRetainLogs},
-		policy:    policy.Defaults(),
-	}
-	f.Verify.setDefaults()
-	p := &f.policy
+		Verify:    Verify{Timeout: DefaultVerifyTimeout},
+	}}
+	f.Hooks.Timeout, f.Tracker.Kind = time.Minute, TrackerNative
+	p := &f.Config.Policy
 	f.Policy = policyFile{MaxAttempts: &p.MaxAttempts, FailedState: &p.FailedState, Backoff: (*backoffFile)(&p.Backoff),
 		ReleaseChurnCap: &p.ReleaseChurnCap, ContinuationCap: &p.ContinuationCap, RepeatCap: &p.RepeatCap}
 	f.Policy.Breaker.Threshold, f.Policy.Breaker.Window, f.Policy.Breaker.Cooldown = &p.BreakerThreshold, &p.BreakerWindow, &p.BreakerCooldown
@@ -74,7 +63,14 @@ func defaults() *file {
 	return f
 }
 
-// agents:
+// Agents is the agents: section.
+type Agents struct {
+	Default  string                   `json:"default"`
+	Profiles map[string]agent.Profile `json:"profiles"`
+	// Verify holds the profiles' own verify steps
+	// (agents.profiles.NAME.verify), by profile name.
+	Verify map[string]Verify `json:"verify,omitempty"`
+}
 
 type agentsFile struct {
 	Default  string                 `yaml:"default"`
@@ -107,8 +103,7 @@ func (p *profileFile) setDefaults() {
 	p.Prompt, p.Timeout, p.StallTimeout, p.Resume, p.MCP = "stdin", time.Hour, 5*time.Minute, agent.ResumeAuto, agent.MCPAuto
 }
 
-// matchRule is a policy.Rule whose regex is kept as written.
-type matchRule struct {
+type matchRule struct { // a policy.Rule whose regex is kept as written
 	Name     string      `yaml:"name"`
 	Regex    string      `yaml:"regex" cfg:"verbatim"`
 	ExitCode *int        `yaml:"exit_code"`
@@ -140,9 +135,8 @@ var (
 	MCPModes    = []string{agent.MCPAuto, agent.MCPOff}
 )
 
-// policy: has the shape of the file over a policy.Config: its fields point
-// into file.policy, so what the file gives overwrites policy.Defaults().
-
+// policyFile is policy: in the file's shape over Config.Policy: its fields
+// point into it, so what the file gives overwrites policy.Defaults().
 type policyFile struct {
 	MaxAttempts     *int                     `yaml:"max_attempts"`
 	FailedState     *string                  `yaml:"failed_state"`
@@ -171,7 +165,7 @@ type backoffFile struct { // a policy.Backoff
 type kindFile struct {
 	Cap     *int            `yaml:"cap"`
 	Tiers   []time.Duration `yaml:"tiers"`
-	Backoff yaml.Node       `yaml:"backoff"` // decoded onto policy.backoff
+	Backoff yaml.Node       `yaml:"backoff"` // decoded over policy.backoff
 }
 
 // Limits is the spend section. Zero means off.
@@ -296,17 +290,13 @@ type Codex struct {
 }
 
 // Retention is how long drover keeps history (see docs/reliability.md,
-// "A store that lives for years"). Zero keeps that kind forever. What
-// retention never removes: an open run, the latest run of a card and its
-// log, and a notification not yet delivered.
+// "A store that lives for years"); zero keeps that kind forever. Never
+// removed: an open run, a card's latest run and its log, and a
+// notification not yet delivered.
 type Retention struct {
-	// Events is how long events are kept, and delivered or dead
-	// notifications with them.
-	Events time.Duration `json:"events" yaml:"events" cfg:"period"`
-	// Runs is how long finished runs are kept (their logs go with them).
-	Runs time.Duration `json:"runs" yaml:"runs" cfg:"period"`
-	// Logs is how long run log files are kept; the run rows stay.
-	Logs time.Duration `json:"logs" yaml:"logs" cfg:"period"`
+	Events time.Duration `json:"events" yaml:"events" cfg:"period"` // events, and delivered or dead notifications
+	Runs   time.Duration `json:"runs" yaml:"runs" cfg:"period"`     // finished runs, with their logs
+	Logs   time.Duration `json:"logs" yaml:"logs" cfg:"period"`     // run log files (the run rows stay)
 }
 
 // Day is the unit retention periods are usually written in ("90d").
@@ -355,8 +345,6 @@ const (
 	TrackerGitHub = "github"
 	TrackerLinear = "linear"
 )
-
-var trackerKinds = []string{TrackerNative, TrackerGitHub, TrackerLinear}
 
 // DefaultGitHubBlockedBy finds "blocked by #12" (any case) in an issue body.
 const DefaultGitHubBlockedBy = `(?i)blocked by #(\d+)`
@@ -411,13 +399,13 @@ func (t Tracker) External() bool { return t.Kind == TrackerGitHub || t.Kind == T
 // that is empty (its variable is unset). It is not a load error, so the
 // other commands (and drover init) work where the key is not exported.
 func (t Tracker) Ready() error {
-	if t.APIKey != "" || !t.External() {
+	switch {
+	case t.APIKey != "" || !t.External():
 		return nil
+	case t.Kind == TrackerLinear:
+		return errors.New("tracker.api_key: missing; the linear tracker needs an API key (api_key: $LINEAR_API_KEY, or export LINEAR_API_KEY)")
 	}
-	if t.Kind == TrackerLinear {
-		return fmt.Errorf("tracker.api_key: missing; the linear tracker needs an API key (api_key: $LINEAR_API_KEY, or export LINEAR_API_KEY)")
-	}
-	return fmt.Errorf("tracker.api_key: missing; the github tracker needs a token with Issues read and write (api_key: $GITHUB_TOKEN, or export GITHUB_TOKEN)")
+	return errors.New("tracker.api_key: missing; the github tracker needs a token with Issues read and write (api_key: $GITHUB_TOKEN, or export GITHUB_TOKEN)")
 }
 
 // Role mappings an external tracker starts from.
