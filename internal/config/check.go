@@ -224,7 +224,8 @@ func (d *decoder) verify(path string, v Verify) {
 // tracker checks tracker: and fills in what its kind defaults to; the
 // native tracker's states must be columns of the right kind.
 func (d *decoder) tracker(f *file, cfg *Config, boardOK bool) {
-	t := f.Tracker.Tracker
+	t := &cfg.Tracker
+	*t = f.Tracker.Tracker
 	d.oneOf("tracker.kind", t.Kind, []string{TrackerNative, TrackerGitHub, TrackerLinear}, "a tracker")
 	if s := f.Tracker.Provider.ProjectSlug; s != "" {
 		d.check(t.ProjectSlug == "" || t.ProjectSlug == s, "tracker.provider.project_slug", "is %q but tracker.project_slug is %q; keep one", s, t.ProjectSlug)
@@ -239,41 +240,22 @@ func (d *decoder) tracker(f *file, cfg *Config, boardOK bool) {
 	case TrackerNative:
 		orDefault("active_states", &t.ActiveStates, columnsWith(cfg.Board, board.RoleEligible, board.RoleRunning)...)
 		orDefault("terminal_states", &t.TerminalStates, columnsWith(cfg.Board, board.RoleDone, board.RoleCancelled)...)
+		for i, s := range t.ActiveStates {
+			if c, ok := cfg.Board.Column(s); boardOK && ok {
+				d.check(!c.Role.IsSink(), fmt.Sprintf("tracker.active_states[%d]", i), "%q has role %s, a sink; active states are the columns agents work from (eligible or running)", s, c.Role)
+			} else if boardOK {
+				d.column(cfg.Board, fmt.Sprintf("tracker.active_states[%d]", i), s)
+			}
+		}
+		for i, s := range t.TerminalStates {
+			if boardOK {
+				d.column(cfg.Board, fmt.Sprintf("tracker.terminal_states[%d]", i), s)
+			}
+		}
 	case TrackerGitHub:
 		orDefault("active_states", &t.ActiveStates, "open")
 		orDefault("terminal_states", &t.TerminalStates, "closed")
-		t.BlockedBy = cmp.Or(t.BlockedBy, DefaultGitHubBlockedBy)
-		t.APIKey = cmp.Or(t.APIKey, os.Getenv("GITHUB_TOKEN"))
-	case TrackerLinear:
-		orDefault("terminal_states", &t.TerminalStates, "Done", "Canceled", "Cancelled", "Duplicate")
-		if !d.has("tracker.api_key") {
-			t.APIKey = os.Getenv("LINEAR_API_KEY") // as Symphony does
-		}
-	}
-	native := t.Kind == TrackerNative && boardOK // its states name columns
-	if t.External() {
-		t.Roles = defaultRoles(t.Kind)
-		d.roles(f.Tracker.Roles, &t)
-	} else {
-		d.check(!d.has("tracker.roles"), "tracker.roles", "is for an external tracker (kind: github or linear); drover's own board has its columns")
-	}
-	for i, s := range t.ActiveStates {
-		p := fmt.Sprintf("tracker.active_states[%d]", i)
-		if c, ok := cfg.Board.Column(s); native && ok {
-			d.check(!c.Role.IsSink(), p, "%q has role %s, a sink; active states are the columns agents work from (eligible or running)", s, c.Role)
-		} else if native {
-			d.column(cfg.Board, p, s)
-		}
-	}
-	for i, s := range t.TerminalStates {
-		if native {
-			d.column(cfg.Board, fmt.Sprintf("tracker.terminal_states[%d]", i), s)
-		}
-	}
-	switch t.Kind {
-	case TrackerLinear:
-		d.check(t.ProjectSlug != "", "tracker.provider.project_slug", "missing; name the Linear project to dispatch from (its slug, the end of the project's URL)")
-	case TrackerGitHub:
+		t.BlockedBy, t.APIKey = cmp.Or(t.BlockedBy, DefaultGitHubBlockedBy), cmp.Or(t.APIKey, os.Getenv("GITHUB_TOKEN"))
 		owner, name, ok := strings.Cut(t.Repo, "/")
 		d.check(ok && owner != "" && name != "" && !strings.Contains(name, "/"), "tracker.repo", "%q is not owner/name; name the repository whose issues drover dispatches (repo: acme/app)", t.Repo)
 		if re, err := regexp.Compile(t.BlockedBy); err != nil {
@@ -281,9 +263,20 @@ func (d *decoder) tracker(f *file, cfg *Config, boardOK bool) {
 		} else {
 			d.check(re.NumSubexp() > 0, "tracker.blocked_by_pattern", "has no group; its first group must capture the issue number (e.g. (?i)blocked by #(\\d+))")
 		}
+	case TrackerLinear:
+		orDefault("terminal_states", &t.TerminalStates, "Done", "Canceled", "Cancelled", "Duplicate")
+		if !d.has("tracker.api_key") {
+			t.APIKey = os.Getenv("LINEAR_API_KEY") // as Symphony does
+		}
+		d.check(t.ProjectSlug != "", "tracker.provider.project_slug", "missing; name the Linear project to dispatch from (its slug, the end of the project's URL)")
 	}
-	d.check(!t.External() || len(t.ActiveStates) > 0, "tracker.active_states", "missing; list the %s states agents should pick work from", t.Kind)
-	cfg.Tracker = t
+	if t.External() {
+		t.Roles = defaultRoles(t.Kind)
+		d.roles(f.Tracker.Roles, t)
+		d.check(len(t.ActiveStates) > 0, "tracker.active_states", "missing; list the %s states agents should pick work from", t.Kind)
+	} else {
+		d.check(!d.has("tracker.roles"), "tracker.roles", "is for an external tracker (kind: github or linear); drover's own board has its columns")
+	}
 }
 
 // roles applies tracker.roles: role → {label, state}; an entry replaces the

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -63,20 +64,31 @@ type decoder struct {
 	off     int               // file lines before the YAML (the opening ---)
 	lines   map[string]int    // the file line of each key path the file gives
 	renamed map[string]string // drover's key path → the Symphony one the file gave
+	unread  map[string]bool   // the key paths whose values could not be read
 	probs   []Problem
 	warns   []string
 	ignored []string
 	budget  int // values left to read: aliases (*a) can make a small file huge
 }
 
-// errf reports a problem at path, on its line (or its nearest parent's).
+// errf reports a problem at path, on its line (or its nearest parent's),
+// unless the value there could not be read: what follows from that is no news.
 func (d *decoder) errf(path, format string, a ...any) {
 	path = d.rename(path)
 	line := 0
-	for p := path; line == 0 && p != ""; p = p[:max(strings.LastIndexAny(p, ".["), 0)] {
-		line = d.lines[p]
+	for p := path; p != ""; p = p[:max(strings.LastIndexAny(p, ".["), 0)] {
+		if d.unread[p] {
+			return
+		}
+		line = cmp.Or(line, d.lines[p])
 	}
 	d.probs = append(d.probs, Problem{Line: line, Path: path, Msg: fmt.Sprintf(format, a...)})
+}
+
+// unreadable is errf for a value the decoder could not read.
+func (d *decoder) unreadable(path, format string, a ...any) {
+	d.errf(path, format, a...)
+	d.unread[d.rename(path)] = true
 }
 
 // check reports a problem at path unless ok.
@@ -128,7 +140,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, tag reflect
 		n = n.Alias
 	}
 	if d.budget--; d.budget == 0 {
-		d.errf(path, "the file holds over %d values (an alias repeating a list?); write it out plainly", maxValues)
+		d.unreadable(path, "the file holds over %d values (an alias repeating a list?); write it out plainly", maxValues)
 	}
 	mode, t := tag.Get("cfg"), v.Type()
 	switch {
@@ -162,8 +174,11 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, tag reflect
 		}
 		v.Set(reflect.ValueOf(list))
 	case t.Kind() == reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			d.errf(path, "must be a list, not %s", describe(n))
+		if of := ""; n.Kind != yaml.SequenceNode {
+			if t.Elem().Kind() == reflect.Struct {
+				of = " of {" + strings.Join(keysOf(t.Elem()), ", ") + "}"
+			}
+			d.unreadable(path, "must be a list%s, not %s", of, describe(n))
 			return
 		}
 		v.Set(reflect.MakeSlice(t, len(n.Content), len(n.Content)))
@@ -201,25 +216,39 @@ func fresh(t reflect.Type) reflect.Value {
 // no field has is an error or, lenient, ignored with a warning unless it
 // looks like a typo of one.
 func (d *decoder) fields(n *yaml.Node, v reflect.Value, path string, lenient bool) {
-	var keys []string
-	var fields []reflect.StructField
-	for _, f := range reflect.VisibleFields(v.Type()) {
-		if k, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); k != "" && k != "-" && !f.Anonymous {
-			keys, fields = append(keys, k), append(fields, f)
-		}
-	}
+	keys, fields := keysOf(v.Type()), fieldsOf(v.Type())
 	d.mapping(n, path, "keys ("+strings.Join(keys, ", ")+")", func(key, p string, val *yaml.Node) {
 		switch i, s := slices.Index(keys, key), suggest.Closest(key, keys); {
 		case i >= 0:
 			d.decode(val, v.FieldByIndex(fields[i].Index), p, fields[i].Tag)
 		case !lenient:
-			d.errf(p, "unknown key%s; valid keys here: %s", suggest.DidYouMean(s), strings.Join(keys, ", "))
+			d.unreadable(p, "unknown key%s; valid keys here: %s", suggest.DidYouMean(s), strings.Join(keys, ", "))
 		case s != "":
-			d.errf(p, "unknown key%s", suggest.DidYouMean(s))
+			d.unreadable(p, "unknown key%s", suggest.DidYouMean(s))
 		default:
 			d.ignore(p, "not used by drover; ignored")
 		}
 	})
+}
+
+// fieldsOf is a struct's fields that are keys (their yaml tags), with those
+// of the structs it embeds; keysOf is their keys.
+func fieldsOf(t reflect.Type) []reflect.StructField {
+	return slices.DeleteFunc(reflect.VisibleFields(t), func(f reflect.StructField) bool { return f.Anonymous || keyOf(f) == "" })
+}
+
+func keysOf(t reflect.Type) (keys []string) {
+	for _, f := range fieldsOf(t) {
+		keys = append(keys, keyOf(f))
+	}
+	return keys
+}
+
+func keyOf(f reflect.StructField) string {
+	if k, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); k != "-" {
+		return k
+	}
+	return ""
 }
 
 // mapping calls each for the keys of a mapping in file order, after noting
@@ -227,7 +256,7 @@ func (d *decoder) fields(n *yaml.Node, v reflect.Value, path string, lenient boo
 // keys given twice.
 func (d *decoder) mapping(n *yaml.Node, path, of string, each func(key, path string, val *yaml.Node)) {
 	if n.Kind != yaml.MappingNode {
-		d.errf(path, "must be a mapping of %s, not %s", of, describe(n))
+		d.unreadable(path, "must be a mapping of %s, not %s", of, describe(n))
 		return
 	}
 	seen := map[string]bool{}
@@ -251,7 +280,9 @@ func (d *decoder) mapping(n *yaml.Node, path, of string, each func(key, path str
 
 // scalar reports a list or a mapping where a value belongs.
 func (d *decoder) scalar(n *yaml.Node, path, want string) bool {
-	d.check(n.Kind == yaml.ScalarNode, path, "must be %s, not %s", want, describe(n))
+	if n.Kind != yaml.ScalarNode {
+		d.unreadable(path, "must be %s, not %s", want, describe(n))
+	}
 	return n.Kind == yaml.ScalarNode
 }
 
@@ -284,9 +315,9 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) {
 	f, isFloat := x.Elem().Interface().(float64)
 	switch {
 	case typed && (err != nil || !strings.Contains(want[0], n.ShortTag()) || isFloat && (math.IsNaN(f) || math.IsInf(f, 0))):
-		d.errf(path, "%q is not %s", n.Value, want[1])
+		d.unreadable(path, "%q is not %s", n.Value, want[1])
 	case err != nil:
-		d.errf(path, "cannot be read: %v", err)
+		d.unreadable(path, "cannot be read: %v", err)
 	default:
 		v.Set(x.Elem())
 	}
@@ -310,6 +341,8 @@ func (d *decoder) duration(s string, v reflect.Value, path, mode string) {
 		x, err = time.Duration(ms)*time.Millisecond, nil
 	case mode == "period" && strings.EqualFold(s, "forever"):
 		x, err = 0, nil
+	case err != nil && notNumber == nil && mode == "period":
+		err = fmt.Errorf("has no unit; write e.g. %sd", s)
 	case err != nil && notNumber == nil:
 		err = fmt.Errorf("has no unit; write e.g. %ss or %sms", s, s)
 	case err != nil:
@@ -319,7 +352,7 @@ func (d *decoder) duration(s string, v reflect.Value, path, mode string) {
 		err = errors.New("is negative; durations must be 0 or more")
 	}
 	if err != nil {
-		d.errf(path, "%q %v", s, err)
+		d.unreadable(path, "%q %v", s, err)
 	} else {
 		v.SetInt(int64(x))
 	}
@@ -362,7 +395,7 @@ func (d *decoder) expand(s, path, mode string) string {
 	if names := "$" + strings.Join(missing, ", $"); len(missing) > 0 && mode == "secret" {
 		d.warnf(path, "%s is not set; using an empty value", names)
 	} else if len(missing) > 0 {
-		d.errf(path, "refers to %s, which is not set; export it or write the value directly", names)
+		d.unreadable(path, "refers to %s, which is not set; export it or write the value directly", names)
 	}
 	return b.String()
 }

@@ -108,7 +108,7 @@ func parseAll(data []byte, baseDir string) (*Config, error) {
 		line, msg := yamlProblem(err)
 		return fail(line, "invalid YAML: %s", msg)
 	}
-	d := &decoder{off: 1, lines: map[string]int{}, renamed: map[string]string{}, budget: maxValues}
+	d := &decoder{off: 1, lines: map[string]int{}, renamed: map[string]string{}, unread: map[string]bool{}, budget: maxValues}
 	f := defaults()
 	if len(doc.Content) > 0 {
 		if root := doc.Content[0]; root.Kind != yaml.MappingNode && root.ShortTag() != "!!null" {
