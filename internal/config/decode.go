@@ -182,7 +182,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, tag reflect
 			return
 		}
 		v.Set(reflect.MakeSlice(t, len(n.Content), len(n.Content)))
-		for i, c := range n.Content {
+		for i, c := range n.Content[:min(len(n.Content), max(d.budget, 0))] {
 			p := fmt.Sprintf("%s[%d]", path, i)
 			d.lines[p] = d.off + c.Line
 			d.decode(c, v.Index(i), p, tag)
@@ -260,7 +260,7 @@ func (d *decoder) mapping(n *yaml.Node, path, of string, each func(key, path str
 		return
 	}
 	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
+	for i := 0; i+1 < len(n.Content) && d.budget > 0; i += 2 {
 		k := n.Content[i]
 		for k.Kind == yaml.AliasNode {
 			k = k.Alias

@@ -131,8 +131,14 @@ func parseAll(data []byte, baseDir string) (*Config, error) {
 		li, lj := d.probs[i].Line, d.probs[j].Line
 		return li != 0 && (lj == 0 || li < lj)
 	})
+	if n := len(d.probs) - maxProblems; n > 0 {
+		d.probs = append(d.probs[:maxProblems], Problem{Msg: fmt.Sprintf("and %d more problems", n)})
+	}
 	return cfg, &Error{Problems: d.probs}
 }
+
+// maxProblems is how many problems an Error lists at most.
+const maxProblems = 50
 
 // splitFrontMatter separates the YAML between the opening and closing ---
 // lines from the prompt body; bodyLine is the file line the body starts on.
