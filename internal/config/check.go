@@ -240,17 +240,17 @@ func (d *decoder) tracker(f *file, cfg *Config, boardOK bool) {
 	case TrackerNative:
 		orDefault("active_states", &t.ActiveStates, columnsWith(cfg.Board, board.RoleEligible, board.RoleRunning)...)
 		orDefault("terminal_states", &t.TerminalStates, columnsWith(cfg.Board, board.RoleDone, board.RoleCancelled)...)
+		if !boardOK {
+			break // its states name the columns of a board that is refused
+		}
 		for i, s := range t.ActiveStates {
-			if c, ok := cfg.Board.Column(s); boardOK && ok {
-				d.check(!c.Role.IsSink(), fmt.Sprintf("tracker.active_states[%d]", i), "%q has role %s, a sink; active states are the columns agents work from (eligible or running)", s, c.Role)
-			} else if boardOK {
-				d.column(cfg.Board, fmt.Sprintf("tracker.active_states[%d]", i), s)
+			p := fmt.Sprintf("tracker.active_states[%d]", i)
+			if c, ok := d.column(cfg.Board, p, s); ok {
+				d.check(!c.Role.IsSink(), p, "%q has role %s, a sink; active states are the columns agents work from (eligible or running)", s, c.Role)
 			}
 		}
 		for i, s := range t.TerminalStates {
-			if boardOK {
-				d.column(cfg.Board, fmt.Sprintf("tracker.terminal_states[%d]", i), s)
-			}
+			d.column(cfg.Board, fmt.Sprintf("tracker.terminal_states[%d]", i), s)
 		}
 	case TrackerGitHub:
 		orDefault("active_states", &t.ActiveStates, "open")

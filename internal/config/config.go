@@ -2,8 +2,14 @@
 // lines, then a Liquid prompt template. Keys that Symphony-style workflow files
 // use (tracker, polling, workspace, hooks, agent, codex, server) keep their
 // meaning; drover's own sections (board, agents, policy, limits, notify,
-// dispatch, store) add to them. Every error names the key path at fault and
-// the fix.
+// dispatch, store, retention, verify) add to them.
+//
+// The sections are structs whose yaml tags are the keys (sections.go). One
+// walk over yaml.v3's node tree decodes the file into them, noting each key
+// path's line and reporting unknown keys, typos, duplicates and wrong
+// shapes (decode.go); one pass then checks the result and fills in what
+// depends on other keys (check.go, agents.go). Every problem names the key
+// path, its line and the fix, and all of a file's problems come together.
 package config
 
 import (
