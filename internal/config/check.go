@@ -44,7 +44,7 @@ func (d *decoder) build(f *file, baseDir string) {
 		d.errf("workspace.root", "%s", msg)
 	}
 	d.oneOf("workspace.cleanup", cfg.Workspace.Cleanup, []string{workspace.CleanupNever, workspace.CleanupOnDone, workspace.CleanupOnSink}, "a cleanup mode")
-	alias(d, "hooks.timeout", &f.Hooks.Timeout, "hooks.timeout_ms", f.Hooks.TimeoutMS)
+	alias(d, "hooks.timeout", &f.Hooks.Timeout, "hooks.timeout_ms", f.Hooks.SymphonyTimeout)
 	cfg.Hooks = f.Hooks.Hooks
 	d.check(cfg.Hooks.Timeout > 0, "hooks.timeout", "0 is not allowed; hooks need a time limit (e.g. 60s)")
 	d.store(&f.Store, cfg, baseDir)

@@ -246,7 +246,7 @@ type Hooks struct {
 
 type hooksFile struct {
 	Hooks
-	TimeoutMS time.Duration `yaml:"timeout_ms"`
+	SymphonyTimeout time.Duration `yaml:"timeout_ms"` // whole milliseconds
 }
 
 // Dispatch is the dispatcher's own settings. Symphony's polling.interval_ms
