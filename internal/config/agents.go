@@ -3,315 +3,169 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
-	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"gopkg.in/yaml.v3"
 
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/agent/registry"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/policy"
-	"github.com/drover-dev/drover/internal/suggest"
 )
 
-// Agents is the agents: section.
-type Agents struct {
-	Default  string                   `json:"default"`
-	Profiles map[string]agent.Profile `json:"profiles"`
-	// Verify holds the profiles' own verify steps
-	// (agents.profiles.NAME.verify), by profile name.
-	Verify map[string]Verify `json:"verify,omitempty"`
-}
-
-// Profile returns the named profile, or the default one for "".
-func (a Agents) Profile(name string) (agent.Profile, bool) {
-	if name == "" {
-		name = a.Default
-	}
-	p, ok := a.Profiles[name]
-	return p, ok
-}
-
-// PromptModes say how a command agent receives its prompt.
-var PromptModes = []string{"stdin", "file", "arg"}
-
-// ResumeModes say whether the attempt after a human's answer continues the
-// agent's session.
-var ResumeModes = []string{agent.ResumeAuto, agent.ResumeNever}
-
-// MCPModes say whether drover's MCP server (drover mcp) is wired into a
-// profile's runs: auto (the default, for kinds that can take it) or off.
-var MCPModes = []string{agent.MCPAuto, agent.MCPOff}
-
-// Profile defaults applied when a profile leaves them out.
-const (
-	DefaultProfileTimeout = time.Hour
-	DefaultStallTimeout   = 5 * time.Minute
-)
-
-var profileKeys = []string{"kind", "command", "args", "args_mode", "env", "env_passthrough", "prompt", "timeout", "stall_timeout", "provider", "spec_schema", "match", "price_in_per_mtok", "price_out_per_mtok", "max_log_bytes", "resume", "approval_policy", "thread_sandbox", "turn_sandbox_policy", "mcp", "verify"}
-
-func decodeAgents(d *decoder, n *yaml.Node, haveCodex bool, cx Codex) Agents {
-	f := d.fields(n, "agents", []string{"default", "profiles"}, strict)
-	a := Agents{Profiles: map[string]agent.Profile{}}
-	if f == nil {
-		return a
-	}
-	a.Default = d.str(f["default"], "agents.default", expandPlain)
-	for _, e := range d.entries(f["profiles"], "agents.profiles") {
-		p := "agents.profiles." + e.key
-		if err := board.ValidateAgentName(e.key); err != nil {
-			d.errf(e.knode, p, "%q is not a profile name: use lower-case letters, digits, _ and - (at most 40)", e.key)
+// agents checks the profiles and builds them. With none, Symphony's
+// codex.command is a profile named codex, else the sim agent runs.
+func (d *decoder) agents(f *file, cfg *Config) {
+	a := Agents{Default: f.Agents.Default, Profiles: map[string]agent.Profile{}}
+	for _, name := range slices.Sorted(maps.Keys(f.Agents.Profiles)) {
+		pf, path := f.Agents.Profiles[name], "agents.profiles."+name
+		if board.ValidateAgentName(name) != nil {
+			d.errf(path, "%q is not a profile name: use lower-case letters, digits, _ and - (at most 40)", name)
 			continue
 		}
-		a.Profiles[e.key] = decodeProfile(d, e.key, e.val, p)
-		if v := mapValue(e.val, "verify"); v != nil {
+		a.Profiles[name] = d.profile(name, pf)
+		if pf.Verify != nil {
 			if a.Verify == nil {
 				a.Verify = map[string]Verify{}
 			}
-			a.Verify[e.key] = decodeVerify(d, v, p+".verify")
+			a.Verify[name] = *pf.Verify
+			d.verify(path+".verify", *pf.Verify)
 		}
 	}
-	if len(a.Profiles) == 0 {
-		if haveCodex && cx.Command != "" {
-			a.Profiles[registry.SymphonyCodexKind] = codexProfile(d, cx)
-		} else {
-			a.Profiles[registry.DemoKind] = agent.Profile{Name: registry.DemoKind, Kind: registry.DemoKind, Prompt: "stdin", Timeout: DefaultProfileTimeout, StallTimeout: DefaultStallTimeout}
-		}
-	} else if haveCodex && cx.Command != "" {
-		d.ignored = append(d.ignored, "codex.command")
-		d.warnf("codex.command", "not used: agents.profiles is set (add a profile with kind: codex instead)")
+	switch cx := cfg.Codex; {
+	case len(a.Profiles) == 0 && cx.Command != "":
+		a.Profiles[registry.SymphonyCodexKind] = d.codexProfile(cx)
+	case len(a.Profiles) == 0:
+		a.Profiles[registry.DemoKind] = newProfile(registry.DemoKind, registry.DemoKind)
+	case cx.Command != "":
+		d.ignore("codex.command", "not used: agents.profiles is set (add a profile with kind: codex instead)")
 	}
-	if a.Default == "" && len(a.Profiles) == 1 {
-		for name := range a.Profiles {
-			a.Default = name
+	names := slices.Sorted(maps.Keys(a.Profiles))
+	if a.Default == "" && len(names) == 1 {
+		a.Default = names[0]
+	}
+	if a.Default == "" {
+		d.errf("agents.default", "missing; with several profiles (%s) name the one used when a card names none", strings.Join(names, ", "))
+	} else {
+		d.oneOf("agents.default", a.Default, names, "a profile")
+	}
+	cfg.schemas = map[string]*jsonschema.Schema{}
+	for _, name := range names {
+		if doc := a.Profiles[name].SpecSchema; doc != nil {
+			if sch, err := compileSchema(name, doc); err != nil {
+				d.errf("agents.profiles."+name+".spec_schema", "is not a valid JSON Schema: %s", strings.Join(strings.Fields(err.Error()), " "))
+			} else {
+				cfg.schemas[name] = sch
+			}
 		}
 	}
-	return a
+	cfg.Agents = a
 }
 
-func decodeProfile(d *decoder, name string, n *yaml.Node, path string) agent.Profile {
-	p := agent.Profile{Name: name, Prompt: "stdin", Timeout: DefaultProfileTimeout, StallTimeout: DefaultStallTimeout, Resume: agent.ResumeAuto, MCP: agent.MCPAuto}
-	f := d.fields(n, path, profileKeys, strict)
-	if f == nil {
-		return p
-	}
-	kinds := registry.Names()
-	p.Kind = d.str(f["kind"], path+".kind", expandPlain)
-	reg, known := registry.Lookup(p.Kind)
-	if _, ok := f["kind"]; !ok {
-		d.errf(deref(n), path+".kind", "missing; set kind to one of %s", strings.Join(kinds, ", "))
-	} else if !known || p.Kind == "" {
-		d.errf(deref(f["kind"]), path+".kind", "%q is not an agent kind%s; use one of %s", p.Kind, suggest.DidYouMean(suggest.Closest(p.Kind, kinds)), strings.Join(kinds, ", "))
-	}
-	p.Command = d.str(f["command"], path+".command", expandPlain)
-	if p.Command == "" && known && p.Kind != "" {
+func newProfile(name, kind string) agent.Profile {
+	f := profileFile{Kind: kind}
+	f.setDefaults()
+	return f.profile(name)
+}
+
+func (f profileFile) profile(name string) agent.Profile {
+	return agent.Profile{Name: name, Kind: f.Kind, Command: f.Command, Args: f.Args, ArgsMode: f.ArgsMode, Env: f.Env,
+		EnvPassthrough: f.EnvPassthrough, Prompt: f.Prompt, Timeout: f.Timeout, StallTimeout: f.StallTimeout,
+		Provider: f.Provider, PriceInPerMTok: f.PriceIn, PriceOutPerMTok: f.PriceOut, MaxLogBytes: f.MaxLogBytes,
+		Resume: f.Resume, MCP: f.MCP}
+}
+
+func (d *decoder) profile(name string, f profileFile) agent.Profile {
+	path, p := "agents.profiles."+name+".", f.profile(name)
+	d.check(d.has(path+"kind"), path+"kind", "missing; set kind to one of %s", strings.Join(registry.Names(), ", "))
+	known := d.has(path+"kind") && d.oneOf(path+"kind", p.Kind, registry.Names(), "an agent kind")
+	if reg, _ := registry.Lookup(p.Kind); known && p.Command == "" {
 		p.Command = reg.DefaultCommand
-		if reg.RequiresCommand {
-			d.errf(deref(n), path+".command", "missing; a %s profile needs the program to run (e.g. command: ./agent.sh)", p.Kind)
+		d.check(!reg.RequiresCommand, path+"command", "missing; a %s profile needs the program to run (e.g. command: ./agent.sh)", p.Kind)
+	}
+	if d.has(path+"args_mode") && d.oneOf(path+"args_mode", p.ArgsMode, []string{agent.ArgsAppend, agent.ArgsReplace}, "an args mode") && p.ArgsMode == agent.ArgsReplace {
+		if err := registry.CheckArgs(p.Kind, p.Args); err != nil {
+			d.errf(path+"args", "with args_mode: replace, the list %v; or remove args_mode to add args after the kind's defaults", err)
 		}
 	}
-	p.Args = d.strList(f["args"], path+".args", expandPlain)
-	if v, ok := f["args_mode"]; ok {
-		p.ArgsMode = d.str(v, path+".args_mode", expandPlain)
-		switch p.ArgsMode {
-		case agent.ArgsAppend:
-		case agent.ArgsReplace:
-			if err := registry.CheckArgs(p.Kind, p.Args); err != nil {
-				d.errf(deref(n), path+".args", "with args_mode: replace, the list %v; or remove args_mode to add args after the kind's defaults", err)
-			}
-		default:
-			d.errf(deref(v), path+".args_mode", "%q is not an args mode; use append (args follow the kind's defaults) or replace (args are the whole list)", p.ArgsMode)
+	for i, v := range p.EnvPassthrough {
+		d.check(isEnvName(v), fmt.Sprintf("%senv_passthrough[%d]", path, i), "%q is not an environment variable name (letters, digits and _, not starting with a digit)", v)
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.Env)) {
+		d.check(isEnvName(k), path+"env."+k, "is not an environment variable name (letters, digits and _, not starting with a digit)")
+	}
+	d.oneOf(path+"prompt", p.Prompt, PromptModes, "a prompt mode")
+	d.oneOf(path+"resume", p.Resume, ResumeModes, "a resume mode")
+	d.oneOf(path+"mcp", p.MCP, MCPModes, "an mcp mode")
+	d.check(p.PriceInPerMTok >= 0, path+"price_in_per_mtok", "%v is negative; prices are 0 or more", p.PriceInPerMTok)
+	d.check(p.PriceOutPerMTok >= 0, path+"price_out_per_mtok", "%v is negative; prices are 0 or more", p.PriceOutPerMTok)
+	d.check(p.MaxLogBytes >= 0, path+"max_log_bytes", "%d is negative; use 0 for the default", p.MaxLogBytes)
+	if f.SpecSchema != nil {
+		p.SpecSchema = d.schemaDoc(path+"spec_schema", f.SpecSchema)
+	}
+	for i, m := range f.Match {
+		p.Match = append(p.Match, d.rule(fmt.Sprintf("%smatch[%d]", path, i), m))
+	}
+	given := slices.DeleteFunc(slices.Clone(appServerKeys), func(k string) bool { return !d.has(path + k) })
+	for _, k := range given {
+		if p.Kind != registry.SymphonyCodexKind {
+			d.errf(path+k, "only a %s profile in app-server mode reads it; remove it or set kind: %[1]s with args: [app-server]", registry.SymphonyCodexKind)
+		} else if !slices.Contains(p.Args, "app-server") {
+			d.ignore(path+k, "not used: the profile runs `codex exec`; only app-server mode (args: [app-server]) reads it")
 		}
 	}
-	for _, name := range d.strList(f["env_passthrough"], path+".env_passthrough", expandNone) {
-		if !isEnvName(name) {
-			d.errf(deref(f["env_passthrough"]), path+".env_passthrough", "%q is not an environment variable name (letters, digits and _, not starting with a digit)", name)
-			continue
-		}
-		p.EnvPassthrough = append(p.EnvPassthrough, name)
-	}
-	if v, ok := f["env"]; ok {
-		p.Env = map[string]string{}
-		for _, e := range d.entries(v, path+".env") {
-			if !isEnvName(e.key) {
-				d.errf(e.knode, path+".env."+e.key, "is not an environment variable name (letters, digits and _)")
-				continue
-			}
-			p.Env[e.key] = d.str(e.val, path+".env."+e.key, expandSecret)
-		}
-	}
-	if v, ok := f["prompt"]; ok {
-		p.Prompt = d.str(v, path+".prompt", expandPlain)
-		if !contains(PromptModes, p.Prompt) {
-			d.errf(deref(v), path+".prompt", "%q is not a prompt mode; use stdin, file or arg", p.Prompt)
-		}
-	}
-	if v, ok := f["mcp"]; ok {
-		p.MCP = d.str(v, path+".mcp", expandPlain)
-		if !contains(MCPModes, p.MCP) {
-			d.errf(deref(v), path+".mcp", "%q is not an mcp mode; use auto (give the agent drover's tools: drover_block, drover_ask_human, …) or off", p.MCP)
-		}
-	}
-	if v, ok := f["resume"]; ok {
-		p.Resume = d.str(v, path+".resume", expandPlain)
-		if !contains(ResumeModes, p.Resume) {
-			d.errf(deref(v), path+".resume", "%q is not a resume mode; use auto (continue the agent's session after an answer, where its kind can) or never (always a new session)", p.Resume)
-		}
-	}
-	if v, ok := f["timeout"]; ok {
-		p.Timeout, _ = d.duration(v, path+".timeout")
-	}
-	if v, ok := f["stall_timeout"]; ok {
-		p.StallTimeout, _ = d.duration(v, path+".stall_timeout")
-	}
-	p.Provider = d.str(f["provider"], path+".provider", expandPlain)
-	if v, ok := f["spec_schema"]; ok && !isNull(deref(v)) {
-		p.SpecSchema = decodeSchemaDoc(d, v, path+".spec_schema")
-	}
-	if v, ok := f["match"]; ok {
-		p.Match = decodeMatch(d, v, path+".match")
-	}
-	for _, pr := range []struct {
-		key string
-		dst *float64
-	}{{"price_in_per_mtok", &p.PriceInPerMTok}, {"price_out_per_mtok", &p.PriceOutPerMTok}} {
-		key, dst := pr.key, pr.dst
-		if v, ok := f[key]; ok {
-			if x, ok := d.number(v, path+"."+key); ok && x < 0 {
-				d.errf(deref(v), path+"."+key, "%v is negative; prices are 0 or more", x)
-			} else {
-				*dst = x
-			}
-		}
-	}
-	decodeProfileAppServer(d, f, &p, path)
-	if v, ok := f["max_log_bytes"]; ok {
-		if x, ok := d.integer(v, path+".max_log_bytes"); ok && x < 0 {
-			d.errf(deref(v), path+".max_log_bytes", "%d is negative; use 0 for the default", x)
-		} else {
-			p.MaxLogBytes = int64(x)
-		}
+	if p.Kind == registry.SymphonyCodexKind {
+		a := d.appServer(path, f.appServer)
+		p.ApprovalPolicy, p.ThreadSandbox, p.TurnSandboxPolicy = a.ApprovalPolicy, a.ThreadSandbox, a.TurnSandboxPolicy
 	}
 	return p
 }
 
-// decodeProfileAppServer reads a profile's codex app-server keys. Only a
-// codex profile takes them, and only app-server mode (its args run
-// app-server) reads them.
-func decodeProfileAppServer(d *decoder, f map[string]*yaml.Node, p *agent.Profile, path string) {
-	var given []string
-	for _, k := range appServerKeys {
-		if _, ok := f[k]; ok {
-			given = append(given, k)
-		}
+func (d *decoder) rule(path string, m matchRule) policy.Rule {
+	if _, err := regexp.Compile(m.Regex); err != nil {
+		d.errf(path+".regex", "does not compile: %v", err)
 	}
-	if len(given) == 0 {
-		return
+	d.check(m.Regex != "" || m.ExitCode != nil, path, "matches nothing; give a regex, an exit_code or both")
+	if m.Kind != policy.KindSucceeded {
+		d.oneOf(path+".kind", string(m.Kind), kindNames(), "a failure kind")
 	}
-	if p.Kind != registry.SymphonyCodexKind {
-		for _, k := range given {
-			d.errf(deref(f[k]), path+"."+k, "only a %s profile in app-server mode reads it; remove it or set kind: %s with args: [app-server]", registry.SymphonyCodexKind, registry.SymphonyCodexKind)
-		}
-		return
-	}
-	p.ApprovalPolicy, p.ThreadSandbox, p.TurnSandboxPolicy = decodeAppServerKeys(d, f, path)
-	if !contains(p.Args, "app-server") {
-		for _, k := range given {
-			d.ignored = append(d.ignored, path+"."+k)
-			d.warnf(path+"."+k, "not used: the profile runs `codex exec`; only app-server mode (args: [app-server]) reads it")
-		}
-	}
+	return policy.Rule(m)
 }
 
-// decodeSchemaDoc reads a spec_schema written in YAML (or as a JSON string)
-// into a JSON-compatible map.
-func decodeSchemaDoc(d *decoder, n *yaml.Node, path string) map[string]any {
-	n = deref(n)
-	var v any
-	if n.Kind == yaml.ScalarNode {
-		if err := json.Unmarshal([]byte(n.Value), &v); err != nil {
-			d.errf(n, path, "is a string but not JSON (%v); write the schema as YAML keys or as a JSON object", err)
+func kindNames() []string {
+	s := make([]string, len(policy.Kinds))
+	for i, k := range policy.Kinds {
+		s[i] = string(k)
+	}
+	return s
+}
+
+// schemaDoc is a spec_schema written in YAML (or as a JSON string) as JSON.
+func (d *decoder) schemaDoc(path string, v any) map[string]any {
+	if s, ok := v.(string); ok {
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			d.errf(path, "is a string but not JSON (%v); write the schema as YAML keys or as a JSON object", err)
 			return nil
 		}
-	} else if err := n.Decode(&v); err != nil {
-		d.errf(n, path, "cannot be read: %v", err)
-		return nil
 	}
 	m, ok := jsonCompatible(v).(map[string]any)
-	if !ok {
-		d.errf(n, path, "must be a JSON Schema object (e.g. {type: object, required: [plan]})")
-		return nil
-	}
+	d.check(ok, path, "must be a JSON Schema object (e.g. {type: object, required: [plan]})")
 	return m
 }
 
-func decodeMatch(d *decoder, n *yaml.Node, path string) []policy.Rule {
-	n = deref(n)
-	if isNull(n) {
+// jsonCompatible converts YAML-decoded values (map[string]any, ints) into
+// what encoding/json would produce.
+func jsonCompatible(v any) any {
+	b, err := json.Marshal(v)
+	var out any
+	if err != nil || json.Unmarshal(b, &out) != nil {
 		return nil
-	}
-	if n.Kind != yaml.SequenceNode {
-		d.errf(n, path, "must be a list of {name, regex, exit_code, kind} rules")
-		return nil
-	}
-	var out []policy.Rule
-	for i, c := range n.Content {
-		p := fmt.Sprintf("%s[%d]", path, i)
-		f := d.fields(c, p, []string{"name", "regex", "exit_code", "kind"}, strict)
-		if f == nil {
-			continue
-		}
-		r := policy.Rule{Name: d.str(f["name"], p+".name", expandPlain), Regex: d.str(f["regex"], p+".regex", expandNone), Kind: policy.Kind(d.str(f["kind"], p+".kind", expandPlain))}
-		if r.Regex != "" {
-			if _, err := regexp.Compile(r.Regex); err != nil {
-				d.errf(deref(f["regex"]), p+".regex", "does not compile: %v", err)
-			}
-		}
-		if v, ok := f["exit_code"]; ok {
-			if x, ok := d.integer(v, p+".exit_code"); ok {
-				r.ExitCode = &x
-			}
-		}
-		if r.Regex == "" && r.ExitCode == nil {
-			d.errf(deref(c), p, "matches nothing; give a regex, an exit_code or both")
-		}
-		if k := policy.Kind(r.Kind); !k.Valid() && k != policy.KindSucceeded {
-			d.errf(deref(c), p+".kind", "%q is not a failure kind%s; valid kinds: %s", r.Kind, suggest.DidYouMean(suggest.Closest(string(r.Kind), kindNames())), strings.Join(kindNames(), ", "))
-		}
-		out = append(out, r)
 	}
 	return out
-}
-
-// validateAgents checks agents.default names a profile and every
-// spec_schema compiles as JSON Schema.
-func validateAgents(d *decoder, cfg *Config, top map[string]*yaml.Node) {
-	names := sortedKeys(cfg.Agents.Profiles)
-	switch {
-	case cfg.Agents.Default == "" && len(names) > 1:
-		d.errf(at(top, "agents"), "agents.default", "missing; with several profiles (%s) name the one used when a card names none", strings.Join(names, ", "))
-	case cfg.Agents.Default != "":
-		if _, ok := cfg.Agents.Profiles[cfg.Agents.Default]; !ok {
-			d.errf(at(top, "agents", "default"), "agents.default", "%q is not a profile%s; profiles: %s", cfg.Agents.Default, suggest.DidYouMean(suggest.Closest(cfg.Agents.Default, names)), strings.Join(names, ", "))
-		}
-	}
-	cfg.schemas = map[string]*jsonschema.Schema{}
-	for _, name := range names {
-		p := cfg.Agents.Profiles[name]
-		if p.SpecSchema == nil {
-			continue
-		}
-		sch, err := compileSchema(name, p.SpecSchema)
-		if err != nil {
-			d.errf(at(top, "agents", "profiles", name, "spec_schema"), "agents.profiles."+name+".spec_schema", "is not a valid JSON Schema: %s", strings.Join(strings.Fields(err.Error()), " "))
-			continue
-		}
-		cfg.schemas[name] = sch
-	}
 }
 
 // compileSchema compiles one profile's spec_schema. References to other
@@ -329,4 +183,83 @@ func compileSchema(name string, doc map[string]any) (sch *jsonschema.Schema, err
 		return nil, err
 	}
 	return c.Compile(url)
+}
+
+// codex checks Symphony's codex: section. Only app-server mode reads its
+// app-server keys; read_timeout_ms no mode reads.
+func (d *decoder) codex(cx *Codex) {
+	app := slices.Contains(strings.Fields(cx.Command), "app-server")
+	exec := "not used: drover runs codex with `exec --json`; run `codex app-server` in codex.command for the app-server keys, or put flags in an agents.profiles entry's args"
+	for _, k := range appServerKeys {
+		if !app && d.has("codex."+k) {
+			d.ignore("codex."+k, exec)
+		}
+	}
+	if d.has("codex.read_timeout_ms") && app {
+		d.ignore("codex.read_timeout_ms", "not used: drover waits on the app-server's messages with codex.stall_timeout_ms and codex.turn_timeout_ms")
+	} else if d.has("codex.read_timeout_ms") {
+		d.ignore("codex.read_timeout_ms", exec)
+	}
+	cx.appServer = d.appServer("codex.", cx.appServer)
+}
+
+// appServer checks approval_policy, thread_sandbox and turn_sandbox_policy
+// under path against what codex app-server takes.
+func (d *decoder) appServer(path string, a appServer) appServer {
+	show := func(v any) string {
+		if s, ok := v.(string); ok {
+			return strconv.Quote(s)
+		}
+		return fmt.Sprint(v)
+	}
+	if a.ApprovalPolicy != nil {
+		s, _ := a.ApprovalPolicy.(string)
+		m, _ := a.ApprovalPolicy.(map[string]any)
+		_, granular := m["granular"]
+		d.check(slices.Contains(approvalPolicies, s) || granular && len(m) == 1, path+"approval_policy", "%s is not an approval policy; use one of %s, or {granular: {…}}", show(a.ApprovalPolicy), strings.Join(approvalPolicies, ", "))
+		a.ApprovalPolicy = jsonCompatible(a.ApprovalPolicy)
+	}
+	if a.ThreadSandbox != "" {
+		d.oneOf(path+"thread_sandbox", a.ThreadSandbox, threadSandboxes, "a sandbox mode")
+	}
+	if a.TurnSandboxPolicy != nil {
+		m, _ := a.TurnSandboxPolicy.(map[string]any)
+		typ, _ := m["type"].(string)
+		d.check(slices.Contains(turnSandboxTypes, typ), path+"turn_sandbox_policy", "%s is not a sandbox policy; give a mapping whose type is one of %s (e.g. {type: workspaceWrite, networkAccess: false})", show(a.TurnSandboxPolicy), strings.Join(turnSandboxTypes, ", "))
+		a.TurnSandboxPolicy = jsonCompatible(a.TurnSandboxPolicy)
+	}
+	return a
+}
+
+// codexProfile turns Symphony's codex: section into a profile named codex.
+func (d *decoder) codexProfile(cx Codex) agent.Profile {
+	p := newProfile(registry.SymphonyCodexKind, registry.SymphonyCodexKind)
+	fields := strings.Fields(cx.Command)
+	if len(fields) > 0 {
+		p.Command = fields[0]
+	}
+	switch {
+	case slices.Contains(fields, "app-server"):
+		// "codex … app-server": drover speaks the app-server protocol
+		// with the line's own arguments and the app-server keys.
+		p.Args, p.ArgsMode = fields[1:], agent.ArgsReplace
+		p.ApprovalPolicy, p.ThreadSandbox, p.TurnSandboxPolicy = cx.ApprovalPolicy, cx.ThreadSandbox, cx.TurnSandboxPolicy
+	case len(fields) > 1:
+		// "codex exec …" is the whole line (the registry would add exec
+		// again); anything else adds flags after drover's own.
+		p.Args = fields[1:]
+		if slices.Contains(p.Args, "exec") {
+			p.ArgsMode = agent.ArgsReplace
+			if err := registry.CheckArgs(p.Kind, p.Args); err != nil {
+				d.errf("codex.command", "%q %v", cx.Command, err)
+			}
+		}
+	}
+	if cx.TurnTimeout > 0 {
+		p.Timeout = cx.TurnTimeout
+	}
+	if cx.StallTimeout > 0 {
+		p.StallTimeout = cx.StallTimeout
+	}
+	return p
 }

@@ -2,12 +2,23 @@
 // lines, then a Liquid prompt template. Keys that Symphony-style workflow files
 // use (tracker, polling, workspace, hooks, agent, codex, server) keep their
 // meaning; drover's own sections (board, agents, policy, limits, notify,
-// dispatch, store) add to them. Every error names the key path at fault and
-// the fix.
+// dispatch, store, retention, verify) add to them.
+//
+// The sections are structs whose yaml tags are the keys (sections.go). One
+// walk over yaml.v3's node tree decodes the file into them, noting each key
+// path's line and reporting unknown keys, typos, duplicates and wrong
+// shapes (decode.go); one pass then checks the result and fills in what
+// depends on other keys (check.go, agents.go). Every problem names the key
+// path, its line and the fix, and all of a file's problems come together.
 package config
 
 import (
+	"cmp"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -26,21 +37,22 @@ type Config struct {
 	Size    int64     `json:"size"`
 	Hash    string    `json:"hash"` // sha256 of the file's bytes, hex
 
-	Board     board.Board   `json:"board"`
+	// The sections, with the yaml tags of those the file holds as they are
+	// (sections.go).
+	Board     board.Board   `json:"board" yaml:"board"`
 	Agents    Agents        `json:"agents"`
 	Policy    policy.Config `json:"policy"`
-	Limits    Limits        `json:"limits"`
-	Notify    Notify        `json:"notify"`
-	Workspace Workspace     `json:"workspace"`
+	Limits    Limits        `json:"limits" yaml:"limits"`
+	Notify    Notify        `json:"notify" yaml:"notify"`
+	Workspace Workspace     `json:"workspace" yaml:"workspace" cfg:"lenient"`
 	Hooks     Hooks         `json:"hooks"`
-	Dispatch  Dispatch      `json:"dispatch"`
+	Dispatch  Dispatch      `json:"dispatch" yaml:"dispatch"`
 	Tracker   Tracker       `json:"tracker"`
 	Store     Store         `json:"store"`
-	Server    Server        `json:"server"`
-	Codex     Codex         `json:"codex"`
-	Retention Retention     `json:"retention"`
-	// Verify runs after a clean exit and decides "done" (verify.go).
-	Verify Verify `json:"verify"`
+	Server    Server        `json:"server" yaml:"server" cfg:"lenient"`
+	Codex     Codex         `json:"codex" yaml:"codex" cfg:"lenient"`
+	Retention Retention     `json:"retention" yaml:"retention"`
+	Verify    Verify        `json:"verify" yaml:"verify"` // runs after a clean exit and decides "done"
 
 	// Prompt is the Liquid template source: the file's body, or DefaultPrompt
 	// when the body is empty. PromptLine is the file line the body starts on.
@@ -57,48 +69,54 @@ type Config struct {
 	schemas map[string]*jsonschema.Schema
 }
 
+// Profile returns the named profile, or the default one for "".
+func (a Agents) Profile(name string) (agent.Profile, bool) {
+	p, ok := a.Profiles[cmp.Or(name, a.Default)]
+	return p, ok
+}
+
+// VerifyFor is the verify step of a profile's runs: the profile's own
+// (agents.profiles.NAME.verify) when it has one, else the top-level verify:.
+func (c *Config) VerifyFor(profile string) Verify {
+	if v, ok := c.Agents.Verify[cmp.Or(profile, c.Agents.Default)]; ok {
+		return v
+	}
+	return c.Verify
+}
+
 // SpecSchema returns the compiled JSON Schema of the named profile's
 // spec_schema ("" = the default profile), or nil when it has none.
 func (c *Config) SpecSchema(profile string) *jsonschema.Schema {
-	if profile == "" {
-		profile = c.Agents.Default
-	}
-	return c.schemas[profile]
+	return c.schemas[cmp.Or(profile, c.Agents.Default)]
 }
 
-const mask = "****"
-
-func maskIf(s string) string {
-	if s == "" {
-		return ""
-	}
-	return mask
-}
-
-// Redacted returns a copy safe to print or log: notification URLs, the webhook
-// secret, the server token, the tracker API key, profile env values and any
-// password in the store DSN are masked.
+// Redacted returns a copy safe to print or log: every value tagged
+// cfg:"secret" (notification URLs, the webhook secret, the server token, the
+// tracker's keys) is masked, and so are the profiles' env values and the
+// password in the store DSN.
 func (c *Config) Redacted() *Config {
 	r := *c
-	r.Notify.Slack.URL = maskIf(c.Notify.Slack.URL)
-	r.Notify.Webhook.URL = maskIf(c.Notify.Webhook.URL)
-	r.Notify.Webhook.Secret = maskIf(c.Notify.Webhook.Secret)
-	r.Server.AuthToken = maskIf(c.Server.AuthToken)
-	r.Tracker.APIKey = maskIf(c.Tracker.APIKey)
-	r.Tracker.WebhookSecret = maskIf(c.Tracker.WebhookSecret)
+	redact(reflect.ValueOf(&r).Elem())
 	r.Store.DSN = store.RedactDSN(c.Store.DSN)
-	r.Agents.Profiles = make(map[string]agent.Profile, len(c.Agents.Profiles))
-	for name, p := range c.Agents.Profiles {
-		if len(p.Env) > 0 {
-			env := make(map[string]string, len(p.Env))
-			for k, v := range p.Env {
-				env[k] = maskIf(v)
-			}
-			p.Env = env
+	r.Agents.Profiles = maps.Clone(c.Agents.Profiles)
+	for name, p := range r.Agents.Profiles {
+		p.Env = maps.Clone(p.Env)
+		for k := range p.Env {
+			p.Env[k] = "****"
 		}
 		r.Agents.Profiles[name] = p
 	}
 	return &r
+}
+
+func redact(v reflect.Value) {
+	for _, f := range reflect.VisibleFields(v.Type()) {
+		if fv := v.FieldByIndex(f.Index); f.IsExported() && fv.Kind() == reflect.Struct {
+			redact(fv)
+		} else if f.Tag.Get("cfg") == "secret" && fv.Kind() == reflect.String && fv.String() != "" {
+			fv.SetString("****")
+		}
+	}
 }
 
 // String is the redacted config as indented JSON.
@@ -108,4 +126,38 @@ func (c *Config) String() string {
 		return "config: " + err.Error()
 	}
 	return string(b)
+}
+
+// compilePrompt compiles the file's body (or prompt.DefaultPrompt when it is
+// empty); each template problem is a problem at key path "prompt".
+func compilePrompt(d *decoder, cfg *Config) {
+	if strings.TrimSpace(cfg.Prompt) == "" {
+		cfg.Prompt, cfg.PromptLine = prompt.DefaultPrompt, 0
+	}
+	tmpl, probs := prompt.Compile(cfg.Prompt, cfg.PromptLine)
+	for _, p := range probs {
+		d.probs = append(d.probs, Problem{Line: p.Line, Path: "prompt", Msg: p.Msg})
+	}
+	cfg.tmpl = tmpl
+}
+
+// RenderPrompt renders the prompt for one run of card. A failure (e.g. the
+// template reads card.spec.plan and this card's spec has no plan) is a
+// *prompt.RenderError naming the variable.
+func (c *Config) RenderPrompt(card board.Card, attempt int, runID, workspace string) (string, error) {
+	return c.RenderRunPrompt(card, attempt, runID, workspace, prompt.Conversation{})
+}
+
+// PromptReadsComments reports whether the run prompt may show the
+// operators' comments (see prompt.Template.ReadsComments).
+func (c *Config) PromptReadsComments() bool { return c.tmpl.ReadsComments() }
+
+// RenderRunPrompt is RenderPrompt with what a human said since the last
+// attempt (the template's question, answer and comments).
+func (c *Config) RenderRunPrompt(card board.Card, attempt int, runID, workspace string, conv prompt.Conversation) (string, error) {
+	url := ""
+	if c.Server.Port != 0 && card.Identifier != "" {
+		url = fmt.Sprintf("http://%s:%d/api/v1/%s", c.Server.Host, c.Server.Port, card.Identifier)
+	}
+	return c.tmpl.Render(prompt.Vars{Card: card, Attempt: attempt, RunID: runID, Workspace: workspace, URL: url, Agent: cmp.Or(card.Agent, c.Agents.Default), Conversation: conv})
 }

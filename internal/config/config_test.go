@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/prompt"
+	"github.com/drover-dev/drover/internal/workspace"
 )
 
 func parse(t *testing.T, src string) (*Config, error) {
@@ -75,7 +77,7 @@ func TestSymphonyWorkflowLoads(t *testing.T) {
 		}
 	}
 	for _, k := range cfg.Ignored {
-		if strings.HasPrefix(k, "codex.") && contains(appServerKeys, strings.TrimPrefix(k, "codex.")) {
+		if strings.HasPrefix(k, "codex.") && slices.Contains(appServerKeys, strings.TrimPrefix(k, "codex.")) {
 			t.Errorf("%s is applied in app-server mode, yet listed as ignored", k)
 		}
 	}
@@ -117,7 +119,7 @@ func TestDefaults(t *testing.T) {
 	if pc.BreakerThreshold != 5 || pc.BreakerWindow != 5*time.Minute || pc.BreakerCooldown != time.Minute {
 		t.Errorf("breaker = %+v", pc)
 	}
-	if cfg.Workspace.Root != "/srv/proj/.drover/workspaces" || cfg.Workspace.Cleanup != CleanupOnDone {
+	if cfg.Workspace.Root != "/srv/proj/.drover/workspaces" || cfg.Workspace.Cleanup != workspace.CleanupOnDone {
 		t.Errorf("workspace = %+v", cfg.Workspace)
 	}
 	d := cfg.Dispatch

@@ -3,9 +3,12 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drover-dev/drover/internal/workspace"
 )
 
 // TestValidationErrors: each bad config is refused with an error that names
@@ -20,8 +23,8 @@ func TestValidationErrors(t *testing.T) {
 		{"failed_state missing column", "policy: {failed_state: stuck}", []string{`policy.failed_state: "stuck" is not a column on the board (columns: backlog, ready`}},
 		{"failed_state not a sink", "policy: {failed_state: review}", []string{"policy.failed_state", "role completed", "blocked or cancelled"}},
 		{"failed_state done", "policy: {failed_state: done}", []string{"policy.failed_state", "role done"}},
-		{"unknown policy kind", "policy: {kinds: {netwrk: {cap: 2}}}", []string{"policy.kinds.netwrk", `did you mean "network"`, "valid kinds: rate_limited"}},
-		{"kind cap zero", "policy: {kinds: {network: {cap: 0}}}", []string{"policy.kinds.network.cap", "positive"}},
+		{"unknown policy kind", "policy: {kinds: {netwrk: {cap: 2}}}", []string{"policy.kinds.netwrk", `did you mean "network"`, "use one of rate_limited"}},
+		{"kind cap zero", "policy: {kinds: {network: {cap: 0}}}", []string{"policy.kinds.network.cap", "use 1 or more"}},
 		{"kind tiers and backoff", "policy: {kinds: {network: {tiers: [1m], backoff: {base: 1s}}}}", []string{"policy.kinds.network", "keep one"}},
 		{"negative tier", "policy: {kinds: {network: {tiers: [1m, -5s]}}}", []string{"policy.kinds.network.tiers[1]", "negative"}},
 		{"negative duration", "policy: {backoff: {base: -1s}}", []string{"policy.backoff.base", "negative"}},
@@ -44,12 +47,12 @@ func TestValidationErrors(t *testing.T) {
 		{"github role state", "tracker: {kind: github, api_key: k, repo: a/b, roles: {done: {state: merged}}}", []string{"tracker.roles.done.state", "open or closed"}},
 		{"tracker role name", "tracker: {kind: github, api_key: k, repo: a/b, roles: {review: {label: x}}}", []string{"tracker.roles.review", "not a column role"}},
 		{"two project slugs", "tracker: {kind: linear, api_key: k, project_slug: a, provider: {project_slug: b}, active_states: [Todo]}", []string{"tracker.provider.project_slug", "keep one"}},
-		{"default names no profile", "agents: {default: claude, profiles: {sim: {kind: sim}}}", []string{`agents.default: "claude" is not a profile`, "profiles: sim"}},
+		{"default names no profile", "agents: {default: claude, profiles: {sim: {kind: sim}}}", []string{`agents.default: "claude" is not a profile`, "use one of sim"}},
 		{"default missing with several", "agents: {profiles: {a: {kind: sim}, b: {kind: sim}}}", []string{"agents.default: missing", "a, b"}},
 		{"profile kind", "agents: {profiles: {x: {kind: gpt}}}", []string{"agents.profiles.x.kind", "command, claude, codex, gemini, opencode, sim"}},
 		{"profile kind missing", "agents: {profiles: {x: {command: ./a}}}", []string{"agents.profiles.x.kind: missing"}},
 		{"command required", "agents: {profiles: {x: {kind: command}}}", []string{"agents.profiles.x.command: missing"}},
-		{"prompt mode", "agents: {profiles: {x: {kind: command, command: ./a, prompt: pipe}}}", []string{"agents.profiles.x.prompt", "stdin, file or arg"}},
+		{"prompt mode", "agents: {profiles: {x: {kind: command, command: ./a, prompt: pipe}}}", []string{"agents.profiles.x.prompt", "stdin, file, arg"}},
 		{"resume mode", "agents: {profiles: {x: {kind: claude, resume: always}}}", []string{"agents.profiles.x.resume", `"always" is not a resume mode`, "auto", "never"}},
 		{"args mode", "agents: {profiles: {c: {kind: claude, args_mode: instead}}}", []string{"agents.profiles.c.args_mode", `"instead"`, "append", "replace"}},
 		{"claude replacement without stream-json", "agents: {profiles: {c: {kind: claude, args_mode: replace, args: [-p, --model, x]}}}", []string{"agents.profiles.c.args: with args_mode: replace", "--output-format stream-json --verbose", "remove args_mode"}},
@@ -61,7 +64,7 @@ func TestValidationErrors(t *testing.T) {
 		{"spec_schema remote ref", "agents: {profiles: {x: {kind: sim, spec_schema: {$ref: 'https://example.com/s.json'}}}}", []string{"agents.profiles.x.spec_schema"}},
 		{"match regex", "agents: {profiles: {x: {kind: sim, match: [{regex: '(', kind: network}]}}}", []string{"agents.profiles.x.match[0].regex", "does not compile"}},
 		{"match kind", "agents: {profiles: {x: {kind: sim, match: [{regex: 'x', kind: netwrk}]}}}", []string{"agents.profiles.x.match[0].kind"}},
-		{"cleanup", "workspace: {cleanup: always}", []string{"workspace.cleanup", "never, on_done or on_sink"}},
+		{"cleanup", "workspace: {cleanup: always}", []string{"workspace.cleanup", "never, on_done, on_sink"}},
 		{"workspace root is /", "workspace: {root: /}", []string{"workspace.root", `"/" is the filesystem root`, ".drover/workspaces"}},
 		{"workspace root is the config dir", "workspace: {root: .}", []string{"workspace.root", "/srv/proj", "directory of their own"}},
 		{"workspace root above the config dir", "workspace: {root: /srv}", []string{"workspace.root", "/srv", "directory of their own"}},
@@ -185,7 +188,7 @@ policy_note: x
 	if cfg.Hooks.Timeout != 1500*time.Millisecond || cfg.Dispatch.Node != "n1" || cfg.Dispatch.Lease != 9*time.Second {
 		t.Errorf("hooks/dispatch = %+v %+v", cfg.Hooks, cfg.Dispatch)
 	}
-	if cfg.Workspace.Root != "/abs/ws" || cfg.Workspace.Cleanup != CleanupOnSink || cfg.Store.DSN != "sqlite:/srv/proj/state/d.db" {
+	if cfg.Workspace.Root != "/abs/ws" || cfg.Workspace.Cleanup != workspace.CleanupOnSink || cfg.Store.DSN != "sqlite:/srv/proj/state/d.db" {
 		t.Errorf("workspace/store = %+v %+v", cfg.Workspace, cfg.Store)
 	}
 	if strings.Join(cfg.Tracker.ActiveStates, ",") != "todo,doing" {
@@ -266,7 +269,7 @@ func TestCodexAppServerKeys(t *testing.T) {
 		t.Errorf("exec mode: err %v, ignored %v", err, cfg.Ignored)
 	}
 	cfg, err = Parse([]byte("---\ncodex: {command: 'codex exec --json', approval_policy: never}\n---\nhello\n"), "/srv/proj")
-	if err != nil || !contains(cfg.Ignored, "codex.approval_policy") {
+	if err != nil || !slices.Contains(cfg.Ignored, "codex.approval_policy") {
 		t.Errorf("codex exec: err %v, ignored %v", err, cfg.Ignored)
 	}
 }

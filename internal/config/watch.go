@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
-	"time"
 )
 
 // Watcher reloads a WORKFLOW.md when it changes. An invalid edit keeps the
@@ -24,15 +23,13 @@ type Watcher struct {
 	cur     *Config
 	lastErr error
 	seen    string // hash of the last bytes examined, valid or not
-	modTime time.Time
-	size    int64
 }
 
 // NewWatcher watches path; initial is the config already loaded from it.
 func NewWatcher(path string, initial *Config) *Watcher {
 	w := &Watcher{path: path, cur: initial}
 	if initial != nil {
-		w.seen, w.modTime, w.size = initial.Hash, initial.ModTime, initial.Size
+		w.seen = initial.Hash
 		if initial.Path != "" {
 			w.path = initial.Path
 		}
@@ -60,7 +57,6 @@ func (w *Watcher) Check() (cfg *Config, changed bool, err error) {
 	sum := sha256.Sum256(data)
 	hash := hex.EncodeToString(sum[:])
 	if hash == w.seen {
-		w.modTime, w.size = info.ModTime(), info.Size()
 		return w.cur, false, nil
 	}
 	w.seen = hash
@@ -73,7 +69,6 @@ func (w *Watcher) Check() (cfg *Config, changed bool, err error) {
 		return w.cur, false, w.lastErr
 	}
 	next.Path, next.ModTime, next.Size = w.path, info.ModTime(), info.Size()
-	w.modTime, w.size = next.ModTime, next.Size
 	if w.Validate != nil {
 		if verr := w.Validate(next); verr != nil {
 			w.lastErr = fmt.Errorf("config reload refused, keeping the last good config: %w", verr)

@@ -1,0 +1,342 @@
+package config
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	neturl "net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/suggest"
+	"github.com/drover-dev/drover/internal/workspace"
+)
+
+// build is the one validation pass: it checks the decoded file and fills
+// cfg from it, with the defaults that depend on other keys and Symphony's
+// migrations. Each problem names the key path; the decoder finds its line.
+func (d *decoder) build(f *file, baseDir string) {
+	cfg := &f.Config
+	boardOK := true
+	if err := cfg.Board.Validate(); err != nil {
+		path, msg, _ := strings.Cut(err.Error(), ": ")
+		d.errf(path, "%s", msg)
+		boardOK = false
+	}
+	d.tracker(f, cfg, boardOK)
+	d.dispatch(f, cfg, boardOK)
+	d.policy(f, cfg, boardOK)
+	d.limits(&cfg.Limits)
+	d.notify("notify.slack", &cfg.Notify.Slack.URL, cfg.Notify.Slack.Events)
+	d.notify("notify.webhook", &cfg.Notify.Webhook.URL, cfg.Notify.Webhook.Events)
+	cfg.Workspace.Root = resolvePath(cmp.Or(cfg.Workspace.Root, ".drover/workspaces"), baseDir)
+	if msg := rootProblem(cfg.Workspace.Root, baseDir); msg != "" {
+		d.errf("workspace.root", "%s", msg)
+	}
+	d.oneOf("workspace.cleanup", cfg.Workspace.Cleanup, []string{workspace.CleanupNever, workspace.CleanupOnDone, workspace.CleanupOnSink}, "a cleanup mode")
+	alias(d, "hooks.timeout", &f.Hooks.Timeout, "hooks.timeout_ms", f.Hooks.SymphonyTimeout)
+	cfg.Hooks = f.Hooks.Hooks
+	d.check(cfg.Hooks.Timeout > 0, "hooks.timeout", "0 is not allowed; hooks need a time limit (e.g. 60s)")
+	d.store(&f.Store, cfg, baseDir)
+	s := &cfg.Server
+	s.Host = cmp.Or(s.Host, "127.0.0.1")
+	d.check(s.Port >= 0 && s.Port <= 65535, "server.port", "%d is out of range; use 1-65535, or 0 to turn the server off", s.Port)
+	if s.Port != 0 && s.AuthToken == "" && s.Host != "localhost" && s.Host != "::1" && !strings.HasPrefix(s.Host, "127.") {
+		d.warnf("server.host", "%s is reachable from other machines and server.auth_token is empty: anyone who can reach it can move cards", s.Host)
+	}
+	for _, r := range []struct {
+		key string
+		x   time.Duration
+	}{{"events", cfg.Retention.Events}, {"runs", cfg.Retention.Runs}, {"logs", cfg.Retention.Logs}} {
+		d.check(r.x == 0 || r.x >= time.Hour, "retention."+r.key, "%s is shorter than an hour (a slip for days?); write days (90d), a Go duration (720h), or 0 / forever to keep everything", r.x)
+	}
+	d.verify("verify", cfg.Verify)
+	d.codex(&cfg.Codex)
+	d.agents(f, cfg)
+}
+
+// oneOf reports s unless list holds it, suggesting the closest.
+func (d *decoder) oneOf(path, s string, list []string, what string) bool {
+	if slices.Contains(list, s) {
+		return true
+	}
+	d.errf(path, "%q is not %s%s; use one of %s", s, what, suggest.DidYouMean(suggest.Closest(s, list)), strings.Join(list, ", "))
+	return false
+}
+
+func (d *decoder) atLeast(path string, x, least int) {
+	d.check(x >= least, path, "%d is not allowed; use %d or more", x, least)
+}
+
+func (d *decoder) positive(path string, x time.Duration) {
+	d.check(x > 0, path, "0 is not allowed; use a positive duration such as 1m")
+}
+
+// column is the board's column name, reported at path when there is none.
+func (d *decoder) column(b board.Board, path, name string) (board.Column, bool) {
+	c, ok := b.Column(name)
+	d.check(ok, path, "%q is not a column on the board (columns: %s)", name, strings.Join(b.Names(), ", "))
+	return c, ok
+}
+
+func (d *decoder) policy(f *file, cfg *Config, boardOK bool) {
+	pc := &cfg.Policy
+	d.check(pc.MaxAttempts != 0, "policy.max_attempts", "0 is not allowed; use a positive number, or -1 for unbounded")
+	d.backoff("policy.backoff", pc.Backoff)
+	d.atLeast("policy.release_churn_cap", pc.ReleaseChurnCap, 1)
+	d.atLeast("policy.continuation_cap", pc.ContinuationCap, 1)
+	d.atLeast("policy.breaker.threshold", pc.BreakerThreshold, 1)
+	d.positive("policy.breaker.window", pc.BreakerWindow)
+	d.positive("policy.breaker.cooldown", pc.BreakerCooldown)
+	d.positive("policy.correlation.window", pc.CorrelationWindow)
+	d.check(pc.CorrelationCards == -1 || pc.CorrelationCards >= 2, "policy.correlation.cards", "%d is not allowed; use 2 or more, or -1 to turn it off", pc.CorrelationCards)
+	d.check(pc.RepeatCap == -1 || pc.RepeatCap >= 2, "policy.repeat_cap", "%d is not allowed; use 2 or more, or -1 to turn it off", pc.RepeatCap)
+	kinds := kindNames()
+	for _, k := range slices.Sorted(maps.Keys(f.Policy.Kinds)) {
+		kf, p := f.Policy.Kinds[k], "policy.kinds."+string(k)
+		if !d.oneOf(p, string(k), kinds, "a failure kind") {
+			continue
+		}
+		kp := pc.Kinds[k]
+		if kf.Cap != nil {
+			kp.Cap = kf.Cap
+			d.atLeast(p+".cap", *kf.Cap, 1)
+		}
+		switch {
+		case d.has(p+".tiers") && d.has(p+".backoff"):
+			d.errf(p, "sets both tiers and backoff; keep one (tiers are fixed delays, backoff is exponential)")
+		case d.has(p + ".tiers"):
+			kp.Tiers, kp.Backoff = kf.Tiers, nil
+			d.check(len(kf.Tiers) > 0, p+".tiers", "must be a non-empty list of durations, e.g. [1m, 5m, 15m]")
+		case d.has(p + ".backoff"): // what it leaves out is policy.backoff's
+			b := pc.Backoff
+			d.decode(&kf.Backoff, reflect.ValueOf((*backoffFile)(&b)).Elem(), p+".backoff", "")
+			d.backoff(p+".backoff", b)
+			kp.Tiers, kp.Backoff = nil, &b
+		}
+		pc.Kinds[k] = kp
+	}
+	if c, ok := cfg.Board.First(board.RoleBlocked); ok && !d.has("policy.failed_state") {
+		pc.FailedState = c.Name
+	}
+	if c, ok := cfg.Board.Column(pc.FailedState); boardOK && ok {
+		d.check(c.Role == board.RoleBlocked || c.Role == board.RoleCancelled, "policy.failed_state", "%q has role %s; a give-up state must be a sink that automation never reads as ready (a column with role blocked or cancelled)", c.Name, c.Role)
+	} else if boardOK {
+		d.column(cfg.Board, "policy.failed_state", pc.FailedState)
+	}
+	// Symphony's retry-backoff cap applies when policy.backoff.max is unset.
+	if !d.has("policy.backoff.max") && d.has(d.rename("dispatch.max_retry_backoff")) {
+		pc.Backoff.Max = max(cfg.Dispatch.MaxRetryBackoff, pc.Backoff.Base)
+	}
+}
+
+func (d *decoder) backoff(path string, b policy.Backoff) {
+	d.positive(path+".base", b.Base)
+	d.positive(path+".max", b.Max)
+	d.check(b.Jitter >= 0 && b.Jitter <= 1, path+".jitter", "%v is out of range; use a fraction from 0 to 1 (e.g. 0.1)", b.Jitter)
+	d.check(b.Max >= b.Base, path+".max", "%s is less than base %s; raise max or lower base", b.Max, b.Base)
+}
+
+func (d *decoder) notify(path string, url *string, events []string) {
+	if u, err := neturl.Parse(*url); *url != "" && (err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "") {
+		d.errf(path+".url", "is not an http(s) URL; set it to the full https://… address") // never echo it: a secret
+		*url = ""
+	}
+	for i, e := range events {
+		d.oneOf(fmt.Sprintf("%s.events[%d]", path, i), e, NotifyEvents, "an event")
+	}
+}
+
+var dayBoundaryRe = regexp.MustCompile(`^([01]?\d|2[0-3]):([0-5]\d)(?:\s+(\S+))?$`)
+
+func (d *decoder) limits(l *Limits) {
+	const fix = "%v is negative; use 0 for %s or a positive amount in USD"
+	d.check(l.MaxCostPerDayUSD >= 0, "limits.max_cost_per_day_usd", fix, l.MaxCostPerDayUSD, "no limit")
+	d.check(l.MaxCostPerCardUSD >= 0, "limits.max_cost_per_card_usd", fix, l.MaxCostPerCardUSD, "no limit")
+	d.check(l.EstimatedCostPerRunUSD >= 0, "limits.estimated_cost_per_run_usd", fix, l.EstimatedCostPerRunUSD, "the average of recent runs")
+	l.DayBoundary = strings.TrimSpace(l.DayBoundary)
+	m := dayBoundaryRe.FindStringSubmatch(l.DayBoundary)
+	if m == nil {
+		d.errf("limits.day_boundary", "%q is not a time of day; write HH:MM with an optional zone, e.g. \"00:00 UTC\" or \"06:00 Europe/Berlin\"", l.DayBoundary)
+		return
+	}
+	h, _ := strconv.Atoi(m[1])
+	mi, _ := strconv.Atoi(m[2])
+	l.dayOffset = time.Duration(h)*time.Hour + time.Duration(mi)*time.Minute
+	if loc, err := time.LoadLocation(cmp.Or(m[3], "UTC")); err != nil {
+		d.errf("limits.day_boundary", "zone %q is unknown; use UTC or an IANA name such as America/New_York", m[3])
+	} else {
+		l.dayLoc = loc
+	}
+}
+
+// rootProblem says why root cannot hold the workspaces ("" when it can).
+// Each card's workspace is a directory under root named after its
+// identifier, created, reused and removed by drover; the filesystem root
+// cannot take them (every run failed), and the directory of WORKFLOW.md or
+// one above it would mix them with the project's own directories, which a
+// cleanup could then remove.
+func rootProblem(root, baseDir string) string {
+	fix := "use a directory of its own, e.g. .drover/workspaces (the default)"
+	if root == filepath.Dir(root) {
+		return "\"" + root + "\" is the filesystem root; " + fix
+	}
+	base := filepath.Clean(baseDir)
+	if rel, err := filepath.Rel(root, base); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "\"" + root + "\" holds WORKFLOW.md's directory " + base + "; workspaces need a directory of their own, not a project directory: " + fix
+	}
+	return ""
+}
+
+// store reads store: as a DSN or {dsn: …}; a relative sqlite path is
+// relative to WORKFLOW.md.
+func (d *decoder) store(n *yaml.Node, cfg *Config, baseDir string) {
+	if n.Kind == yaml.MappingNode {
+		d.decode(n, reflect.ValueOf(&cfg.Store).Elem(), "store", "")
+	} else {
+		d.decode(n, reflect.ValueOf(&cfg.Store.DSN).Elem(), "store", `cfg:"secret"`)
+	}
+	dsn := cfg.Store.DSN
+	if rest, ok := strings.CutPrefix(dsn, "sqlite:"); ok && rest != "" && !strings.HasPrefix(rest, "file:") && rest != ":memory:" {
+		cfg.Store.DSN = "sqlite:" + resolvePath(rest, baseDir)
+	} else if dsn != "" && !strings.HasPrefix(dsn, "sqlite:") && !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
+		d.errf("store", "is not a store address; use sqlite:PATH or postgres://USER@HOST/DB")
+	}
+}
+
+func (d *decoder) verify(path string, v Verify) {
+	for i, c := range v.Commands {
+		d.check(c != "", fmt.Sprintf("%s.commands[%d]", path, i), "is empty; give a shell command such as `go test ./...`, or remove it")
+	}
+	d.positive(path+".timeout", v.Timeout)
+}
+
+// tracker checks tracker: and fills in what its kind defaults to; the
+// native tracker's states must be columns of the right kind.
+func (d *decoder) tracker(f *file, cfg *Config, boardOK bool) {
+	t := &cfg.Tracker
+	*t = f.Tracker.Tracker
+	d.oneOf("tracker.kind", t.Kind, []string{TrackerNative, TrackerGitHub, TrackerLinear}, "a tracker")
+	if s := f.Tracker.Provider.ProjectSlug; s != "" {
+		d.check(t.ProjectSlug == "" || t.ProjectSlug == s, "tracker.provider.project_slug", "is %q but tracker.project_slug is %q; keep one", s, t.ProjectSlug)
+		t.ProjectSlug = s
+	}
+	orDefault := func(key string, list *[]string, def ...string) {
+		if !d.has("tracker." + key) {
+			*list = def
+		}
+	}
+	switch t.Kind {
+	case TrackerNative:
+		orDefault("active_states", &t.ActiveStates, columnsWith(cfg.Board, board.RoleEligible, board.RoleRunning)...)
+		orDefault("terminal_states", &t.TerminalStates, columnsWith(cfg.Board, board.RoleDone, board.RoleCancelled)...)
+		if !boardOK {
+			break // its states name the columns of a board that is refused
+		}
+		for i, s := range t.ActiveStates {
+			p := fmt.Sprintf("tracker.active_states[%d]", i)
+			if c, ok := d.column(cfg.Board, p, s); ok {
+				d.check(!c.Role.IsSink(), p, "%q has role %s, a sink; active states are the columns agents work from (eligible or running)", s, c.Role)
+			}
+		}
+		for i, s := range t.TerminalStates {
+			d.column(cfg.Board, fmt.Sprintf("tracker.terminal_states[%d]", i), s)
+		}
+	case TrackerGitHub:
+		orDefault("active_states", &t.ActiveStates, "open")
+		orDefault("terminal_states", &t.TerminalStates, "closed")
+		t.BlockedBy, t.APIKey = cmp.Or(t.BlockedBy, DefaultGitHubBlockedBy), cmp.Or(t.APIKey, os.Getenv("GITHUB_TOKEN"))
+		owner, name, ok := strings.Cut(t.Repo, "/")
+		d.check(ok && owner != "" && name != "" && !strings.Contains(name, "/"), "tracker.repo", "%q is not owner/name; name the repository whose issues drover dispatches (repo: acme/app)", t.Repo)
+		if re, err := regexp.Compile(t.BlockedBy); err != nil {
+			d.errf("tracker.blocked_by_pattern", "is not a regular expression: %v", err)
+		} else {
+			d.check(re.NumSubexp() > 0, "tracker.blocked_by_pattern", "has no group; its first group must capture the issue number (e.g. (?i)blocked by #(\\d+))")
+		}
+	case TrackerLinear:
+		orDefault("terminal_states", &t.TerminalStates, "Done", "Canceled", "Cancelled", "Duplicate")
+		if !d.has("tracker.api_key") {
+			t.APIKey = os.Getenv("LINEAR_API_KEY") // as Symphony does
+		}
+		d.check(t.ProjectSlug != "", "tracker.provider.project_slug", "missing; name the Linear project to dispatch from (its slug, the end of the project's URL)")
+	}
+	if t.External() {
+		t.Roles = defaultRoles(t.Kind)
+		d.roles(f.Tracker.Roles, t)
+		d.check(len(t.ActiveStates) > 0, "tracker.active_states", "missing; list the %s states agents should pick work from", t.Kind)
+	} else {
+		d.check(!d.has("tracker.roles"), "tracker.roles", "is for an external tracker (kind: github or linear); drover's own board has its columns")
+	}
+}
+
+// roles applies tracker.roles: role → {label, state}; an entry replaces the
+// default of its role, null removes it.
+func (d *decoder) roles(given map[board.Role]*TrackerRole, t *Tracker) {
+	names := make([]string, len(board.Roles))
+	for i, r := range board.Roles {
+		names[i] = string(r)
+	}
+	for _, r := range slices.Sorted(maps.Keys(given)) {
+		p, tr := "tracker.roles."+string(r), given[r]
+		if !d.oneOf(p, string(r), names, "a column role") {
+			continue
+		}
+		t.RolesSet = append(t.RolesSet, r)
+		if tr == nil {
+			delete(t.Roles, r)
+			continue
+		}
+		d.check(t.Kind != TrackerGitHub || tr.State == "" || tr.State == "open" || tr.State == "closed", p+".state", "%q is not a GitHub issue state; use open or closed (or a label:)", tr.State)
+		d.check(t.Kind != TrackerLinear || tr.Label == "", p+".label", "labels are not projected to Linear; name a workflow state (state: \"In Review\")")
+		t.Roles[r] = *tr
+	}
+}
+
+func columnsWith(b board.Board, roles ...board.Role) []string {
+	var out []string
+	for _, c := range b.Columns {
+		if slices.Contains(roles, c.Role) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// dispatch checks dispatch:, taking Symphony's polling: and agent: keys
+// for those it does not give (giving both is an error).
+func (d *decoder) dispatch(f *file, cfg *Config, boardOK bool) {
+	ds, a := &cfg.Dispatch, f.Agent
+	alias(d, "dispatch.poll_interval", &ds.PollInterval, "polling.interval_ms", f.Polling.Interval)
+	alias(d, "dispatch.max_concurrent", &ds.MaxConcurrent, "agent.max_concurrent_agents", a.MaxConcurrent)
+	alias(d, "dispatch.max_turns", &ds.MaxTurns, "agent.max_turns", a.MaxTurns)
+	alias(d, "dispatch.max_retry_backoff", &ds.MaxRetryBackoff, "agent.max_retry_backoff_ms", a.MaxRetryBackoff)
+	alias(d, "dispatch.max_concurrent_by_state", &ds.MaxConcurrentByState, "agent.max_concurrent_agents_by_state", a.ByState)
+	if ds.Node == "" {
+		ds.Node, _ = os.Hostname()
+		ds.Node = cmp.Or(ds.Node, "drover")
+	}
+	d.check(ds.Lease >= 3*time.Second, "dispatch.lease", "%s is too short; use at least 3s (the heartbeat runs at a third of it)", ds.Lease)
+	d.check(ds.PollInterval >= 100*time.Millisecond, "dispatch.poll_interval", "%s is too short; poll at most every 100ms", ds.PollInterval)
+	d.atLeast("dispatch.max_concurrent", ds.MaxConcurrent, 1)
+	d.atLeast("dispatch.max_turns", ds.MaxTurns, 1)
+	t := cfg.Tracker
+	for _, s := range slices.Sorted(maps.Keys(ds.MaxConcurrentByState)) {
+		p, n := "dispatch.max_concurrent_by_state."+s, ds.MaxConcurrentByState[s]
+		d.check(n >= 1, p, "%d is not allowed; use 1 or more (move the state out of active_states to stop it)", n)
+		if t.Kind != TrackerNative {
+			d.check(slices.ContainsFunc(t.ActiveStates, func(a string) bool { return strings.EqualFold(a, s) }), p, "%q is not one of tracker.active_states (%s)", s, strings.Join(t.ActiveStates, ", "))
+		} else if boardOK {
+			d.column(cfg.Board, p, s)
+		}
+	}
+}

@@ -1,0 +1,424 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/drover-dev/drover/internal/agent"
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/workspace"
+)
+
+// The sections. A field's yaml tag is its key; its cfg tag says how the
+// decoder reads it: lenient (a section shared with Symphony: an unknown key
+// in it is reported as ignored), secret (an unset $VAR gives "" and a
+// warning, and Redacted masks it), verbatim (no $VAR expansion), period
+// (retention's "90d"). A duration whose key ends in _ms is Symphony's whole
+// milliseconds.
+
+// file is the front matter as written: the Config's sections that it holds
+// as they are, and the others in the file's own shape, for build to turn
+// into the Config's.
+type file struct {
+	Config
+	Agents  agentsFile  `yaml:"agents"`
+	Policy  policyFile  `yaml:"policy"`
+	Hooks   hooksFile   `yaml:"hooks" cfg:"lenient"`
+	Tracker trackerFile `yaml:"tracker" cfg:"lenient"`
+	Store   yaml.Node   `yaml:"store"` // a DSN, or {dsn: …}
+	Polling struct {    // Symphony's spelling of dispatch.poll_interval
+		Interval time.Duration `yaml:"interval_ms"`
+	} `yaml:"polling" cfg:"lenient"`
+	Agent struct { // Symphony's spellings of dispatch keys
+		MaxConcurrent   int            `yaml:"max_concurrent_agents"`
+		MaxTurns        int            `yaml:"max_turns"`
+		MaxRetryBackoff time.Duration  `yaml:"max_retry_backoff_ms"`
+		ByState         map[string]int `yaml:"max_concurrent_agents_by_state"`
+	} `yaml:"agent" cfg:"lenient"`
+}
+
+// defaults is the file with every default: what the file gives overwrites it.
+func defaults() *file {
+	f := &file{Config: Config{
+		Board:     board.Default(),
+		Policy:    policy.Defaults(),
+		Limits:    Limits{DayBoundary: "00:00 UTC"},
+		Notify:    Notify{Slack: Slack{Events: []string{"blocked", "gave_up", "parked", "profile_paused", "spend_paused", "config_error"}}},
+		Workspace: Workspace{Cleanup: workspace.CleanupOnDone},
+		Dispatch:  Dispatch{Lease: 30 * time.Second, PollInterval: 5 * time.Second, MaxConcurrent: 4, MaxTurns: 20, MaxRetryBackoff: 5 * time.Minute},
+		Retention: Retention{Events: DefaultRetainEvents, Runs: DefaultRetainRuns, Logs: DefaultRetainLogs},
+		Verify:    Verify{Timeout: DefaultVerifyTimeout},
+	}}
+	f.Hooks.Timeout, f.Tracker.Kind = time.Minute, TrackerNative
+	p := &f.Config.Policy
+	f.Policy = policyFile{MaxAttempts: &p.MaxAttempts, FailedState: &p.FailedState, Backoff: (*backoffFile)(&p.Backoff),
+		ReleaseChurnCap: &p.ReleaseChurnCap, ContinuationCap: &p.ContinuationCap, RepeatCap: &p.RepeatCap}
+	f.Policy.Breaker.Threshold, f.Policy.Breaker.Window, f.Policy.Breaker.Cooldown = &p.BreakerThreshold, &p.BreakerWindow, &p.BreakerCooldown
+	f.Policy.Correlation.Cards, f.Policy.Correlation.Window = &p.CorrelationCards, &p.CorrelationWindow
+	return f
+}
+
+// Agents is the agents: section.
+type Agents struct {
+	Default  string                   `json:"default"`
+	Profiles map[string]agent.Profile `json:"profiles"`
+	// Verify holds the profiles' own verify steps
+	// (agents.profiles.NAME.verify), by profile name.
+	Verify map[string]Verify `json:"verify,omitempty"`
+}
+
+type agentsFile struct {
+	Default  string                 `yaml:"default"`
+	Profiles map[string]profileFile `yaml:"profiles"`
+}
+
+type profileFile struct {
+	Kind           string            `yaml:"kind"`
+	Command        string            `yaml:"command"`
+	Args           []string          `yaml:"args"`
+	ArgsMode       string            `yaml:"args_mode"`
+	Env            map[string]string `yaml:"env" cfg:"secret"`
+	EnvPassthrough []string          `yaml:"env_passthrough" cfg:"verbatim"`
+	Prompt         string            `yaml:"prompt"`
+	Timeout        time.Duration     `yaml:"timeout"`
+	StallTimeout   time.Duration     `yaml:"stall_timeout"`
+	Provider       string            `yaml:"provider"`
+	SpecSchema     any               `yaml:"spec_schema"` // YAML, or JSON in a string
+	Match          []matchRule       `yaml:"match"`
+	PriceIn        float64           `yaml:"price_in_per_mtok"`
+	PriceOut       float64           `yaml:"price_out_per_mtok"`
+	MaxLogBytes    int64             `yaml:"max_log_bytes"`
+	Resume         string            `yaml:"resume"`
+	MCP            string            `yaml:"mcp"`
+	appServer
+	Verify *Verify `yaml:"verify"`
+}
+
+func (p *profileFile) setDefaults() {
+	p.Prompt, p.Timeout, p.StallTimeout, p.Resume, p.MCP = "stdin", time.Hour, 5*time.Minute, agent.ResumeAuto, agent.MCPAuto
+}
+
+type matchRule struct { // a policy.Rule whose regex is kept as written
+	Name     string      `yaml:"name"`
+	Regex    string      `yaml:"regex" cfg:"verbatim"`
+	ExitCode *int        `yaml:"exit_code"`
+	Kind     policy.Kind `yaml:"kind"`
+}
+
+// appServer holds the keys only codex in app-server mode reads (Symphony's
+// codex.approval_policy, …), in codex: and in a codex profile.
+type appServer struct {
+	ApprovalPolicy    any    `json:"approval_policy,omitempty" yaml:"approval_policy"`
+	ThreadSandbox     string `json:"thread_sandbox,omitempty" yaml:"thread_sandbox"`
+	TurnSandboxPolicy any    `json:"turn_sandbox_policy,omitempty" yaml:"turn_sandbox_policy"`
+}
+
+// The values codex app-server 0.171.0 takes (its AskForApproval,
+// SandboxMode and SandboxPolicy types); refused at load so a typo is not
+// discovered when a run's thread/start is refused.
+var (
+	appServerKeys    = []string{"approval_policy", "thread_sandbox", "turn_sandbox_policy"}
+	approvalPolicies = []string{"untrusted", "on-request", "never"}
+	threadSandboxes  = []string{"read-only", "workspace-write", "danger-full-access"}
+	turnSandboxTypes = []string{"dangerFullAccess", "readOnly", "externalSandbox", "workspaceWrite"}
+)
+
+// Modes of a profile's prompt, resume and mcp keys.
+var (
+	PromptModes = []string{"stdin", "file", "arg"}
+	ResumeModes = []string{agent.ResumeAuto, agent.ResumeNever}
+	MCPModes    = []string{agent.MCPAuto, agent.MCPOff}
+)
+
+// policyFile is policy: in the file's shape over Config.Policy: its fields
+// point into it, so what the file gives overwrites policy.Defaults().
+type policyFile struct {
+	MaxAttempts     *int                     `yaml:"max_attempts"`
+	FailedState     *string                  `yaml:"failed_state"`
+	Backoff         *backoffFile             `yaml:"backoff"`
+	ReleaseChurnCap *int                     `yaml:"release_churn_cap"`
+	ContinuationCap *int                     `yaml:"continuation_cap"`
+	Kinds           map[policy.Kind]kindFile `yaml:"kinds"`
+	Breaker         struct {
+		Threshold *int           `yaml:"threshold"`
+		Window    *time.Duration `yaml:"window"`
+		Cooldown  *time.Duration `yaml:"cooldown"`
+	} `yaml:"breaker"`
+	Correlation struct {
+		Cards  *int           `yaml:"cards"`
+		Window *time.Duration `yaml:"window"`
+	} `yaml:"correlation"`
+	RepeatCap *int `yaml:"repeat_cap"`
+}
+
+type backoffFile struct { // a policy.Backoff
+	Base   time.Duration `yaml:"base"`
+	Max    time.Duration `yaml:"max"`
+	Jitter float64       `yaml:"jitter"`
+}
+
+type kindFile struct {
+	Cap     *int            `yaml:"cap"`
+	Tiers   []time.Duration `yaml:"tiers"`
+	Backoff yaml.Node       `yaml:"backoff"` // decoded over policy.backoff
+}
+
+// Limits is the spend section. Zero means off.
+type Limits struct {
+	MaxCostPerDayUSD  float64 `json:"max_cost_per_day_usd" yaml:"max_cost_per_day_usd"`
+	MaxCostPerCardUSD float64 `json:"max_cost_per_card_usd" yaml:"max_cost_per_card_usd"`
+	// EstimatedCostPerRunUSD is what the day cap reserves for each run in
+	// flight; 0 = the average of recent runs (see policy.NewDayBudget).
+	EstimatedCostPerRunUSD float64 `json:"estimated_cost_per_run_usd" yaml:"estimated_cost_per_run_usd"`
+	// DayBoundary is when a spend day starts: "HH:MM" optionally followed by
+	// an IANA zone name or UTC (default "00:00 UTC").
+	DayBoundary string `json:"day_boundary" yaml:"day_boundary"`
+
+	dayOffset time.Duration
+	dayLoc    *time.Location
+}
+
+// DayStart returns the start of the spend day that contains t.
+func (l Limits) DayStart(t time.Time) time.Time {
+	loc := l.dayLoc
+	if loc == nil {
+		loc = time.UTC
+	}
+	lt := t.In(loc)
+	start := time.Date(lt.Year(), lt.Month(), lt.Day(), 0, 0, 0, 0, loc).Add(l.dayOffset)
+	if start.After(lt) {
+		start = time.Date(lt.Year(), lt.Month(), lt.Day()-1, 0, 0, 0, 0, loc).Add(l.dayOffset)
+	}
+	return start
+}
+
+// NextDayStart returns the start of the spend day after the one that
+// contains t (36 hours on lands inside it whatever a zone's clock change).
+func (l Limits) NextDayStart(t time.Time) time.Time {
+	return l.DayStart(l.DayStart(t).Add(36 * time.Hour))
+}
+
+// Notify is where notifications go.
+type Notify struct {
+	Slack   Slack   `json:"slack" yaml:"slack"`
+	Webhook Webhook `json:"webhook" yaml:"webhook"`
+	// AllowPrivate lets notification URLs resolve to private or loopback
+	// addresses (off by default: the notifier refuses them).
+	AllowPrivate bool `json:"allow_private" yaml:"allow_private"`
+}
+
+// Slack is an incoming-webhook target. An empty URL means off.
+type Slack struct {
+	URL    string   `json:"url" yaml:"url" cfg:"secret"`
+	Events []string `json:"events" yaml:"events"`
+}
+
+// Webhook is a generic signed HTTP POST target. An empty URL means off.
+type Webhook struct {
+	URL    string   `json:"url" yaml:"url" cfg:"secret"`
+	Secret string   `json:"secret" yaml:"secret" cfg:"secret"` // HMAC key for the signature header
+	Events []string `json:"events" yaml:"events"`              // empty: the default events (notify.DefaultEvents)
+}
+
+// NotifyEvents are the event names notify.*.events may list.
+var NotifyEvents = []string{"blocked", "gave_up", "parked", "profile_paused", "profile_resumed", "succeeded", "done", "cancelled", "spend_paused", "config_error"}
+
+// Workspace is where each card's working directory lives.
+type Workspace struct {
+	Root    string `json:"root" yaml:"root"`       // absolute
+	Cleanup string `json:"cleanup" yaml:"cleanup"` // workspace.Cleanup*
+}
+
+// Hooks are shell scripts run in the workspace (Symphony's hooks: section).
+// They are passed to the shell as written: $VARS are not expanded by drover.
+type Hooks struct {
+	AfterCreate  string        `json:"after_create" yaml:"after_create" cfg:"verbatim"`
+	BeforeRun    string        `json:"before_run" yaml:"before_run" cfg:"verbatim"`
+	AfterRun     string        `json:"after_run" yaml:"after_run" cfg:"verbatim"`
+	BeforeRemove string        `json:"before_remove" yaml:"before_remove" cfg:"verbatim"`
+	Timeout      time.Duration `json:"timeout" yaml:"timeout"`
+}
+
+type hooksFile struct {
+	Hooks
+	SymphonyTimeout time.Duration `yaml:"timeout_ms"` // whole milliseconds
+}
+
+// Dispatch is the dispatcher's own settings. Symphony's polling.interval_ms
+// and agent.* keys fill it when dispatch: does not.
+type Dispatch struct {
+	Node                 string         `json:"node" yaml:"node"` // default: the hostname
+	Lease                time.Duration  `json:"lease" yaml:"lease"`
+	PollInterval         time.Duration  `json:"poll_interval" yaml:"poll_interval"`
+	MaxConcurrent        int            `json:"max_concurrent" yaml:"max_concurrent"`
+	MaxConcurrentByState map[string]int `json:"max_concurrent_by_state,omitempty" yaml:"max_concurrent_by_state"`
+	MaxTurns             int            `json:"max_turns" yaml:"max_turns"`
+	MaxRetryBackoff      time.Duration  `json:"max_retry_backoff" yaml:"max_retry_backoff"`
+}
+
+// Store is where drover keeps its state. An empty DSN means the caller
+// decides (the CLI's --store flag or its default beside the config).
+type Store struct {
+	DSN string `json:"dsn" yaml:"dsn" cfg:"secret"` // may hold a password: masked by Redacted
+}
+
+// Server is the HTTP API and dashboard. Port 0 means off.
+type Server struct {
+	Host      string `json:"host" yaml:"host"`
+	Port      int    `json:"port" yaml:"port"`
+	AuthToken string `json:"auth_token" yaml:"auth_token" cfg:"secret"`
+}
+
+// InitServerPort is the port `drover init` writes (server.port defaults to 0, off).
+const InitServerPort = 4840
+
+// Codex holds Symphony's codex: keys. When agents.profiles is absent,
+// codex.command becomes a profile named "codex" of kind codex. The
+// app-server settings apply when codex.command runs `codex app-server`;
+// with `codex exec` they are not used and are listed in Config.Ignored.
+type Codex struct {
+	Command      string        `json:"command,omitempty" yaml:"command" cfg:"verbatim"`
+	TurnTimeout  time.Duration `json:"turn_timeout,omitempty" yaml:"turn_timeout_ms"`
+	ReadTimeout  time.Duration `json:"read_timeout,omitempty" yaml:"read_timeout_ms"`
+	StallTimeout time.Duration `json:"stall_timeout,omitempty" yaml:"stall_timeout_ms"`
+	appServer
+}
+
+// Retention is how long drover keeps history (see docs/reliability.md,
+// "A store that lives for years"); zero keeps that kind forever. Never
+// removed: an open run, a card's latest run and its log, and a
+// notification not yet delivered.
+type Retention struct {
+	Events time.Duration `json:"events" yaml:"events" cfg:"period"` // events, and delivered or dead notifications
+	Runs   time.Duration `json:"runs" yaml:"runs" cfg:"period"`     // finished runs, with their logs
+	Logs   time.Duration `json:"logs" yaml:"logs" cfg:"period"`     // run log files (the run rows stay)
+}
+
+// Day is the unit retention periods are usually written in ("90d").
+const Day = 24 * time.Hour
+
+// Retention defaults: three months of events, six of runs, one of logs.
+const (
+	DefaultRetainEvents = 90 * Day
+	DefaultRetainRuns   = 180 * Day
+	DefaultRetainLogs   = 30 * Day
+)
+
+// MarshalJSON writes the periods as strings ("90d", "forever").
+func (r Retention) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]string{"events": RetentionString(r.Events), "runs": RetentionString(r.Runs), "logs": RetentionString(r.Logs)})
+}
+
+// RetentionString writes a retention period as WORKFLOW.md would: whole
+// days as "90d", 0 as "forever", anything else as a Go duration.
+func RetentionString(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "forever"
+	case d%Day == 0:
+		return strconv.FormatInt(int64(d/Day), 10) + "d"
+	}
+	return d.String()
+}
+
+// Verify is what drover runs in a card's workspace after a clean exit to
+// decide that the work is done: each command in turn (sh -c), within
+// Timeout for all of them. No commands: a clean exit is done as before.
+type Verify struct {
+	Commands []string      `json:"commands,omitempty" yaml:"commands"`
+	Timeout  time.Duration `json:"timeout" yaml:"timeout"`
+}
+
+// DefaultVerifyTimeout bounds a verify step that gives no timeout.
+const DefaultVerifyTimeout = 10 * time.Minute
+
+func (v *Verify) setDefaults() { v.Timeout = DefaultVerifyTimeout }
+
+// Tracker kinds.
+const (
+	TrackerNative = "native"
+	TrackerGitHub = "github"
+	TrackerLinear = "linear"
+)
+
+// DefaultGitHubBlockedBy finds "blocked by #12" (any case) in an issue body.
+const DefaultGitHubBlockedBy = `(?i)blocked by #(\d+)`
+
+// Tracker says where cards come from. With the native tracker the states name
+// board columns; with an external one they are the tracker's state names
+// (GitHub: "open", "closed" or a label name; Linear: workflow state names).
+type Tracker struct {
+	Kind           string   `json:"kind" yaml:"kind"`
+	Endpoint       string   `json:"endpoint,omitempty" yaml:"endpoint"`
+	APIKey         string   `json:"api_key,omitempty" yaml:"api_key" cfg:"secret"`
+	Repo           string   `json:"repo,omitempty" yaml:"repo"` // github: owner/name
+	ProjectSlug    string   `json:"project_slug,omitempty" yaml:"project_slug"`
+	RequiredLabels []string `json:"required_labels,omitempty" yaml:"required_labels"`
+	ActiveStates   []string `json:"active_states" yaml:"active_states"`
+	TerminalStates []string `json:"terminal_states" yaml:"terminal_states"`
+	// Roles says how each column role drover moves a card into shows in
+	// the tracker: a label (GitHub) or a state name, "open" or "closed"
+	// (GitHub), a workflow state name (Linear). A role without an entry is
+	// not projected as a move (its comment, if any, still is).
+	Roles map[board.Role]TrackerRole `json:"roles,omitempty"`
+	// RolesSet are the roles tracker.roles names (the others are defaults:
+	// a default state the tracker lacks is dropped at start, not refused).
+	RolesSet []board.Role `json:"-"`
+	// BlockedBy (github) is a regular expression whose first group is the
+	// number of an issue this one waits on.
+	BlockedBy string `json:"blocked_by_pattern,omitempty" yaml:"blocked_by_pattern" cfg:"verbatim"`
+	// WebhookSecret verifies POST /api/v1/webhooks/<kind> (GitHub's
+	// X-Hub-Signature-256, Linear's Linear-Signature); empty turns the
+	// webhook off (polling only).
+	WebhookSecret string `json:"webhook_secret,omitempty" yaml:"webhook_secret" cfg:"secret"`
+}
+
+// TrackerRole is how one column role shows in an external tracker.
+type TrackerRole struct {
+	Label string `json:"label,omitempty" yaml:"label"`
+	State string `json:"state,omitempty" yaml:"state"`
+}
+
+type trackerFile struct {
+	Tracker
+	Provider struct { // Symphony's place for the project
+		ProjectSlug string `yaml:"project_slug"`
+	} `yaml:"provider" cfg:"lenient"`
+	Roles map[board.Role]*TrackerRole `yaml:"roles"` // null: the role is not projected
+}
+
+// External reports whether cards come from an external tracker.
+func (t Tracker) External() bool { return t.Kind == TrackerGitHub || t.Kind == TrackerLinear }
+
+// Ready says what keeps drover serve from talking to the tracker: a key
+// that is empty (its variable is unset). It is not a load error, so the
+// other commands (and drover init) work where the key is not exported.
+func (t Tracker) Ready() error {
+	switch {
+	case t.APIKey != "" || !t.External():
+		return nil
+	case t.Kind == TrackerLinear:
+		return errors.New("tracker.api_key: missing; the linear tracker needs an API key (api_key: $LINEAR_API_KEY, or export LINEAR_API_KEY)")
+	}
+	return errors.New("tracker.api_key: missing; the github tracker needs a token with Issues read and write (api_key: $GITHUB_TOKEN, or export GITHUB_TOKEN)")
+}
+
+// Role mappings an external tracker starts from.
+func defaultRoles(kind string) map[board.Role]TrackerRole {
+	if kind == TrackerLinear {
+		return map[board.Role]TrackerRole{board.RoleRunning: {State: "In Progress"}, board.RoleCompleted: {State: "In Review"}, board.RoleDone: {State: "Done"}}
+	}
+	return map[board.Role]TrackerRole{
+		board.RoleEligible:  {State: "open"},
+		board.RoleRunning:   {Label: "drover:running", State: "open"},
+		board.RoleParked:    {Label: "drover:awaiting-input", State: "open"},
+		board.RoleCompleted: {Label: "drover:review", State: "open"},
+		board.RoleBlocked:   {Label: "drover:blocked", State: "open"},
+		board.RoleDone:      {State: "closed"},
+	}
+}
