@@ -57,14 +57,12 @@ Scenarios:
             N/(K×nodes) × the per-card time measured in the run.
             Default --cards 200.
   compare   River (bench/river: River's own benchmark settings, and its
-            defaults with 100 workers), drover's dispatch and the floor (the
-            least SQL that writes the records drover keeps per card: a
-            ceiling for drover) burn down the same N jobs on each --backend,
-            interleaved, --rounds times: each figure's median and spread,
-            drover/River, floor/River and drover/floor; and what a card's
-            files cost here, with the mkdirs per second of one directory (a
-            workspace per card) beside River. Builds bench/river from this
-            checkout unless --river-bin is given.
+            defaults with 100 workers) and drover's dispatch burn down the
+            same N no-op jobs on each --backend, interleaved, --rounds
+            times: each figure's median and spread, and drover/River. River
+            is a reference measurement, not a target (drover's jobs are
+            agent runs of minutes). Builds bench/river from this checkout
+            unless --river-bin is given.
             Default --cards 10000 --rounds 3 --slots 100,2000.
   history   the same board (N cards, a fifth ready) on two scratch stores of
             the configured backend, one fresh and one with --events events
