@@ -232,7 +232,7 @@ func TestMalformedBodyIsNotEmpty(t *testing.T) {
 	}
 	// A failed refresh is an error, not "gone".
 	w.gh.CloseIssue(n)
-	w.gh.Inject(fake.Fault{Match: func(m, p string) bool { return p == base+"/issues/1" }, Status: http.StatusBadGateway, Times: 1})
+	w.gh.Inject(fake.Fault{Match: func(r fake.Route) bool { return r.Path == base+"/issues/1" }, Status: http.StatusBadGateway, Times: 1})
 	if err := w.sync.Pass(context.Background()); !errors.Is(err, tracker.ErrUnavailable) {
 		t.Fatalf("refresh during a 502: err = %v", err)
 	}
@@ -292,7 +292,7 @@ func TestCheckLabels(t *testing.T) {
 	}
 	gh2 := fake.New("acme", "app")
 	t.Cleanup(gh2.Close)
-	gh2.Inject(fake.Fault{Match: func(m, p string) bool { return m == "POST" && p == base+"/labels" }, Status: http.StatusForbidden,
+	gh2.Inject(fake.Fault{Match: func(r fake.Route) bool { return r.Method == "POST" && r.Path == base+"/labels" }, Status: http.StatusForbidden,
 		Body: `{"message":"Resource not accessible by personal access token"}`, Times: 1})
 	w := workflow(gh2).Config(t, t.TempDir())
 	tr := newTracker(t, w.Tracker)
