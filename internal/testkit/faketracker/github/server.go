@@ -146,6 +146,15 @@ func (s *Server) DependsOn(n, blocker int) {
 	}
 }
 
+// EditIssue changes an issue's title and body as a person would.
+func (s *Server) EditIssue(n int, title, body string) {
+	s.Lock()
+	defer s.Unlock()
+	if is := s.issues[n]; is != nil {
+		is.Title, is.Body, is.UpdatedAt = title, body, s.tick()
+	}
+}
+
 // CloseIssue closes an issue as a person would.
 func (s *Server) CloseIssue(n int) {
 	s.Lock()

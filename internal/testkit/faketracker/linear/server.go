@@ -113,6 +113,15 @@ func (s *Server) SetState(id, state string) {
 	}
 }
 
+// Edit changes an issue's title and description as a person would.
+func (s *Server) Edit(id, title, description string) {
+	s.Lock()
+	defer s.Unlock()
+	if is := s.find(id); is != nil {
+		is.Title, is.Description, is.UpdatedAt = title, description, time.Now().UTC()
+	}
+}
+
 // PersonComments adds a person's comment.
 func (s *Server) PersonComments(id, user, body string) {
 	s.Lock()
