@@ -9,6 +9,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 // routeOf is the routing of a claim change's run as a dispatcher writes
@@ -30,9 +31,9 @@ func routeOf(claim store.Change) store.Change {
 // claimed and routed.
 func BenchmarkApplyAll(b *testing.B) {
 	const batch = 200
-	for _, be := range backends {
-		b.Run(be.name, func(b *testing.B) {
-			s := be.open(b)
+	for _, be := range testkit.Backends {
+		b.Run(string(be), func(b *testing.B) {
+			s := testkit.Store(b, be)
 			ctx := context.Background()
 			if err := s.BulkInsertCardsForTest(ctx, "BEN", batch*b.N, func(i int) board.Card {
 				return board.Card{Title: fmt.Sprint("card ", i), State: "ready"}
