@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"runtime/pprof"
@@ -246,10 +247,7 @@ func (a *app) benchStore(c *cobra.Command, cards int) error {
 		return err
 	}
 	if a.asJSON {
-		return a.printJSON(struct {
-			Scenario string `json:"scenario"`
-			bench.StoreStats
-		}{"store", st})
+		return a.printScenario("store", st)
 	}
 	where := "a scratch file beside " + strings.TrimPrefix(target, "sqlite:")
 	if st.Backend == "postgres" {
@@ -299,16 +297,31 @@ func (a *app) benchWakeup(c *cobra.Command, samples int, bin string) error {
 	return nil
 }
 
+// printScenario prints a scenario's stats as one JSON object: its
+// "scenario" name, then the stats' own fields.
+func (a *app) printScenario(scenario string, stats any) error {
+	name, err := json.Marshal(scenario)
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(stats)
+	if err != nil {
+		return err
+	}
+	obj := `{"scenario":` + string(name) + `}`
+	if len(body) > 2 {
+		obj = `{"scenario":` + string(name) + `,` + string(body[1:])
+	}
+	return a.printJSON(json.RawMessage(obj))
+}
+
 func (a *app) benchDispatch(c *cobra.Command, b bench.Backend, cards, slots, nodes int) error {
 	st, err := bench.MeasureDispatch(c.Context(), "", bench.DispatchOptions{Store: b.DSN, Cards: cards, Slots: slots, Nodes: nodes})
 	if err != nil {
 		return err
 	}
 	if a.asJSON {
-		return a.printJSON(struct {
-			Scenario string `json:"scenario"`
-			bench.DispatchStats
-		}{"dispatch", st})
+		return a.printScenario("dispatch", st)
 	}
 	w := a.out
 	where := "a scratch SQLite store"
@@ -349,10 +362,7 @@ func (a *app) benchHistory(c *cobra.Command, cards, events int) error {
 		return err
 	}
 	if a.asJSON {
-		return a.printJSON(struct {
-			Scenario string `json:"scenario"`
-			bench.HistoryStats
-		}{"history", hs})
+		return a.printScenario("history", hs)
 	}
 	w := a.out
 	fmt.Fprintf(w, "history: %s, %d cards; the long store has %d events and %d runs (built in %.1fs)\n", hs.Backend, hs.Cards, hs.Events, hs.Runs, hs.SeedS)

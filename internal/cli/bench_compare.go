@@ -38,10 +38,7 @@ func (a *app) benchCompare(c *cobra.Command, backends []bench.Backend, jobs int,
 		return err
 	}
 	if a.asJSON {
-		return a.printJSON(struct {
-			Scenario string `json:"scenario"`
-			bench.CompareStats
-		}{"compare", cs})
+		return a.printScenario("compare", cs)
 	}
 	w := a.out
 	fmt.Fprintf(w, "compare: %d no-op jobs (drover: sim cards that succeed at once), %d rounds interleaved, River %s\n", cs.Jobs, cs.Rounds, cs.RiverVersion)
