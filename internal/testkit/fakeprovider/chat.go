@@ -85,8 +85,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if st.Kind == "hang" {
-		s.hang(r)
-		s.markDropped(idx)
+		s.hang(r, idx)
 		return
 	}
 	c := chunker{id: "chatcmpl-fake-" + strconv.FormatInt(time.Now().UnixNano(), 36), model: chatModel(req.Model)}
@@ -100,8 +99,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	case "stall":
 		data(c.delta(`{"content":`+quote(st.Text)+`}`, ""))
-		s.hang(r)
-		s.markDropped(idx)
+		s.hang(r, idx)
 		return
 	}
 	finish := "stop"

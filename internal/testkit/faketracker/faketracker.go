@@ -31,8 +31,9 @@ type Fault[K any] struct {
 type Base[K, R any] struct {
 	*httptest.Server
 	sync.Mutex
-	faults []*Fault[K]
-	log    []R
+	faults  []*Fault[K]
+	log     []R
+	refused map[string]bool
 }
 
 // Start starts the server. Each request is read whole, then answered by
@@ -91,6 +92,22 @@ func (b *Base[K, R]) Up() {
 	b.faults = nil
 	b.Unlock()
 }
+
+// Refuse makes the fake refuse the write that shows name (GitHub: adding
+// the label answers 422; Linear: issueUpdate to the state answers
+// success: false), as a tracker refuses a transition.
+func (b *Base[K, R]) Refuse(name string) {
+	b.Lock()
+	defer b.Unlock()
+	if b.refused == nil {
+		b.refused = map[string]bool{}
+	}
+	b.refused[name] = true
+}
+
+// Refuses reports whether the write that shows name is refused. The
+// caller holds the lock.
+func (b *Base[K, R]) Refuses(name string) bool { return b.refused[name] }
 
 // Log returns the requests so far, in order.
 func (b *Base[K, R]) Log() []R {

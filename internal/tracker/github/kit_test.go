@@ -91,7 +91,6 @@ func (f ghFake) Block(id, blocker string)             { f.DependsOn(num(id), num
 func (f ghFake) Close(id string)                      { f.CloseIssue(num(id)) }
 func (f ghFake) PersonComments(id, user, body string) { f.Server.PersonComments(num(id), user, body) }
 func (f ghFake) Down()                                { f.Server.Down(-1) }
-func (f ghFake) Refuse(label string)                  { f.RefuseLabel(label) }
 
 func (f ghFake) Shows(id string) string {
 	is := f.Issue(num(id))

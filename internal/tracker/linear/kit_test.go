@@ -57,7 +57,6 @@ func (f lnFake) AddIgnored(title string) string { return f.Server.AddIssue(title
 func (f lnFake) Block(id, blocker string)       { f.Server.Block(id, blocker) }
 func (f lnFake) Close(id string)                { f.SetState(id, "Canceled") }
 func (f lnFake) Shows(id string) string         { return f.Issue(id).State }
-func (f lnFake) Refuse(state string)            { f.RefuseState(state) }
 func (f lnFake) Down()                          { f.Inject(fake.Fault{Status: http.StatusBadGateway, Body: "bad gateway"}) }
 func (f lnFake) Malformed() {
 	f.Inject(fake.Fault{Status: http.StatusOK, Body: `{"data": {"issues": `, Times: 1})

@@ -123,7 +123,7 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, is *Issue, rest [
 			return
 		}
 		for _, l := range in.Labels {
-			if s.refuse[l] {
+			if s.Refuses(l) {
 				writeJSON(w, http.StatusUnprocessableEntity, msg("Validation Failed: label "+l+" may not be set"))
 				return
 			}

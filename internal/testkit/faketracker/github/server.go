@@ -77,13 +77,12 @@ type Server struct {
 	comments []Comment
 	nextID   int64
 	now      time.Time
-	refuse   map[string]bool // labels whose addition answers 422
 }
 
 // New starts a fake for owner/repo.
 func New(owner, repo string) *Server {
 	s := &Server{Owner: owner, Repo: repo, issues: map[int]*Issue{}, labels: map[string]bool{}, nextID: 1000,
-		now: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC), refuse: map[string]bool{}}
+		now: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)}
 	s.Start(s.route, func(r *http.Request, body []byte, status int) Request {
 		return Request{Method: r.Method, Path: r.URL.RequestURI(), Status: status, Body: string(body)}
 	})
@@ -206,21 +205,7 @@ func (s *Server) Issue(n int) Issue {
 func (s *Server) Comments(n int) []Comment {
 	s.Lock()
 	defer s.Unlock()
-	var out []Comment
-	for _, c := range s.comments {
-		if c.Issue == n {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// RefuseLabel makes adding the label to an issue answer 422 (a refused
-// transition).
-func (s *Server) RefuseLabel(name string) {
-	s.Lock()
-	s.refuse[name] = true
-	s.Unlock()
+	return slices.DeleteFunc(slices.Clone(s.comments), func(c Comment) bool { return c.Issue != n })
 }
 
 // Down makes every request answer 503 (n times; n < 0 until Up).

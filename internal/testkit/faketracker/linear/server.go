@@ -64,14 +64,13 @@ type Server struct {
 	states   []State
 	issues   []*Issue
 	comments []Comment
-	refuse   map[string]bool // state names issueUpdate will not set
 	n        int
 }
 
 // New starts a fake with one project (slug) of one team with Linear's
 // default workflow states plus Symphony's.
 func New(slug string) *Server {
-	s := &Server{Slug: slug, Team: "team-1", refuse: map[string]bool{}}
+	s := &Server{Slug: slug, Team: "team-1"}
 	for i, st := range []struct{ n, t string }{{"Backlog", "backlog"}, {"Todo", "unstarted"}, {"In Progress", "started"},
 		{"In Review", "started"}, {"Human Review", "started"}, {"Rework", "started"}, {"Merging", "started"},
 		{"Done", "completed"}, {"Canceled", "canceled"}, {"Duplicate", "canceled"}} {
@@ -151,20 +150,7 @@ func (s *Server) Issue(id string) Issue {
 func (s *Server) Comments(id string) []Comment {
 	s.Lock()
 	defer s.Unlock()
-	var out []Comment
-	for _, c := range s.comments {
-		if c.Issue == id {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// RefuseState makes issueUpdate to the state answer success: false.
-func (s *Server) RefuseState(name string) {
-	s.Lock()
-	s.refuse[name] = true
-	s.Unlock()
+	return slices.DeleteFunc(slices.Clone(s.comments), func(c Comment) bool { return c.Issue != id })
 }
 
 // RateLimit answers the next n requests with Linear's RATELIMITED error.
@@ -305,7 +291,7 @@ func (s *Server) operation(op string, v map[string]any) (any, string) {
 		if st == nil {
 			return nil, "Entity not found: WorkflowState"
 		}
-		if s.refuse[st.Name] {
+		if s.Refuses(st.Name) {
 			return map[string]any{"issueUpdate": map[string]any{"success": false}}, ""
 		}
 		is.State, is.UpdatedAt = st.Name, time.Now().UTC()
