@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -224,25 +225,46 @@ func isPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
-func (a *app) benchStore(c *cobra.Command, cards int) error {
-	ctx := c.Context()
+// scratchStores opens n scratch stores beside the configured one
+// (bench.Scratch: the board is not touched); cleanup closes and removes
+// them. It returns the configured store's DSN too.
+func (a *app) scratchStores(ctx context.Context, n int) (dbs []*sqlstore.DB, target string, cleanup func(), err error) {
+	var undo []func()
+	cleanup = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
 	cfg, err := loadConfig(a.configPath)
 	if err != nil {
-		return err
+		return nil, "", cleanup, err
 	}
 	a.cfg = cfg
-	target := a.dsn()
-	dsn, cleanup, err := bench.Scratch(ctx, target)
-	if err != nil {
-		return err
+	target = a.dsn()
+	for range n {
+		dsn, rm, err := bench.Scratch(ctx, target)
+		if err != nil {
+			return nil, target, cleanup, err
+		}
+		undo = append(undo, rm)
+		s, err := sqlstore.Open(ctx, dsn)
+		if err != nil {
+			return nil, target, cleanup, err
+		}
+		undo = append(undo, func() { s.Close() })
+		dbs = append(dbs, s)
 	}
+	return dbs, target, cleanup, nil
+}
+
+func (a *app) benchStore(c *cobra.Command, cards int) error {
+	ctx := c.Context()
+	dbs, target, cleanup, err := a.scratchStores(ctx, 1)
 	defer cleanup()
-	s, err := sqlstore.Open(ctx, dsn)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	st, err := bench.MeasureStore(ctx, s, cards)
+	st, err := bench.MeasureStore(ctx, dbs[0], cards)
 	if err != nil {
 		return err
 	}
@@ -338,24 +360,10 @@ func (a *app) benchDispatch(c *cobra.Command, b bench.Backend, cards, slots, nod
 
 func (a *app) benchHistory(c *cobra.Command, cards, events int) error {
 	ctx := c.Context()
-	cfg, err := loadConfig(a.configPath)
+	dbs, _, cleanup, err := a.scratchStores(ctx, 2)
+	defer cleanup()
 	if err != nil {
 		return err
-	}
-	a.cfg = cfg
-	var dbs []*sqlstore.DB
-	for range 2 {
-		dsn, cleanup, err := bench.Scratch(ctx, a.dsn())
-		if err != nil {
-			return err
-		}
-		defer cleanup()
-		s, err := sqlstore.Open(ctx, dsn)
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		dbs = append(dbs, s)
 	}
 	hs, err := bench.MeasureHistory(ctx, dbs[0], dbs[1], cards, 10, events)
 	if err != nil {
