@@ -107,8 +107,7 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 	switch st.Kind {
 	case "reset_midstream":
 		sse.event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
-		s.markDropped(idx)
-		reset(w)
+		s.drop(w, idx)
 		return
 	case "stall":
 		sse.event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)

@@ -94,8 +94,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	data(c.delta(`{"role":"assistant","content":""}`, ""))
 	switch st.Kind {
 	case "reset_midstream":
-		s.markDropped(idx)
-		reset(w)
+		s.drop(w, idx)
 		return
 	case "stall":
 		data(c.delta(`{"content":`+quote(st.Text)+`}`, ""))

@@ -126,8 +126,7 @@ func (s *Server) geminiCall(w http.ResponseWriter, r *http.Request) {
 	switch st.Kind {
 	case "reset_midstream":
 		sse.data(geminiChunk(model, `[{"text":"Let me"}]`, "", ""))
-		s.markDropped(idx)
-		reset(w)
+		s.drop(w, idx)
 		return
 	case "stall":
 		sse.data(geminiChunk(model, `[{"text":`+quote(st.Text)+`}]`, "", ""))

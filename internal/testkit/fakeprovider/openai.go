@@ -65,8 +65,7 @@ func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request) {
 	text := st.answerText()
 	switch st.Kind {
 	case "reset_midstream":
-		s.markDropped(idx)
-		reset(w)
+		s.drop(w, idx)
 		return
 	case "stall":
 		sse.event("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"id":"msg_fake","type":"message","role":"assistant","status":"in_progress","content":[]}}`)

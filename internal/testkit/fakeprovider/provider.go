@@ -299,8 +299,13 @@ func (s *Server) halfBody(w http.ResponseWriter, r *http.Request, idx int, kind,
 		s.hang(r, idx)
 		return
 	}
-	reset(w)
+	s.drop(w, idx)
+}
+
+// drop flags logged request idx as dropped and resets its connection.
+func (s *Server) drop(w http.ResponseWriter, idx int) {
 	s.markDropped(idx)
+	reset(w)
 }
 
 // reset drops the connection without a proper end (RST where it can),
