@@ -117,7 +117,13 @@ func Workflow(tracker string, extra ...string) *testkit.Workflow {
 func NewWorld(t *testing.T, kit Kit, extra ...string) *World {
 	t.Helper()
 	f, section := kit.Start(t)
-	cfg := Workflow(section, extra...).Config(t, t.TempDir())
+	return Attach(t, kit, f, Workflow(section, extra...).Config(t, t.TempDir()))
+}
+
+// Attach is NewWorld with a fake already started and a configuration of
+// the test's own (a WORKFLOW.md loaded as it ships).
+func Attach(t *testing.T, kit Kit, f Fake, cfg *config.Config) *World {
+	t.Helper()
 	tr := kit.New(t, cfg.Tracker)
 	st := testkit.Store(t, testkit.SQLite)
 	w := &World{T: t, Kit: kit, Fake: f, Store: st, Cfg: cfg, Tracker: tr, Logs: &Buffer{}}
