@@ -66,10 +66,9 @@ type CompareOptions struct {
 // Figure is one system in one setting on one backend over the rounds.
 type Figure struct {
 	Backend string `json:"backend"`
-	System  string `json:"system"`  // river, drover or floor
-	Setting string `json:"setting"` // tuned, default, drover's "slots=N", or the floor's "records"
-	// Workers is River's worker count, drover's slots, or the floor's
-	// workers (its cards in flight are drover's largest slots).
+	System  string `json:"system"`  // river or drover
+	Setting string `json:"setting"` // tuned, default, or drover's "slots=N"
+	// Workers is River's worker count or drover's slots.
 	Workers    int       `json:"workers"`
 	PerS       []float64 `json:"per_s"` // jobs (cards) per second, one per round, in round order
 	MedianPerS float64   `json:"median_per_s"`
@@ -90,24 +89,6 @@ type Ratio struct {
 	Ratio   float64 `json:"ratio"`
 }
 
-// FloorSetting names the floor's figure: sqlstore.Floor, only the SQL that
-// writes the records drover keeps for a card, with as many cards in flight
-// as drover's largest slots setting.
-const FloorSetting = "records"
-
-// Bound is one figure's median over another's on one backend, where a
-// ceiling is one of the two: the floor (or the workspaces' mkdir rate)
-// against River, a ceiling for what drover can reach against it, or drover
-// against the floor, how much of the ceiling drover reaches.
-type Bound struct {
-	Backend     string  `json:"backend"`
-	Of          string  `json:"of"`      // "floor", "workspaces", or drover's "slots=N"
-	Against     string  `json:"against"` // River's setting, or "floor"
-	OfPerS      float64 `json:"of_per_s"`
-	AgainstPerS float64 `json:"against_per_s"`
-	Ratio       float64 `json:"ratio"`
-}
-
 // CompareStats is a whole compare run.
 type CompareStats struct {
 	Jobs         int      `json:"jobs"`
@@ -116,30 +97,17 @@ type CompareStats struct {
 	RiverVersion string   `json:"river_version"`
 	Figures      []Figure `json:"figures"`
 	Ratios       []Ratio  `json:"ratios"`
-	Bounds       []Bound  `json:"bounds"`
-	// FloorBatch is the floor's cards in flight (drover's largest slots).
-	FloorBatch int `json:"floor_batch"`
-	// Files is what a card's own files cost under the scratch directory,
-	// measured once a round (medians).
-	Files FileCost `json:"files"`
 }
 
-// WorkspacesOf names the bound of the mkdirs one directory takes: every
-// card's workspace is a directory made in the one workspace root, so their
-// rate estimates a cap on drover's cards per second on that file system.
-const WorkspacesOf = "workspaces"
-
-// Compare burns down o.Jobs no-op jobs with River (each setting), o.Jobs
-// sim cards with drover and o.Jobs cards with the floor (sqlstore.Floor)
-// on each backend, o.Rounds times. Within a
-// round the measurements are interleaved (backend by backend, the order of
-// the systems rotated each round) so that a change in the machine's load
-// weighs on every figure alike. Every figure comes from this run.
+// Compare burns down o.Jobs no-op jobs with River (each setting) and o.Jobs
+// sim cards with drover on each backend, o.Rounds times. Within a round the
+// measurements are interleaved (backend by backend, the order of the
+// systems rotated each round) so that a change in the machine's load weighs
+// on every figure alike. Every figure comes from this run. River is a
+// reference measurement, not a target: drover's jobs are agent runs of
+// minutes, and what a no-op job costs is not what a run costs drover.
 func Compare(ctx context.Context, o CompareOptions) (CompareStats, error) {
 	cs := CompareStats{Jobs: o.Jobs, Rounds: o.Rounds, Slots: o.Slots}
-	if len(o.Slots) > 0 {
-		cs.FloorBatch = slices.Max(o.Slots)
-	}
 	if o.Jobs <= 0 || len(o.Slots) == 0 || o.Rounds <= 0 || len(o.Backends) == 0 || o.River == "" {
 		return cs, errors.New("bench: compare needs jobs, slots and rounds above 0, a backend and the River binary")
 	}
@@ -161,20 +129,14 @@ func Compare(ctx context.Context, o CompareOptions) (CompareStats, error) {
 		return f
 	}
 	droverSetting := func(n int) string { return fmt.Sprintf("slots=%d", n) }
-	var mkdirs, creates []float64
 	for round := range o.Rounds {
-		fc, err := MeasureFiles(o.Dir)
-		if err != nil {
-			return cs, fmt.Errorf("file costs, round %d: %w", round+1, err)
-		}
-		mkdirs, creates = append(mkdirs, fc.MkdirUS), append(creates, fc.CreateUS)
 		for _, b := range o.Backends {
 			// Each of drover's settings and River's two, rotated each round.
 			var steps []string
 			for _, n := range o.Slots {
 				steps = append(steps, droverSetting(n))
 			}
-			steps = append(steps, RiverSettings[0], RiverSettings[1], "floor")
+			steps = append(steps, RiverSettings...)
 			steps = append(steps[round%len(steps):], steps[:round%len(steps)]...)
 			for _, step := range steps {
 				var perS float64
@@ -183,13 +145,7 @@ func Compare(ctx context.Context, o CompareOptions) (CompareStats, error) {
 				if b.Name == "postgres" {
 					store = b.DSN
 				}
-				if step == "floor" {
-					fr, err := MeasureFloor(ctx, o.Dir, store, o.Jobs, cs.FloorBatch)
-					if err != nil {
-						return cs, fmt.Errorf("floor on %s, round %d: %w", b.Name, round+1, err)
-					}
-					perS, f = fr.CardsPerS, fig(key{b.Name, "floor", FloorSetting}, fr.Workers)
-				} else if slots, ok := strings.CutPrefix(step, "slots="); ok {
+				if slots, ok := strings.CutPrefix(step, "slots="); ok {
 					n, _ := strconv.Atoi(slots)
 					st, err := MeasureDispatch(ctx, o.Dir, DispatchOptions{Store: store, Cards: o.Jobs, Slots: n})
 					if err != nil {
@@ -221,8 +177,6 @@ func Compare(ctx context.Context, o CompareOptions) (CompareStats, error) {
 		}
 		cs.Figures = append(cs.Figures, *f)
 	}
-	cs.Files = fileCost(median(mkdirs), median(creates))
-	ws := &Figure{MedianPerS: cs.Files.MkdirPerS}
 	for _, b := range o.Backends {
 		for _, n := range o.Slots {
 			d := figs[key{b.Name, "drover", droverSetting(n)}]
@@ -235,25 +189,8 @@ func Compare(ctx context.Context, o CompareOptions) (CompareStats, error) {
 				cs.Ratios = append(cs.Ratios, Ratio{Backend: b.Name, Setting: d.Setting, Against: s, Drover: d.MedianPerS, River: r.MedianPerS, Ratio: ratio})
 			}
 		}
-		fl := figs[key{b.Name, "floor", FloorSetting}]
-		for _, s := range RiverSettings {
-			cs.Bounds = append(cs.Bounds, bound(b.Name, "floor", s, fl, figs[key{b.Name, "river", s}]))
-		}
-		cs.Bounds = append(cs.Bounds, bound(b.Name, WorkspacesOf, RiverSettings[0], ws, figs[key{b.Name, "river", RiverSettings[0]}]))
-		for _, n := range o.Slots {
-			cs.Bounds = append(cs.Bounds, bound(b.Name, droverSetting(n), "floor", figs[key{b.Name, "drover", droverSetting(n)}], fl))
-		}
 	}
 	return cs, nil
-}
-
-// bound is of's median over against's.
-func bound(backend, of, against string, f, g *Figure) Bound {
-	b := Bound{Backend: backend, Of: of, Against: against, OfPerS: f.MedianPerS, AgainstPerS: g.MedianPerS}
-	if g.MedianPerS > 0 {
-		b.Ratio = f.MedianPerS / g.MedianPerS
-	}
-	return b
 }
 
 // median of values (the mean of the middle two for an even count); v is

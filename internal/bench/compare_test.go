@@ -37,9 +37,9 @@ echo "{\"tool\":\"river\",\"river_version\":\"v0.0.0-fake\",\"backend\":\"$backe
 	return bin
 }
 
-// Compare interleaves the four measurements of a backend (drover, River's
-// two settings, the floor), rotating their order each round; its ratios are
-// drover's median over River's and its bounds set the floor beside both.
+// Compare interleaves the three measurements of a backend (drover, River's
+// two settings), rotating their order each round; its ratios are drover's
+// median over River's.
 func TestCompareInterleavesAndDivides(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "calls")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -54,15 +54,15 @@ func TestCompareInterleavesAndDivides(t *testing.T) {
 		f := strings.Fields(l)
 		steps = append(steps, f[3]+" "+f[4])
 	}
-	if got, want := strings.Join(steps, ","), "drover slots=2,river tuned,river default,floor records,"+
-		"river tuned,river default,floor records,drover slots=2,"+
-		"river default,floor records,drover slots=2,river tuned"; got != want {
+	if got, want := strings.Join(steps, ","), "drover slots=2,river tuned,river default,"+
+		"river tuned,river default,drover slots=2,"+
+		"river default,drover slots=2,river tuned"; got != want {
 		t.Errorf("measurements in order %s, want %s", got, want)
 	}
 	b, _ := os.ReadFile(log)
 	calls := strings.Split(strings.TrimSpace(string(b)), "\n")
-	// Round 1: drover, tuned, default, floor; round 2: tuned, default,
-	// floor, drover; round 3: default, floor, drover, tuned.
+	// Round 1: drover, tuned, default; round 2: tuned, default, drover;
+	// round 3: default, drover, tuned.
 	var settings []string
 	for _, c := range calls {
 		f := strings.Fields(c)
@@ -78,10 +78,10 @@ func TestCompareInterleavesAndDivides(t *testing.T) {
 	if got, want := strings.Join(settings, ","), "tuned,default,tuned,default,default,tuned"; got != want {
 		t.Errorf("River settings in call order %s, want %s", got, want)
 	}
-	if cs.RiverVersion != "v0.0.0-fake" || len(cs.Figures) != 4 || len(cs.Ratios) != 2 || len(cs.Bounds) != 4 {
-		t.Fatalf("stats %+v: want the fake's version, 4 figures, 2 ratios and 4 bounds", cs)
+	if cs.RiverVersion != "v0.0.0-fake" || len(cs.Figures) != 3 || len(cs.Ratios) != 2 {
+		t.Fatalf("stats %+v: want the fake's version, 3 figures and 2 ratios", cs)
 	}
-	var drover, floor float64
+	var drover float64
 	for _, f := range cs.Figures {
 		if len(f.PerS) != 3 {
 			t.Errorf("%s %s: %d samples, want 3", f.System, f.Setting, len(f.PerS))
@@ -92,28 +92,6 @@ func TestCompareInterleavesAndDivides(t *testing.T) {
 				t.Errorf("drover figure %+v: want setting slots=2 and 2 workers", f)
 			}
 		}
-		if f.System == "floor" {
-			floor = f.MedianPerS
-			if f.Setting != FloorSetting || f.Workers != 1 || floor <= 0 {
-				t.Errorf("floor figure %+v: want setting %s, one worker (SQLite has one writer) and a rate", f, FloorSetting)
-			}
-		}
-	}
-	fc := cs.Files
-	wantBounds := map[string][2]float64{"floor/tuned": {floor, 400}, "floor/default": {floor, 100}, "slots=2/floor": {drover, floor},
-		WorkspacesOf + "/tuned": {fc.MkdirPerS, 400}}
-	for _, b := range cs.Bounds {
-		w, ok := wantBounds[b.Of+"/"+b.Against]
-		if !ok || b.OfPerS != w[0] || b.AgainstPerS != w[1] || b.Ratio != w[0]/w[1] {
-			t.Errorf("bound %+v: want one of %v, its ratio their quotient", b, wantBounds)
-		}
-		delete(wantBounds, b.Of+"/"+b.Against)
-	}
-	if len(wantBounds) != 0 {
-		t.Errorf("bounds missing: %v", wantBounds)
-	}
-	if fc.MkdirUS <= 0 || fc.CreateUS <= 0 || fc.PerCardUS != 2*fc.MkdirUS+fc.CreateUS || fc.MkdirPerS != 1e6/fc.MkdirUS {
-		t.Errorf("file costs %+v: want positive mkdir and create times, a card's two mkdirs and a create, and the mkdir rate", fc)
 	}
 	for _, r := range cs.Ratios {
 		want := map[string]float64{"tuned": 400, "default": 100}[r.Against]
@@ -201,11 +179,8 @@ func TestCompareSeveralSlotSettings(t *testing.T) {
 			}
 		}
 	}
-	if len(drover) != 2 || len(cs.Figures) != 5 || len(cs.Ratios) != 4 || len(cs.Bounds) != 5 {
-		t.Fatalf("figures %+v ratios %+v bounds %+v: want drover slots=1 and slots=3, River's two, the floor, four ratios and five bounds", cs.Figures, cs.Ratios, cs.Bounds)
-	}
-	if cs.FloorBatch != 3 {
-		t.Errorf("floor batch %d, want the largest slots setting (3) in flight", cs.FloorBatch)
+	if len(drover) != 2 || len(cs.Figures) != 4 || len(cs.Ratios) != 4 {
+		t.Fatalf("figures %+v ratios %+v: want drover slots=1 and slots=3, River's two and four ratios", cs.Figures, cs.Ratios)
 	}
 	for _, r := range cs.Ratios {
 		d, ok := drover[r.Setting]

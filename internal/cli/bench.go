@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"runtime/pprof"
@@ -57,14 +59,12 @@ Scenarios:
             N/(K×nodes) × the per-card time measured in the run.
             Default --cards 200.
   compare   River (bench/river: River's own benchmark settings, and its
-            defaults with 100 workers), drover's dispatch and the floor (the
-            least SQL that writes the records drover keeps per card: a
-            ceiling for drover) burn down the same N jobs on each --backend,
-            interleaved, --rounds times: each figure's median and spread,
-            drover/River, floor/River and drover/floor; and what a card's
-            files cost here, with the mkdirs per second of one directory (a
-            workspace per card) beside River. Builds bench/river from this
-            checkout unless --river-bin is given.
+            defaults with 100 workers) and drover's dispatch burn down the
+            same N no-op jobs on each --backend, interleaved, --rounds
+            times: each figure's median and spread, and drover/River. River
+            is a reference measurement, not a target (drover's jobs are
+            agent runs of minutes). Builds bench/river from this checkout
+            unless --river-bin is given.
             Default --cards 10000 --rounds 3 --slots 100,2000.
   history   the same board (N cards, a fifth ready) on two scratch stores of
             the configured backend, one fresh and one with --events events
@@ -225,33 +225,51 @@ func isPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
-func (a *app) benchStore(c *cobra.Command, cards int) error {
-	ctx := c.Context()
+// scratchStores opens n scratch stores beside the configured one
+// (bench.Scratch: the board is not touched); cleanup closes and removes
+// them. It returns the configured store's DSN too.
+func (a *app) scratchStores(ctx context.Context, n int) (dbs []*sqlstore.DB, target string, cleanup func(), err error) {
+	var undo []func()
+	cleanup = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
 	cfg, err := loadConfig(a.configPath)
 	if err != nil {
-		return err
+		return nil, "", cleanup, err
 	}
 	a.cfg = cfg
-	target := a.dsn()
-	dsn, cleanup, err := bench.Scratch(ctx, target)
-	if err != nil {
-		return err
+	target = a.dsn()
+	for range n {
+		dsn, rm, err := bench.Scratch(ctx, target)
+		if err != nil {
+			return nil, target, cleanup, err
+		}
+		undo = append(undo, rm)
+		s, err := sqlstore.Open(ctx, dsn)
+		if err != nil {
+			return nil, target, cleanup, err
+		}
+		undo = append(undo, func() { s.Close() })
+		dbs = append(dbs, s)
 	}
+	return dbs, target, cleanup, nil
+}
+
+func (a *app) benchStore(c *cobra.Command, cards int) error {
+	ctx := c.Context()
+	dbs, target, cleanup, err := a.scratchStores(ctx, 1)
 	defer cleanup()
-	s, err := sqlstore.Open(ctx, dsn)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	st, err := bench.MeasureStore(ctx, s, cards)
+	st, err := bench.MeasureStore(ctx, dbs[0], cards)
 	if err != nil {
 		return err
 	}
 	if a.asJSON {
-		return a.printJSON(struct {
-			Scenario string `json:"scenario"`
-			bench.StoreStats
-		}{"store", st})
+		return a.printScenario("store", st)
 	}
 	where := "a scratch file beside " + strings.TrimPrefix(target, "sqlite:")
 	if st.Backend == "postgres" {
@@ -301,16 +319,31 @@ func (a *app) benchWakeup(c *cobra.Command, samples int, bin string) error {
 	return nil
 }
 
+// printScenario prints a scenario's stats as one JSON object: its
+// "scenario" name, then the stats' own fields.
+func (a *app) printScenario(scenario string, stats any) error {
+	name, err := json.Marshal(scenario)
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(stats)
+	if err != nil {
+		return err
+	}
+	obj := `{"scenario":` + string(name) + `}`
+	if len(body) > 2 {
+		obj = `{"scenario":` + string(name) + `,` + string(body[1:])
+	}
+	return a.printJSON(json.RawMessage(obj))
+}
+
 func (a *app) benchDispatch(c *cobra.Command, b bench.Backend, cards, slots, nodes int) error {
 	st, err := bench.MeasureDispatch(c.Context(), "", bench.DispatchOptions{Store: b.DSN, Cards: cards, Slots: slots, Nodes: nodes})
 	if err != nil {
 		return err
 	}
 	if a.asJSON {
-		return a.printJSON(struct {
-			Scenario string `json:"scenario"`
-			bench.DispatchStats
-		}{"dispatch", st})
+		return a.printScenario("dispatch", st)
 	}
 	w := a.out
 	where := "a scratch SQLite store"
@@ -327,34 +360,17 @@ func (a *app) benchDispatch(c *cobra.Command, b bench.Backend, cards, slots, nod
 
 func (a *app) benchHistory(c *cobra.Command, cards, events int) error {
 	ctx := c.Context()
-	cfg, err := loadConfig(a.configPath)
+	dbs, _, cleanup, err := a.scratchStores(ctx, 2)
+	defer cleanup()
 	if err != nil {
 		return err
-	}
-	a.cfg = cfg
-	var dbs []*sqlstore.DB
-	for range 2 {
-		dsn, cleanup, err := bench.Scratch(ctx, a.dsn())
-		if err != nil {
-			return err
-		}
-		defer cleanup()
-		s, err := sqlstore.Open(ctx, dsn)
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		dbs = append(dbs, s)
 	}
 	hs, err := bench.MeasureHistory(ctx, dbs[0], dbs[1], cards, 10, events)
 	if err != nil {
 		return err
 	}
 	if a.asJSON {
-		return a.printJSON(struct {
-			Scenario string `json:"scenario"`
-			bench.HistoryStats
-		}{"history", hs})
+		return a.printScenario("history", hs)
 	}
 	w := a.out
 	fmt.Fprintf(w, "history: %s, %d cards; the long store has %d events and %d runs (built in %.1fs)\n", hs.Backend, hs.Cards, hs.Events, hs.Runs, hs.SeedS)

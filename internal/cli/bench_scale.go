@@ -55,10 +55,7 @@ func (a *app) benchScale(c *cobra.Command, scenario string, f benchFlags) error 
 			return err
 		}
 		if a.asJSON {
-			return a.printJSON(struct {
-				Scenario string `json:"scenario"`
-				bench.BoardStats
-			}{scenario, bs})
+			return a.printScenario(scenario, bs)
 		}
 		fmt.Fprintf(w, "board: %d cards on %s (created in %.1fs), %d samples each\n", bs.Cards, where, bs.SeedS, bs.Samples)
 		fmt.Fprintf(w, "  %-10s %10s %10s\n", "", "p50 ms", "max ms")
@@ -75,10 +72,7 @@ func (a *app) benchScale(c *cobra.Command, scenario string, f benchFlags) error 
 			return err
 		}
 		if a.asJSON {
-			return a.printJSON(struct {
-				Scenario string `json:"scenario"`
-				bench.RecoverStats
-			}{scenario, rs})
+			return a.printScenario(scenario, rs)
 		}
 		fmt.Fprintf(w, "recover: %d open runs with expired leases on %s; their node restarts\n", rs.Runs, where)
 		fmt.Fprintf(w, "  all routed     %10.0fms  %.0f runs/s, %.2fms a run\n", rs.WallMS, rs.RunsPerS, rs.PerRunMS)
@@ -95,10 +89,7 @@ func (a *app) benchScale(c *cobra.Command, scenario string, f benchFlags) error 
 			return err
 		}
 		if a.asJSON {
-			return a.printJSON(struct {
-				Scenario string `json:"scenario"`
-				bench.SuperviseStats
-			}{scenario, ss})
+			return a.printScenario(scenario, ss)
 		}
 		fmt.Fprintf(w, "supervise: %d agents printing a line a second on %s, sampled over %.0fs\n", ss.Agents, where, ss.WindowS)
 		fmt.Fprintf(w, "  drover CPU     %9.1f%% of a core\n", 100*ss.CPUShare)

@@ -137,10 +137,10 @@ func TestBenchCompare(t *testing.T) {
 		args = append(args, "--dsn", dsn)
 		backends = append(backends, "postgres")
 	}
-	got := benchJSON(t, args, []string{"jobs", "rounds"}, "river_version", "figures", "ratios", "slots", "bounds")
+	got := benchJSON(t, args, []string{"jobs", "rounds"}, "river_version", "figures", "ratios", "slots")
 	figs, _ := got["figures"].([]any)
-	if len(figs) != 4*len(backends) {
-		t.Fatalf("%d figures, want 4 per backend (%v): %v", len(figs), backends, figs)
+	if len(figs) != 3*len(backends) {
+		t.Fatalf("%d figures, want 3 per backend (%v): %v", len(figs), backends, figs)
 	}
 	for _, fv := range figs {
 		f, _ := fv.(map[string]any)

@@ -220,15 +220,28 @@ func (w *Worker) deliver(ctx context.Context, cfg config.Notify, it store.Outbox
 // failure schedules the next try, or marks the row dead after MaxAttempts.
 func (w *Worker) failure(it store.OutboxItem, now time.Time, msg string, retryAfter time.Duration) store.OutboxResult {
 	tries := it.Attempts + 1
-	if tries >= nz(w.MaxAttempts, DefaultMaxAttempts) {
+	r := Retry{MaxAttempts: w.MaxAttempts, BaseBackoff: w.BaseBackoff, MaxBackoff: w.MaxBackoff}
+	if r.Dead(tries) {
 		return store.OutboxResult{At: now, Dead: true, Error: fmt.Sprintf("%s (gave up after %d tries)", msg, tries)}
 	}
-	return store.OutboxResult{At: now, Error: msg, NextAt: now.Add(w.backoff(tries, retryAfter))}
+	return store.OutboxResult{At: now, Error: msg, NextAt: now.Add(r.Backoff(tries, retryAfter))}
 }
 
-// backoff is the wait after the given number of failed tries.
-func (w *Worker) backoff(tries int, retryAfter time.Duration) time.Duration {
-	base, ceil := w.BaseBackoff, w.MaxBackoff
+// Retry is how an outbox row is tried again (notifications here, tracker
+// projections in tracker.Deliverer); a zero field takes its default.
+type Retry struct {
+	MaxAttempts int
+	BaseBackoff time.Duration
+	MaxBackoff  time.Duration
+}
+
+// Dead reports whether a row that failed tries times is given up.
+func (r Retry) Dead(tries int) bool { return tries >= nz(r.MaxAttempts, DefaultMaxAttempts) }
+
+// Backoff is the wait after tries failed tries: the base doubled each
+// try, at least retryAfter, at most the ceiling, and up to a tenth more.
+func (r Retry) Backoff(tries int, retryAfter time.Duration) time.Duration {
+	base, ceil := r.BaseBackoff, r.MaxBackoff
 	if base <= 0 {
 		base = DefaultBaseBackoff
 	}

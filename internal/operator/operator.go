@@ -256,10 +256,7 @@ func (s *Service) Move(ctx context.Context, ref, state, reason string) (board.Ca
 
 // Comment adds a comment and returns it as stored (with its id).
 func (s *Service) Comment(ctx context.Context, ref, text string) (board.Comment, error) {
-	if strings.TrimSpace(text) == "" {
-		return board.Comment{}, &board.InputError{Field: "text", Msg: "is empty; write the comment text"}
-	}
-	if err := validateText("text", text); err != nil {
+	if err := requiredText("text", text, "is empty; write the comment text"); err != nil {
 		return board.Comment{}, err
 	}
 	c, err := s.Get(ctx, ref)
@@ -276,10 +273,7 @@ func (s *Service) Comment(ctx context.Context, ref, text string) (board.Comment,
 
 // Block moves a card to the blocked column with the operator's reason.
 func (s *Service) Block(ctx context.Context, ref, reason string) (board.Card, error) {
-	if strings.TrimSpace(reason) == "" {
-		return board.Card{}, &board.InputError{Field: "reason", Msg: "is required; say why the card is blocked (--reason)"}
-	}
-	if err := validateText("reason", reason); err != nil {
+	if err := requiredText("reason", reason, "is required; say why the card is blocked (--reason)"); err != nil {
 		return board.Card{}, err
 	}
 	col, _ := s.Board.First(board.RoleBlocked)
@@ -345,10 +339,7 @@ func (s *Service) Cancel(ctx context.Context, ref, reason string) (board.Card, e
 
 // Answer replies to a parked card's question and makes it eligible again.
 func (s *Service) Answer(ctx context.Context, ref, text string) (board.Card, error) {
-	if strings.TrimSpace(text) == "" {
-		return board.Card{}, &board.InputError{Field: "text", Msg: "is empty; write the answer to the agent's question"}
-	}
-	if err := validateText("text", text); err != nil {
+	if err := requiredText("text", text, "is empty; write the answer to the agent's question"); err != nil {
 		return board.Card{}, err
 	}
 	col, _ := s.Board.First(board.RoleEligible)
@@ -367,6 +358,15 @@ func (s *Service) Answer(ctx context.Context, ref, text string) (board.Card, err
 			Events:   []board.Event{s.event(c, board.EvAnswered, firstLine(text), map[string]string{"answer": text, "comment_id": cm.ID})},
 		}, nil
 	})
+}
+
+// requiredText refuses text for field when it is blank (empty says what
+// to write) or not valid text.
+func requiredText(field, text, empty string) error {
+	if strings.TrimSpace(text) == "" {
+		return &board.InputError{Field: field, Msg: empty}
+	}
+	return validateText(field, text)
 }
 
 func validateText(field, text string) error {

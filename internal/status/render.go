@@ -17,31 +17,18 @@ func Render(w io.Writer, s State) {
 	now := s.GeneratedAt
 	fmt.Fprintf(w, "drover status at %s\n", now.Format(time.RFC3339))
 
-	section(w, fmt.Sprintf("RUNNING (%d)", len(s.Running)))
-	if len(s.Running) == 0 {
-		fmt.Fprintln(w, "  nothing running")
-	} else {
-		tw := tab(w)
-		fmt.Fprintln(tw, "  CARD\tAGENT\tATTEMPT\tELAPSED\tTOKENS\tCOST\tNODE\tLAST OUTPUT")
-		for _, r := range s.Running {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t$%.2f\t%s\t%s\n", r.IssueIdentifier, r.Agent, attempts(r.Attempt, r.Counted, r.MaxAttempts),
-				Dur(time.Duration(r.ElapsedS*float64(time.Second))), r.Tokens.TotalTokens, r.CostUSD, r.Node, excerpt.Line(r.LastOutput, 60))
-		}
-		tw.Flush()
+	var rows []string
+	for _, r := range s.Running {
+		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t$%.2f\t%s\t%s", r.IssueIdentifier, r.Agent, attempts(r.Attempt, r.Counted, r.MaxAttempts),
+			Dur(time.Duration(r.ElapsedS*float64(time.Second))), r.Tokens.TotalTokens, r.CostUSD, r.Node, excerpt.Line(r.LastOutput, 60)))
 	}
-
-	section(w, fmt.Sprintf("RETRY QUEUE (%d)", len(s.Retrying)))
-	if len(s.Retrying) == 0 {
-		fmt.Fprintln(w, "  empty")
-	} else {
-		tw := tab(w)
-		fmt.Fprintln(tw, "  CARD\tNEXT ATTEMPT\tKIND\tDUE IN\tERROR")
-		for _, r := range s.Retrying {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r.IssueIdentifier, attempts(r.Attempt, r.Counted, r.MaxAttempts), dash(r.Kind),
-				Dur(r.DueAt.Sub(now)), excerpt.Line(r.Error, 70))
-		}
-		tw.Flush()
+	table(w, fmt.Sprintf("RUNNING (%d)", len(s.Running)), "nothing running", "CARD\tAGENT\tATTEMPT\tELAPSED\tTOKENS\tCOST\tNODE\tLAST OUTPUT", rows)
+	rows = nil
+	for _, r := range s.Retrying {
+		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s", r.IssueIdentifier, attempts(r.Attempt, r.Counted, r.MaxAttempts), dash(r.Kind),
+			Dur(r.DueAt.Sub(now)), excerpt.Line(r.Error, 70)))
 	}
+	table(w, fmt.Sprintf("RETRY QUEUE (%d)", len(s.Retrying)), "empty", "CARD\tNEXT ATTEMPT\tKIND\tDUE IN\tERROR", rows)
 
 	section(w, "COLUMNS")
 	var parts []string
@@ -140,6 +127,21 @@ func Render(w io.Writer, s State) {
 		fmt.Fprintf(w, "  %s (pid %d): %d running · %s%s\n", n.Name, n.PID, n.Running, tick, stale)
 	}
 	renderRetention(w, s.Retention, now)
+}
+
+// table writes a section: none when there are no rows, else the header
+// and the rows (tab-separated) in aligned columns.
+func table(w io.Writer, title, none, header string, rows []string) {
+	section(w, title)
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "  "+none)
+		return
+	}
+	tw := tab(w)
+	for _, r := range append([]string{header}, rows...) {
+		fmt.Fprintln(tw, "  "+r)
+	}
+	tw.Flush()
 }
 
 func section(w io.Writer, title string) { fmt.Fprintf(w, "\n%s\n", title) }

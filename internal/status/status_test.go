@@ -16,7 +16,9 @@ import (
 	"github.com/drover-dev/drover/internal/store"
 )
 
-func TestSnapshot(t *testing.T) {
+// seeded is statustest's seeded board and its snapshot at now.
+func seeded(t *testing.T) (statustest.World, status.State) {
+	t.Helper()
 	st, cfg := statustest.Open(t)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	w := statustest.Seed(t, st, cfg, now)
@@ -24,6 +26,11 @@ func TestSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return w, s
+}
+
+func TestSnapshot(t *testing.T) {
+	w, s := seeded(t)
 	if s.Counts.Running != 1 || len(s.Running) != 1 {
 		t.Fatalf("running = %+v", s.Running)
 	}
@@ -34,7 +41,7 @@ func TestSnapshot(t *testing.T) {
 	}
 	if s.Counts.Retrying != 1 || s.Retrying[0].IssueIdentifier != w.Retrying.Identifier || s.Retrying[0].Attempt != 2 ||
 		s.Retrying[0].LastAttempt != 1 || s.Retrying[0].Kind != "agent_failed" || s.Retrying[0].Error != "tests failed: 3 failures" ||
-		!s.Retrying[0].DueAt.Equal(now.Add(90*time.Second)) {
+		!s.Retrying[0].DueAt.Equal(w.Now.Add(90*time.Second)) {
 		t.Fatalf("retrying = %+v", s.Retrying)
 	}
 	if s.Counts.Blocked != 1 || s.Blocked[0].GaveUp == nil || s.Blocked[0].BlockReason.How == "" {
@@ -69,13 +76,7 @@ func TestSnapshot(t *testing.T) {
 
 // TestSymphonyShape checks the JSON field names Symphony's clients read.
 func TestSymphonyShape(t *testing.T) {
-	st, cfg := statustest.Open(t)
-	now := time.Now().UTC()
-	statustest.Seed(t, st, cfg, now)
-	s, err := status.Snapshot(context.Background(), st, cfg, now)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, s := seeded(t)
 	b, _ := json.Marshal(s)
 	var m map[string]any
 	json.Unmarshal(b, &m)
@@ -130,13 +131,8 @@ func TestIssueDetail(t *testing.T) {
 }
 
 func TestRender(t *testing.T) {
-	st, cfg := statustest.Open(t)
-	now := time.Now().UTC()
-	statustest.Seed(t, st, cfg, now)
-	s, err := status.Snapshot(context.Background(), st, cfg, now)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, s := seeded(t)
+	now := w.Now
 	var b bytes.Buffer
 	status.Render(&b, s)
 	out := b.String()

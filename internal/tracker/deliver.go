@@ -6,20 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/store"
-)
-
-// Delivery defaults (the notification worker's, for the same reasons).
-const (
-	DefaultMaxAttempts = 20
-	DefaultBaseBackoff = 5 * time.Second
-	DefaultMaxBackoff  = 10 * time.Minute
 )
 
 // EvRefused is the audit event recorded on a card when the tracker refused a
@@ -39,9 +32,11 @@ type Deliverer struct {
 	// Refused is told each refusal in words (drover status shows the last).
 	Refused func(msg string)
 
-	MaxAttempts int           // 0: DefaultMaxAttempts
-	BaseBackoff time.Duration // 0: DefaultBaseBackoff
-	MaxBackoff  time.Duration // 0: DefaultMaxBackoff
+	// The retry policy of the rows (notify.Retry's, for the same
+	// reasons); 0 takes notify's default.
+	MaxAttempts int
+	BaseBackoff time.Duration
+	MaxBackoff  time.Duration
 
 	mu    sync.Mutex
 	until time.Time // a rate limit or outage holds every delivery until then
@@ -175,11 +170,12 @@ func (w *Deliverer) deliver(ctx context.Context, it store.OutboxItem) (store.Out
 		}
 		return store.OutboxResult{At: now, Dead: true, Error: "refused: " + err.Error()}, false
 	}
-	if it.Attempts+1 >= nz(w.MaxAttempts, DefaultMaxAttempts) {
+	r := notify.Retry{MaxAttempts: w.MaxAttempts, BaseBackoff: w.BaseBackoff, MaxBackoff: w.MaxBackoff}
+	if r.Dead(it.Attempts + 1) {
 		log.Error("tracker projection dead: delivery abandoned", "error", err)
 		return store.OutboxResult{At: now, Dead: true, Error: err.Error()}, true
 	}
-	next := now.Add(w.backoff(it.Attempts + 1))
+	next := now.Add(r.Backoff(it.Attempts+1, 0))
 	w.hold(next, log, err)
 	return store.OutboxResult{At: now, NextAt: next, Error: err.Error()}, true
 }
@@ -239,40 +235,6 @@ func (w *Deliverer) recovered(log *slog.Logger) {
 	}
 }
 
-func (w *Deliverer) backoff(tries int) time.Duration {
-	base, maxB := nzd(w.BaseBackoff, DefaultBaseBackoff), nzd(w.MaxBackoff, DefaultMaxBackoff)
-	d := base
-	for i := 1; i < tries && d < maxB; i++ {
-		d *= 2
-	}
-	d = min(d, maxB)
-	return d + time.Duration(rand.Float64()*0.1*float64(d))
-}
+func (w *Deliverer) now() time.Time { return nowOr(w.Now) }
 
-func (w *Deliverer) now() time.Time {
-	if w.Now != nil {
-		return w.Now()
-	}
-	return time.Now()
-}
-
-func (w *Deliverer) log() *slog.Logger {
-	if w.Log != nil {
-		return w.Log
-	}
-	return slog.Default()
-}
-
-func nz(v, d int) int {
-	if v <= 0 {
-		return d
-	}
-	return v
-}
-
-func nzd(v, d time.Duration) time.Duration {
-	if v <= 0 {
-		return d
-	}
-	return v
-}
+func (w *Deliverer) log() *slog.Logger { return logOr(w.Log) }

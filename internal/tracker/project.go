@@ -145,12 +145,7 @@ func (p *Projector) question(ctx context.Context, cardID string) (string, error)
 // long had them pruned (retention keeps delivered rows for days).
 const unknownAfter = 24 * time.Hour
 
-func (p *Projector) now() time.Time {
-	if p.Now != nil {
-		return p.Now()
-	}
-	return time.Now()
-}
+func (p *Projector) now() time.Time { return nowOr(p.Now) }
 
 // lastProjected is the role the card's newest tracker row moves it to; the
 // eligible role when it has none (a card starts where its issue was found),

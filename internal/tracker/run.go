@@ -130,9 +130,20 @@ func (r *Runner) project(ctx context.Context) {
 	}
 }
 
-func (r *Runner) log() *slog.Logger {
-	if r.Log != nil {
-		return r.Log
+func (r *Runner) log() *slog.Logger { return logOr(r.Log) }
+
+// nowOr is now(), or the wall clock when now is nil.
+func nowOr(now func() time.Time) time.Time {
+	if now != nil {
+		return now()
+	}
+	return time.Now()
+}
+
+// logOr is l, or the default logger when l is nil.
+func logOr(l *slog.Logger) *slog.Logger {
+	if l != nil {
+		return l
 	}
 	return slog.Default()
 }

@@ -339,19 +339,9 @@ func (s *Syncer) fine() {
 	}
 }
 
-func (s *Syncer) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
+func (s *Syncer) now() time.Time { return nowOr(s.Now) }
 
-func (s *Syncer) log() *slog.Logger {
-	if s.Log != nil {
-		return s.Log
-	}
-	return slog.Default()
-}
+func (s *Syncer) log() *slog.Logger { return logOr(s.Log) }
 
 // specFence is the fenced block of an issue body that holds the card's spec:
 // ```drover … ```.

@@ -32,21 +32,11 @@ type wf struct {
 	Profiles      string // extra YAML lines under agents.profiles (indented 4)
 	Policy        string // extra YAML lines under policy (indented 2)
 	Notify        string // the YAML under notify, not indented (optional)
-	Columns       string // replaces the board columns (optional, indented 4)
+	Columns       string // replaces the default board's columns (optional, indented 4)
 	Node          string // dispatch.node (default: the host name)
 	Port          int    // server.port (default 0: no dashboard/API)
 	Tracker       string // the YAML under tracker, not indented (optional)
 }
-
-const defaultColumns = `    - {name: backlog, role: inactive}
-    - {name: ready, role: eligible}
-    - {name: in_progress, role: running}
-    - {name: awaiting_input, role: parked}
-    - {name: review, role: completed}
-    - {name: done, role: done}
-    - {name: blocked, role: blocked}
-    - {name: cancelled, role: cancelled}
-`
 
 func (w wf) render() string {
 	if w.MaxConcurrent == 0 {
@@ -61,12 +51,11 @@ func (w wf) render() string {
 	if w.Default == "" {
 		w.Default = "script"
 	}
-	if w.Columns == "" {
-		w.Columns = defaultColumns
+	b := testkit.NewWorkflow()
+	if w.Columns != "" {
+		b.Set("board", "prefix: DRV\ncolumns:\n"+outdent(w.Columns))
 	}
-	b := testkit.NewWorkflow().
-		Set("board", "prefix: DRV\ncolumns:\n"+outdent(w.Columns)).
-		Set("agents", "default: "+w.Default+`
+	b.Set("agents", "default: "+w.Default+`
 profiles:
   sim: {kind: sim}
   script: {kind: command, command: ./agent.sh, prompt: stdin}

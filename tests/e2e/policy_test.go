@@ -383,7 +383,7 @@ func TestServeRefusesBadPolicy(t *testing.T) {
 	}{
 		{"max_attempts 0", "  max_attempts: 0\n", "", "max_attempts"},
 		{"failed_state missing", "  failed_state: stuck\n", "", "failed_state"},
-		{"no blocked column", "", strings.Replace(defaultColumns, "    - {name: blocked, role: blocked}\n", "", 1), `role "blocked"`},
+		{"no blocked column", "", "    - {name: ready, role: eligible}\n    - {name: in_progress, role: running}\n    - {name: done, role: done}\n", `role "blocked"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -52,31 +52,9 @@ func TestAgentOutputIsNeutralisedOnTheTerminal(t *testing.T) {
 	write("WORKFLOW.md", terminalWorkflow, 0o644)
 	write("evil.sh", "#!/bin/sh\ncat >/dev/null\nprintf '"+shellOctal(hostileOutput)+"\\n'\nprintf '"+shellOctal(hostileOutput)+"\\n' >&2\nexit 1\n", 0o755)
 	bin := testkit.Binary(t)
-	drover := func(args ...string) (string, string, int) {
-		cmd := exec.Command(bin, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "DROVER_STORE=")
-		var o, e bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &o, &e
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return o.String(), e.String(), code
-	}
-	mustJSON := func(v any, args ...string) {
-		t.Helper()
-		out, errs, code := drover(append([]string{"--json"}, args...)...)
-		if code != 0 {
-			t.Fatalf("drover %v: exit %d: %s", args, code, errs)
-		}
-		if err := json.Unmarshal([]byte(out), v); err != nil {
-			t.Fatalf("drover %v: %v", args, err)
-		}
-	}
+	cli := testkit.CLI{T: t, Dir: dir, Env: append(os.Environ(), "DROVER_STORE=")}
+	drover := func(args ...string) (string, string, int) { return cli.Run(nil, args...) }
+	mustJSON := func(v any, args ...string) { t.Helper(); cli.JSON(v, args...) }
 	var evil, asks struct{ Identifier string }
 	mustJSON(&evil, "card", "add", "--title", "evil output")
 	question, _ := json.Marshal(map[string]any{"sim": []string{"input_required"}, "sim_question": hostileOutput + "?"})

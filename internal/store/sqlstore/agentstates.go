@@ -9,7 +9,7 @@ import (
 
 // ListAgentStates implements store.Store.
 func (d *DB) ListAgentStates(ctx context.Context) ([]store.AgentState, error) {
-	rows, err := d.pool().QueryContext(ctx, `SELECT name, state, kind, reason, until, data, updated_at, version FROM agent_states ORDER BY name`)
+	rows, err := d.db.QueryContext(ctx, `SELECT name, state, kind, reason, until, data, updated_at, version FROM agent_states ORDER BY name`)
 	if err != nil {
 		return nil, d.wrap(err)
 	}

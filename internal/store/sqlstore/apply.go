@@ -46,7 +46,6 @@ func (d *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 		}
 	}
 	d.hub.publish()
-	d.prepareWanted(ctx)
 	return nil
 }
 
@@ -63,10 +62,8 @@ func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 	})
 }
 
-// ApplyAll implements store.Store. A batch the fast path may take
-// (bulkable) is first written set-based (applyBulk); when that refuses or
-// fails it wrote nothing, and the batch is written here, change by change:
-// one transaction, each change inside a savepoint of its own. A change whose guard fails is rolled back to its
+// ApplyAll implements store.Store: one transaction, each change inside a
+// savepoint of its own. A change whose guard fails is rolled back to its
 // savepoint (so nothing of it is written) and reported; the others go on.
 // The events of the changes written are inserted last, in change order, so
 // on PostgreSQL the event-order lock is held only for that moment before
@@ -77,35 +74,10 @@ func (d *DB) ApplyAll(ctx context.Context, chs []store.Change) ([]error, error) 
 		return refused, nil
 	}
 	now := d.now()
-	if d.bulkOn() && bulkable(chs) {
-		d.bulkTried.Add(1)
-		wrote := false
-		err := d.tx(ctx, func(tx *sql.Tx) error {
-			if err := d.applyBulk(ctx, tx, chs, now); err != nil {
-				return err
-			}
-			wrote = true
-			return nil
-		})
-		if err == nil {
-			d.bulkWritten.Add(1)
-			return refused, nil
-		}
-		if wrote {
-			// The batch was written and the commit failed: its reply may
-			// have been lost after the database committed it, so running
-			// it again could write it twice (events and comments have no
-			// guard). The caller learns the batch failed, as for any
-			// commit error.
-			return nil, err
-		}
-		// Refused or failed before the commit: nothing was written; the
-		// savepoint path says what (see applybulk.go).
-	}
 	err := d.tx(ctx, func(tx *sql.Tx) error {
 		var events []board.Event
 		for i := range chs {
-			if _, err := d.in(tx).ExecContext(ctx, `SAVEPOINT change`); err != nil {
+			if _, err := tx.ExecContext(ctx, `SAVEPOINT change`); err != nil {
 				return err
 			}
 			err := d.applyIn(ctx, tx, &chs[i], now)
@@ -114,13 +86,13 @@ func (d *DB) ApplyAll(ctx context.Context, chs []store.Change) ([]error, error) 
 			}
 			if err != nil {
 				refused[i] = err
-				if _, rerr := d.in(tx).ExecContext(ctx, `ROLLBACK TO SAVEPOINT change`); rerr != nil {
+				if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT change`); rerr != nil {
 					return rerr
 				}
 			} else {
 				events = append(events, stampEvents(chs[i].Events, now)...)
 			}
-			if _, err := d.in(tx).ExecContext(ctx, `RELEASE SAVEPOINT change`); err != nil {
+			if _, err := tx.ExecContext(ctx, `RELEASE SAVEPOINT change`); err != nil {
 				return err
 			}
 		}
@@ -151,7 +123,6 @@ func stampEvents(es []board.Event, now time.Time) []board.Event {
 
 // applyIn writes ch's guards and rows in tx, all but its events.
 func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time.Time) error {
-	x := d.in(tx)
 	if ch.ClaimGuard != nil {
 		id := ""
 		switch {
@@ -167,7 +138,7 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		if ch.LeaseEndedBy != nil {
 			q, args = q+` AND claim_lease_until <= ?`, append(args, ms(*ch.LeaseEndedBy))
 		}
-		err := x.QueryRowContext(ctx, d.q(q), args...).Scan(&n)
+		err := tx.QueryRowContext(ctx, d.q(q), args...).Scan(&n)
 		if err != nil {
 			return err
 		}
@@ -191,7 +162,7 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 			c.UpdatedAt = now
 		}
 		args := append(cardArgs(c), c.ID, c.Version)
-		res, err := x.ExecContext(ctx, d.q(`UPDATE cards SET title=?, body=?, state=?, state_reason=?, priority=?,
+		res, err := tx.ExecContext(ctx, d.q(`UPDATE cards SET title=?, body=?, state=?, state_reason=?, priority=?,
 			prio_order=?, labels=?, agent=?, spec=?, blocked_by=?, block_reason=?, gave_up=?, next_attempt_at=?,
 			retry_epoch=?, claim_owner=?, claim_epoch=?, claim_lease_until=?, updated_at=?, version=version+1
 			WHERE id=? AND version=?`), args...)
@@ -206,7 +177,7 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		if r.ID == "" {
 			r.ID = board.NewID()
 		}
-		if _, err := x.ExecContext(ctx, d.q(`INSERT INTO runs (id, card_id, attempt, retry_epoch, claim_epoch, node, agent,
+		if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO runs (id, card_id, attempt, retry_epoch, claim_epoch, node, agent,
 			outcome, kind, counted, decision, exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out,
 			cost_usd, log_path, workspace, last_output, session_id, argv, env_names, fingerprint, basis) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
 			append(runArgs(r, now), truthArgs(r)...)...); err != nil {
@@ -223,7 +194,7 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		}
 		a := runArgs(r, now)
 		args := append(append(a[1:], truthArgs(r)...), r.ID)
-		res, err := x.ExecContext(ctx, d.q(`UPDATE runs SET card_id=?, attempt=?, retry_epoch=?, claim_epoch=?, node=?, agent=?,
+		res, err := tx.ExecContext(ctx, d.q(`UPDATE runs SET card_id=?, attempt=?, retry_epoch=?, claim_epoch=?, node=?, agent=?,
 			outcome=?, kind=?, counted=?, decision=?, exit_code=?, error=?, claimed_at=?, started_at=?, finished_at=?,
 			tokens_in=?, tokens_out=?, cost_usd=?, log_path=?, workspace=?, last_output=?, session_id=?, argv=?, env_names=?,
 			fingerprint=?, basis=? WHERE id=?`+cond), args...)
@@ -235,7 +206,7 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		}
 	}
 	for _, id := range ch.Uncount {
-		if _, err := x.ExecContext(ctx, d.q(`UPDATE runs SET counted = 0 WHERE id = ? AND outcome <> '' AND counted <> 0`), id); err != nil {
+		if _, err := tx.ExecContext(ctx, d.q(`UPDATE runs SET counted = 0 WHERE id = ? AND outcome <> '' AND counted <> 0`), id); err != nil {
 			return err
 		}
 	}
@@ -246,7 +217,7 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		if c.At.IsZero() {
 			c.At = now
 		}
-		if _, err := x.ExecContext(ctx, d.q(`INSERT INTO comments (id, card_id, author, body, at) VALUES (?,?,?,?,?)`),
+		if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO comments (id, card_id, author, body, at) VALUES (?,?,?,?,?)`),
 			textArgs([]any{c.ID, c.CardID, c.Author, c.Body, ms(c.At)})...); err != nil {
 			return err
 		}
@@ -262,7 +233,7 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 			lock = " FOR SHARE" // waits for a breaker write in flight, then reads what it wrote
 		}
 		var v int64
-		err := x.QueryRowContext(ctx, d.q(`SELECT version FROM agent_states WHERE name = ?`+lock), g.Name).Scan(&v)
+		err := tx.QueryRowContext(ctx, d.q(`SELECT version FROM agent_states WHERE name = ?`+lock), g.Name).Scan(&v)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
@@ -276,15 +247,15 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		args := textArgs([]any{a.Name, a.State, a.Kind, a.Reason, msPtr(a.Until), nullText(a.Data), ms(now)})
 		switch {
 		case a.Version < 0:
-			res, err = x.ExecContext(ctx, d.q(`INSERT INTO agent_states (name, state, kind, reason, until, data, updated_at)
+			res, err = tx.ExecContext(ctx, d.q(`INSERT INTO agent_states (name, state, kind, reason, until, data, updated_at)
 				VALUES (?,?,?,?,?,?,?) ON CONFLICT (name) DO UPDATE SET state=excluded.state, kind=excluded.kind,
 				reason=excluded.reason, until=excluded.until, data=excluded.data, updated_at=excluded.updated_at,
 				version=agent_states.version+1`), args...)
 		case a.Version == 0:
-			res, err = x.ExecContext(ctx, d.q(`INSERT INTO agent_states (name, state, kind, reason, until, data, updated_at)
+			res, err = tx.ExecContext(ctx, d.q(`INSERT INTO agent_states (name, state, kind, reason, until, data, updated_at)
 				VALUES (?,?,?,?,?,?,?) ON CONFLICT (name) DO NOTHING`), args...)
 		default:
-			res, err = x.ExecContext(ctx, d.q(`UPDATE agent_states SET state=?, kind=?, reason=?, until=?, data=?, updated_at=?,
+			res, err = tx.ExecContext(ctx, d.q(`UPDATE agent_states SET state=?, kind=?, reason=?, until=?, data=?, updated_at=?,
 				version=version+1 WHERE name=? AND version=?`), append(args[1:], a.Name, a.Version)...)
 		}
 		if err != nil {
@@ -295,7 +266,7 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		}
 	}
 	for _, p := range ch.Progress {
-		if err := d.progressIn(ctx, x, p.RunID, p); err != nil {
+		if err := d.progressIn(ctx, tx, p.RunID, p); err != nil {
 			return err
 		}
 	}
@@ -306,7 +277,7 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 func (d *DB) agentCall(ctx context.Context, tx *sql.Tx, a *store.AgentCall) error {
 	if a.Report == nil {
 		var n int
-		if err := d.in(tx).QueryRowContext(ctx, d.q(`SELECT COUNT(*) FROM runs WHERE id = ? AND outcome = ''`), a.RunID).Scan(&n); err != nil {
+		if err := tx.QueryRowContext(ctx, d.q(`SELECT COUNT(*) FROM runs WHERE id = ? AND outcome = ''`), a.RunID).Scan(&n); err != nil {
 			return err
 		}
 		if n != 1 {
@@ -318,7 +289,7 @@ func (d *DB) agentCall(ctx context.Context, tx *sql.Tx, a *store.AgentCall) erro
 	if err != nil {
 		return err
 	}
-	res, err := d.in(tx).ExecContext(ctx, d.q(`UPDATE runs SET report = ? WHERE id = ? AND outcome = '' AND report = ''`), string(b), a.RunID)
+	res, err := tx.ExecContext(ctx, d.q(`UPDATE runs SET report = ? WHERE id = ? AND outcome = '' AND report = ''`), string(b), a.RunID)
 	if err != nil {
 		return err
 	}
@@ -366,7 +337,7 @@ func (d *DB) checkBlockers(ctx context.Context, tx *sql.Tx, c *board.Card) error
 
 // Heartbeat implements store.Store.
 func (d *DB) Heartbeat(ctx context.Context, cardID, owner string, epoch int64, until time.Time) error {
-	res, err := d.pool().ExecContext(ctx, d.q(`UPDATE cards SET claim_lease_until = ? WHERE id = ? AND claim_owner = ? AND claim_epoch = ?`),
+	res, err := d.db.ExecContext(ctx, d.q(`UPDATE cards SET claim_lease_until = ? WHERE id = ? AND claim_owner = ? AND claim_epoch = ?`),
 		ms(until), cardID, owner, epoch)
 	if err != nil {
 		return d.wrap(err)
@@ -428,12 +399,18 @@ func (d *DB) HeartbeatAll(ctx context.Context, owner string, epochs map[string]i
 
 // UpdateRunProgress implements store.Store.
 func (d *DB) UpdateRunProgress(ctx context.Context, runID string, p store.RunProgress) error {
-	return d.wrap(d.progressIn(ctx, d.pool(), runID, p))
+	return d.wrap(d.progressIn(ctx, d.db, runID, p))
+}
+
+// execer runs a statement on the pool (*sql.DB) or in a transaction
+// (*sql.Tx).
+type execer interface {
+	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
 }
 
 // progressIn writes an open run's live figures with x (on the pool, or in
 // a transaction for Change.Progress).
-func (d *DB) progressIn(ctx context.Context, x runner, runID string, p store.RunProgress) error {
+func (d *DB) progressIn(ctx context.Context, x execer, runID string, p store.RunProgress) error {
 	var argv, envNames string
 	if p.Argv != nil {
 		argv, envNames = strList(p.Argv), strList(p.EnvNames)

@@ -3,7 +3,6 @@ package sqlstore_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,32 +11,8 @@ import (
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/store/sqlstore"
-	"github.com/drover-dev/drover/internal/store/storetest/pgtest"
+	"github.com/drover-dev/drover/internal/testkit"
 )
-
-// backend opens a fresh, empty store of one kind for tb (PostgreSQL skips
-// without DROVER_TEST_POSTGRES_URL).
-type backend struct {
-	name string
-	open func(tb testing.TB) *sqlstore.DB
-}
-
-var backends = []backend{
-	{"sqlite", func(tb testing.TB) *sqlstore.DB {
-		return mustOpen(tb, "sqlite:"+filepath.Join(tb.TempDir(), "drover.db"))
-	}},
-	{"postgres", func(tb testing.TB) *sqlstore.DB { return mustOpen(tb, pgtest.DSN(tb)) }},
-}
-
-func mustOpen(tb testing.TB, dsn string) *sqlstore.DB {
-	tb.Helper()
-	s, err := sqlstore.Open(context.Background(), dsn)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Close() })
-	return s
-}
 
 // seedStates is the board the list benchmarks run on: most cards are done,
 // a fifth are ready, the rest spread over the other columns.
@@ -84,9 +59,9 @@ func seed(tb testing.TB, s *sqlstore.DB, n int) {
 // "created" event in one transaction) on each backend. cards/s is the same
 // figure as ns/op, turned into a rate.
 func BenchmarkCreateCard(b *testing.B) {
-	for _, be := range backends {
-		b.Run(be.name, func(b *testing.B) {
-			s := be.open(b)
+	for _, be := range testkit.Backends {
+		b.Run(string(be), func(b *testing.B) {
+			s := testkit.Store(b, be)
 			ctx := context.Background()
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -108,9 +83,9 @@ func BenchmarkCreateCard(b *testing.B) {
 // 1,000-2,300 without it, roughly half: ample for a board, whose writes
 // are people and agents.
 func BenchmarkCreateCardParallel(b *testing.B) {
-	for _, be := range backends {
-		b.Run(be.name, func(b *testing.B) {
-			s := be.open(b)
+	for _, be := range testkit.Backends {
+		b.Run(string(be), func(b *testing.B) {
+			s := testkit.Store(b, be)
 			ctx := context.Background()
 			var n atomic.Int64
 			b.SetParallelism(8)
@@ -168,9 +143,9 @@ var listByState = store.CardFilter{States: []string{"ready"}, Limit: 100}
 // with the eligible backlog, not with the free slots.
 func BenchmarkListByState(b *testing.B) {
 	const n = 100_000
-	for _, be := range backends {
-		b.Run(be.name, func(b *testing.B) {
-			s := be.open(b)
+	for _, be := range testkit.Backends {
+		b.Run(string(be), func(b *testing.B) {
+			s := testkit.Store(b, be)
 			seed(b, s, n)
 			ctx := context.Background()
 			b.Run(fmt.Sprintf("cards=%d/state=ready/limit=%d", n, listByState.Limit), func(b *testing.B) {
@@ -217,9 +192,9 @@ func BenchmarkListByState(b *testing.B) {
 // issues for a state filter: it must search cards_state_order and must not
 // scan the table or sort.
 func TestListByStateUsesIndex(t *testing.T) {
-	for _, be := range backends {
-		t.Run(be.name, func(t *testing.T) {
-			s := be.open(t)
+	for _, be := range testkit.Backends {
+		t.Run(string(be), func(t *testing.T) {
+			s := testkit.Store(t, be)
 			seed(t, s, 20_000)
 			ctx := context.Background()
 			for _, c := range []struct {
@@ -233,7 +208,7 @@ func TestListByStateUsesIndex(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				t.Logf("%s plan for %s:\n%s", be.name, c.name, plan)
+				t.Logf("%s plan for %s:\n%s", be, c.name, plan)
 				if !strings.Contains(plan, "cards_state_order") {
 					t.Errorf("plan does not use cards_state_order:\n%s", plan)
 				}
@@ -249,7 +224,7 @@ func TestListByStateUsesIndex(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s plan for the dispatcher's tick query (state=ready unclaimed, no limit):\n%s", be.name, plan)
+			t.Logf("%s plan for the dispatcher's tick query (state=ready unclaimed, no limit):\n%s", be, plan)
 			// The same query with the indexes forbidden must return the same
 			// page: the benchmark compares like with like.
 			cards, err := s.ListCardsUnindexed(ctx, listByState)

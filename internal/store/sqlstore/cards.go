@@ -109,7 +109,7 @@ func (d *DB) CreateCard(ctx context.Context, prefix string, c board.Card, actor 
 	c.Version = 1
 	err := d.tx(ctx, func(tx *sql.Tx) error {
 		var n int64
-		err := d.in(tx).QueryRowContext(ctx, d.q(`INSERT INTO counters (name, value) VALUES (?, 1)
+		err := tx.QueryRowContext(ctx, d.q(`INSERT INTO counters (name, value) VALUES (?, 1)
 			ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value`), "card:"+prefix).Scan(&n)
 		if err != nil {
 			return err
@@ -117,7 +117,7 @@ func (d *DB) CreateCard(ctx context.Context, prefix string, c board.Card, actor 
 		c.Identifier = fmt.Sprintf("%s-%d", prefix, n)
 		args := append([]any{c.ID, c.Identifier}, cardArgs(&c)...)
 		args = append(args, ms(c.CreatedAt), c.Version, c.External.ExternalKey(), jsonOrNull(c.External, c.External == nil))
-		if _, err := d.in(tx).ExecContext(ctx, d.q(`INSERT INTO cards (id, identifier, title, body, state, state_reason,
+		if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO cards (id, identifier, title, body, state, state_reason,
 			priority, prio_order, labels, agent, spec, blocked_by, block_reason, gave_up, next_attempt_at,
 			retry_epoch, claim_owner, claim_epoch, claim_lease_until, updated_at, created_at, version, external_key, external)
 			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`), args...); err != nil {
@@ -143,7 +143,7 @@ func (d *DB) CreateCard(ctx context.Context, prefix string, c board.Card, actor 
 
 // GetCard implements store.Store.
 func (d *DB) GetCard(ctx context.Context, ref string) (board.Card, error) {
-	c, err := scanCard(d.pool().QueryRowContext(ctx, d.q(`SELECT `+cardCols+` FROM cards WHERE id = ? OR identifier = ?`), ref, strings.ToUpper(ref)))
+	c, err := scanCard(d.db.QueryRowContext(ctx, d.q(`SELECT `+cardCols+` FROM cards WHERE id = ? OR identifier = ?`), ref, strings.ToUpper(ref)))
 	if err != nil {
 		return c, d.wrap(err)
 	}
@@ -156,7 +156,7 @@ func (d *DB) ListCards(ctx context.Context, f store.CardFilter) ([]board.Card, e
 	if err != nil {
 		return nil, err
 	}
-	return d.queryCards(ctx, d.pool(), q, args)
+	return d.queryCards(ctx, d.db, q, args)
 }
 
 type querier interface {
@@ -280,7 +280,7 @@ func (d *DB) ListCardsUnindexed(ctx context.Context, f store.CardFilter) ([]boar
 		return nil, err
 	}
 	if d.dialect == sqlite {
-		return d.queryCards(ctx, d.pool(), q, args)
+		return d.queryCards(ctx, d.db, q, args)
 	}
 	tx, err := d.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {

@@ -9,23 +9,18 @@ import (
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/store/sqlstore"
-	"github.com/drover-dev/drover/internal/store/storetest/pgtest"
 	"github.com/drover-dev/drover/internal/testkit"
 )
 
 // TestWithClock: every timestamp the store writes itself comes from the
 // clock it was opened with, not from the wall clock.
 func TestWithClock(t *testing.T) {
-	dsns := map[string]func(t *testing.T) string{
-		"sqlite":   func(t *testing.T) string { return "sqlite:" + t.TempDir() + "/d.db" },
-		"postgres": func(t *testing.T) string { return pgtest.DSN(t) },
-	}
-	for name, dsn := range dsns {
-		t.Run(name, func(t *testing.T) {
+	for _, be := range testkit.Backends {
+		t.Run(string(be), func(t *testing.T) {
 			ctx := context.Background()
 			start := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
 			clk := testkit.NewClock(start)
-			s, err := sqlstore.Open(ctx, dsn(t), sqlstore.WithClock(clk.Now))
+			s, err := sqlstore.Open(ctx, testkit.DSN(t, be), sqlstore.WithClock(clk.Now))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,7 +8,7 @@ import (
 
 // ListComments implements store.Store.
 func (d *DB) ListComments(ctx context.Context, cardID string) ([]board.Comment, error) {
-	rows, err := d.pool().QueryContext(ctx, d.q(`SELECT id, card_id, author, body, at FROM comments WHERE card_id = ? ORDER BY at, id`), cardID)
+	rows, err := d.db.QueryContext(ctx, d.q(`SELECT id, card_id, author, body, at FROM comments WHERE card_id = ? ORDER BY at, id`), cardID)
 	if err != nil {
 		return nil, d.wrap(err)
 	}

@@ -9,14 +9,15 @@ import (
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 // TestCorruptJSONColumn: a JSON column that no longer decodes makes the read
 // fail with an error naming the table, the column and the row, instead of
 // coming back as an empty field.
 func TestCorruptJSONColumn(t *testing.T) {
-	for _, be := range backends {
-		t.Run(be.name, func(t *testing.T) {
+	for _, be := range testkit.Backends {
+		t.Run(string(be), func(t *testing.T) {
 			ctx := context.Background()
 			for _, tc := range []struct {
 				table, col string
@@ -45,7 +46,7 @@ func TestCorruptJSONColumn(t *testing.T) {
 				}},
 			} {
 				t.Run(tc.table+"."+tc.col, func(t *testing.T) {
-					s := be.open(t)
+					s := testkit.Store(t, be)
 					c, err := s.CreateCard(ctx, "DRV", board.Card{Title: "c", State: "ready"}, "operator")
 					if err != nil {
 						t.Fatal(err)

@@ -49,18 +49,12 @@ type DB struct {
 	closed  atomic.Bool // Close was called: every later call is unavailable
 	stop    chan struct{}
 	clock   func() time.Time
-	stmts   stmtCache // prepared statements (SQLite; see stmts.go)
 	// beforeCommit, when set (by tests only), runs in every write
 	// transaction just before its commit.
 	beforeCommit func()
 	// afterCommit, when set (by tests only), runs after every commit; an
 	// error it returns is reported as the commit's (a lost reply).
 	afterCommit func() error
-	// noBulk turns ApplyAll's fast path off (see applybulk.go).
-	noBulk bool
-	// bulkTried and bulkWritten count ApplyAll batches that tried the fast
-	// path and those it wrote (tests read them).
-	bulkTried, bulkWritten atomic.Int64
 }
 
 var _ store.Store = (*DB)(nil)
@@ -157,7 +151,6 @@ func (d *DB) Ping(ctx context.Context) error {
 // Close implements store.Store.
 func (d *DB) Close() error {
 	d.closeMu.Do(func() { d.closed.Store(true); close(d.stop) })
-	d.closeStmts()
 	return d.db.Close()
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
@@ -30,7 +31,7 @@ func (d *DB) ListEvents(ctx context.Context, f store.EventFilter) ([]board.Event
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	rows, err := d.pool().QueryContext(ctx, d.q(q), args...)
+	rows, err := d.db.QueryContext(ctx, d.q(q), args...)
 	if err != nil {
 		return nil, d.wrap(err)
 	}
@@ -74,23 +75,25 @@ func (d *DB) insertEvents(ctx context.Context, tx *sql.Tx, es []board.Event) err
 			return err
 		}
 	}
-	if len(es) == 1 || d.dialect == sqlite && !d.bulkOn() {
-		for _, e := range es {
-			if _, err := d.in(tx).ExecContext(ctx, d.q(`INSERT INTO events (at, card_id, run_id, type, actor, reason, data) VALUES (?,?,?,?,?,?,?)`),
-				textArgs([]any{ms(e.At), e.CardID, e.RunID, e.Type, e.Actor, e.Reason, nullText(e.Data)})...); err != nil {
-				return err
-			}
+	// One statement per eventChunk events, in es's order (seq follows the
+	// order of the rows), so the lock above is held for a round trip or
+	// two, not one per event.
+	const cols = 7
+	for len(es) > 0 {
+		part := es[:min(len(es), eventChunk)]
+		es = es[len(part):]
+		args := make([]any, 0, cols*len(part))
+		for _, e := range part {
+			args = append(args, textArgs([]any{ms(e.At), e.CardID, e.RunID, e.Type, e.Actor, e.Reason, nullText(e.Data)})...)
 		}
-		return nil
+		rows := strings.TrimSuffix(strings.Repeat("(?,?,?,?,?,?,?),", len(part)), ",")
+		if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO events (at, card_id, run_id, type, actor, reason, data) VALUES `+rows), args...); err != nil {
+			return err
+		}
 	}
-	// One statement for all of them, in es's order: seq follows ord.
-	rows := make([][]any, len(es))
-	for i, e := range es {
-		rows[i] = textArgs([]any{i, ms(e.At), e.CardID, e.RunID, e.Type, e.Actor, e.Reason, nullText(e.Data)})
-	}
-	_, err := d.bulk(ctx, tx, eventBulkCols, rows, false, func(src string) string {
-		return `INSERT INTO events (at, card_id, run_id, type, actor, reason, data)
-			SELECT at, card_id, run_id, type, actor, reason, data FROM ` + src + ` AS v ORDER BY ord`
-	})
-	return err
+	return nil
 }
+
+// eventChunk is the most events one INSERT writes: 7 parameters each stay
+// far below both backends' limits.
+const eventChunk = 500

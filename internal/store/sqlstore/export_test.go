@@ -111,15 +111,6 @@ func (d *DB) HoldNextCommitForTest(entered chan<- struct{}, release <-chan struc
 	}
 }
 
-// BulkStatsForTest is how many ApplyAll batches tried the fast path and
-// how many it wrote.
-func (d *DB) BulkStatsForTest() (tried, written int64) {
-	return d.bulkTried.Load(), d.bulkWritten.Load()
-}
-
-// SetBulkForTest turns ApplyAll's fast path on or off.
-func (d *DB) SetBulkForTest(on bool) { d.noBulk = !on }
-
 // LoseNextCommitReplyForTest makes the next write transaction of d commit
 // and then report err, as when the connection drops after the database
 // committed.

@@ -3,14 +3,13 @@ package sqlstore_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/store/sqlstore"
-	"github.com/drover-dev/drover/internal/store/storetest/pgtest"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 // A follower pages the event log by seq. Two processes write events; the one
@@ -88,9 +87,9 @@ func testFollowerOutOfOrderCommit(t *testing.T, dsn string) {
 }
 
 func TestFollowerOutOfOrderCommitSQLite(t *testing.T) {
-	testFollowerOutOfOrderCommit(t, "sqlite:"+filepath.Join(t.TempDir(), "drover.db"))
+	testFollowerOutOfOrderCommit(t, testkit.DSN(t, testkit.SQLite))
 }
 
 func TestFollowerOutOfOrderCommitPostgres(t *testing.T) {
-	testFollowerOutOfOrderCommit(t, pgtest.DSN(t))
+	testFollowerOutOfOrderCommit(t, testkit.DSN(t, testkit.Postgres))
 }

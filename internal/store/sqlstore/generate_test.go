@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 func TestGenerateEvents(t *testing.T) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			s := b.open(t)
+	for _, be := range testkit.Backends {
+		t.Run(string(be), func(t *testing.T) {
+			s := testkit.Store(t, be)
 			ctx := context.Background()
 			to := time.Now().Truncate(time.Millisecond)
 			from := to.Add(-1000 * time.Second)

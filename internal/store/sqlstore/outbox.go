@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
 )
 
@@ -30,8 +31,18 @@ func scanOutbox(s scanner) (store.OutboxItem, error) {
 }
 
 func (d *DB) insertOutbox(ctx context.Context, tx *sql.Tx, o store.OutboxItem, now time.Time) error {
-	_, err := d.in(tx).ExecContext(ctx, d.q(`INSERT INTO outbox (id, key, channel, event, card_id, run_id, payload, created_at, next_at)
-		VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (key) DO NOTHING`), outboxRow(o, now)...)
+	if o.ID == "" {
+		o.ID = board.NewID()
+	}
+	if o.CreatedAt.IsZero() {
+		o.CreatedAt = now
+	}
+	if o.NextAt.IsZero() {
+		o.NextAt = now
+	}
+	_, err := tx.ExecContext(ctx, d.q(`INSERT INTO outbox (id, key, channel, event, card_id, run_id, payload, created_at, next_at)
+		VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (key) DO NOTHING`),
+		textArgs([]any{o.ID, o.Key, o.Channel, o.Event, o.CardID, o.RunID, string(o.Payload), ms(o.CreatedAt), ms(o.NextAt)})...)
 	return err
 }
 

@@ -90,7 +90,7 @@ func scanRun(s scanner) (board.Run, error) {
 
 // GetRun implements store.Store.
 func (d *DB) GetRun(ctx context.Context, id string) (board.Run, error) {
-	r, err := scanRun(d.pool().QueryRowContext(ctx, d.q(`SELECT `+runCols+` FROM runs WHERE id = ?`), id))
+	r, err := scanRun(d.db.QueryRowContext(ctx, d.q(`SELECT `+runCols+` FROM runs WHERE id = ?`), id))
 	return r, d.wrap(err)
 }
 
@@ -152,7 +152,7 @@ func (d *DB) ListRuns(ctx context.Context, f store.RunFilter) ([]board.Run, erro
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	return queryAll(ctx, d, d.pool(), d.q(q), args, scanRun)
+	return queryAll(ctx, d, d.db, d.q(q), args, scanRun)
 }
 
 // Spend implements store.Store.

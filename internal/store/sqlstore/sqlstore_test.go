@@ -9,29 +9,15 @@ import (
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/store/sqlstore"
 	"github.com/drover-dev/drover/internal/store/storetest"
-	"github.com/drover-dev/drover/internal/store/storetest/pgtest"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
-func openSQLite(t *testing.T) store.Store {
-	s, err := sqlstore.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "drover.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
+// TestConformance: both backends pass the store's conformance suite.
+func TestConformanceSQLite(t *testing.T)   { storetest.Run(t, opener(testkit.SQLite)) }
+func TestConformancePostgres(t *testing.T) { storetest.Run(t, opener(testkit.Postgres)) }
 
-func TestConformanceSQLite(t *testing.T) { storetest.Run(t, openSQLite) }
-
-func TestConformancePostgres(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store {
-		s, err := sqlstore.Open(context.Background(), pgtest.DSN(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	})
+func opener(be testkit.Backend) func(t *testing.T) store.Store {
+	return func(t *testing.T) store.Store { return testkit.Store(t, be) }
 }
 
 func TestRefusesNewerSchema(t *testing.T) {

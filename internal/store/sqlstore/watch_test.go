@@ -2,12 +2,11 @@ package sqlstore_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
-	"github.com/drover-dev/drover/internal/store/storetest/pgtest"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 // TestWatchSeesAnotherHandleAtOnce: a write by another handle (another
@@ -16,16 +15,10 @@ import (
 // window became the baseline and was never signalled: a dispatcher started
 // just before `drover card create` slept a whole poll interval.
 func TestWatchSeesAnotherHandleAtOnce(t *testing.T) {
-	for _, be := range []struct {
-		name string
-		dsn  func(t *testing.T) string
-	}{
-		{"sqlite", func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "drover.db") }},
-		{"postgres", func(t *testing.T) string { return pgtest.DSN(t) }},
-	} {
-		t.Run(be.name, func(t *testing.T) {
-			dsn := be.dsn(t)
-			a, b := mustOpen(t, dsn), mustOpen(t, dsn)
+	for _, be := range testkit.Backends {
+		t.Run(string(be), func(t *testing.T) {
+			dsn := testkit.DSN(t, be)
+			a, b := testkit.Open(t, dsn), testkit.Open(t, dsn)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			ch := a.Watch(ctx)

@@ -10,8 +10,8 @@ import (
 	"github.com/drover-dev/drover/internal/store"
 )
 
-// Batches shaped like a dispatcher's (claims, routings), which a SQL store
-// may write set-based and must still treat change by change.
+// Batches shaped like a dispatcher's (claims, routings), each change of
+// which a store treats on its own.
 
 // routeChange is a routing of card c's open run by the claim's owner: the
 // card leaves the claim, the run gets its outcome, with a comment, an

@@ -79,16 +79,5 @@ func testNodeNameHeld(t *testing.T, s store.Store) {
 		}()
 	}
 	wg.Wait()
-	won := 0
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			won++
-		case !errors.Is(err, store.ErrNodeHeld):
-			t.Fatalf("racing claim: %v", err)
-		}
-	}
-	if won != 1 {
-		t.Fatalf("%d of 8 simultaneous claims of one name won, want exactly 1", won)
-	}
+	oneWins(t, "simultaneous claims of one name", errs, store.ErrNodeHeld)
 }

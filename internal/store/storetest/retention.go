@@ -88,11 +88,7 @@ func testRetention(t *testing.T, s store.Store) {
 	n, err := p.DeleteRuns(ctx, []string{"a1", "a2", "a3", "b1", "b2", "b3"}, cutoff)
 	must(t, err)
 	left, _ := s.ListRuns(ctx, store.RunFilter{})
-	var leftIDs []string
-	for _, r := range left {
-		leftIDs = append(leftIDs, r.ID)
-	}
-	sort.Strings(leftIDs)
+	leftIDs := sortedBy(left, func(r board.Run) string { return r.ID })
 	if n != 3 || fmt.Sprint(leftIDs) != "[a3 b1 b3]" {
 		t.Errorf("DeleteRuns deleted %d, left %v; want 3, left a3 b1 b3", n, leftIDs)
 	}
@@ -123,11 +119,7 @@ func testRetention(t *testing.T, s store.Store) {
 	n, err = p.PruneOutbox(ctx, cutoff, 10)
 	must(t, err)
 	items, _ = s.ListOutbox(ctx, store.OutboxFilter{})
-	var keys []string
-	for _, it := range items {
-		keys = append(keys, it.Key)
-	}
-	sort.Strings(keys)
+	keys := sortedBy(items, func(it store.OutboxItem) string { return it.Key })
 	if n != 2 || fmt.Sprint(keys) != "[pending recent]" {
 		t.Errorf("PruneOutbox deleted %d, left %v; want 2, left pending and recent", n, keys)
 	}
@@ -145,10 +137,15 @@ func testRetention(t *testing.T, s store.Store) {
 }
 
 func oldRunIDs(rs []store.OldRun) []string {
-	var ids []string
-	for _, r := range rs {
-		ids = append(ids, r.ID)
+	return sortedBy(rs, func(r store.OldRun) string { return r.ID })
+}
+
+// sortedBy is key of each of xs, sorted.
+func sortedBy[T any](xs []T, key func(T) string) []string {
+	var out []string
+	for _, x := range xs {
+		out = append(out, key(x))
 	}
-	sort.Strings(ids)
-	return ids
+	sort.Strings(out)
+	return out
 }

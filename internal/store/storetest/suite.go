@@ -296,18 +296,7 @@ func testClaimRace(t *testing.T, s store.Store) {
 			go func(i int) { defer wg.Done(); results[i] = claim(s, c, fmt.Sprint("node", i)) }(i)
 		}
 		wg.Wait()
-		wins := 0
-		for _, err := range results {
-			switch {
-			case err == nil:
-				wins++
-			case !errors.Is(err, store.ErrConflict):
-				t.Fatalf("claim error %v, want nil or ErrConflict", err)
-			}
-		}
-		if wins != 1 {
-			t.Fatalf("%d claimers won, want exactly 1", wins)
-		}
+		oneWins(t, "claimers of one card", results, store.ErrConflict)
 		runs, _ := s.ListRuns(ctx, store.RunFilter{CardID: c.ID})
 		if len(runs) != 1 {
 			t.Fatalf("%d runs, want 1", len(runs))
@@ -515,5 +504,23 @@ func testWatch(t *testing.T, s store.Store) {
 	case <-ch:
 	case <-time.After(5 * time.Second):
 		t.Fatal("no change notification after a write")
+	}
+}
+
+// oneWins fails t unless exactly one of errs, the results of racing
+// writers, is nil and every other is lost.
+func oneWins(t *testing.T, what string, errs []error, lost error) {
+	t.Helper()
+	won := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, lost):
+			t.Fatalf("%s: error %v, want nil or %v", what, err, lost)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%s: %d of %d won, want exactly 1", what, won, len(errs))
 	}
 }

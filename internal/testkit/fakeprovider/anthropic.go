@@ -82,8 +82,7 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 	}
 	switch st.Kind {
 	case "hang":
-		s.hang(r)
-		s.markDropped(idx)
+		s.hang(r, idx)
 		return
 	}
 	model := req.Model
@@ -96,18 +95,7 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		msg := anthropicMessage(st, model)
 		switch st.Kind {
 		case "reset_midstream", "stall":
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusOK)
-			io.WriteString(w, msg[:len(msg)/2])
-			if st.Kind == "stall" {
-				if f, ok := w.(http.Flusher); ok {
-					f.Flush()
-				}
-				s.hang(r)
-			} else {
-				reset(w)
-			}
-			s.markDropped(idx)
+			s.halfBody(w, r, idx, st.Kind, "application/json", msg)
 			return
 		}
 		writeJSON(w, http.StatusOK, nil, msg)
@@ -119,14 +107,12 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 	switch st.Kind {
 	case "reset_midstream":
 		sse.event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
-		s.markDropped(idx)
-		reset(w)
+		s.drop(w, idx)
 		return
 	case "stall":
 		sse.event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
 		sse.event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":`+quote(st.Text)+`}}`)
-		s.hang(r)
-		s.markDropped(idx)
+		s.hang(r, idx)
 		return
 	}
 	stop := "end_turn"

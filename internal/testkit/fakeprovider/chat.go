@@ -85,8 +85,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if st.Kind == "hang" {
-		s.hang(r)
-		s.markDropped(idx)
+		s.hang(r, idx)
 		return
 	}
 	c := chunker{id: "chatcmpl-fake-" + strconv.FormatInt(time.Now().UnixNano(), 36), model: chatModel(req.Model)}
@@ -95,13 +94,11 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	data(c.delta(`{"role":"assistant","content":""}`, ""))
 	switch st.Kind {
 	case "reset_midstream":
-		s.markDropped(idx)
-		reset(w)
+		s.drop(w, idx)
 		return
 	case "stall":
 		data(c.delta(`{"content":`+quote(st.Text)+`}`, ""))
-		s.hang(r)
-		s.markDropped(idx)
+		s.hang(r, idx)
 		return
 	}
 	finish := "stop"

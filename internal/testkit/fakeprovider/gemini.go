@@ -109,27 +109,14 @@ func (s *Server) geminiCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if st.Kind == "hang" {
-		s.hang(r)
-		s.markDropped(idx)
+		s.hang(r, idx)
 		return
 	}
 	in := len(body)/4 + 1
 	if method == "generateContent" {
 		switch st.Kind {
 		case "reset_midstream", "stall":
-			w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-			w.WriteHeader(http.StatusOK)
-			msg := geminiResponse(st, model, in)
-			io.WriteString(w, msg[:len(msg)/2])
-			if st.Kind == "stall" {
-				if f, ok := w.(http.Flusher); ok {
-					f.Flush()
-				}
-				s.hang(r)
-			} else {
-				reset(w)
-			}
-			s.markDropped(idx)
+			s.halfBody(w, r, idx, st.Kind, "application/json; charset=UTF-8", geminiResponse(st, model, in))
 			return
 		}
 		writeJSON(w, http.StatusOK, nil, geminiResponse(st, model, in))
@@ -139,13 +126,11 @@ func (s *Server) geminiCall(w http.ResponseWriter, r *http.Request) {
 	switch st.Kind {
 	case "reset_midstream":
 		sse.data(geminiChunk(model, `[{"text":"Let me"}]`, "", ""))
-		s.markDropped(idx)
-		reset(w)
+		s.drop(w, idx)
 		return
 	case "stall":
 		sse.data(geminiChunk(model, `[{"text":`+quote(st.Text)+`}]`, "", ""))
-		s.hang(r)
-		s.markDropped(idx)
+		s.hang(r, idx)
 		return
 	}
 	sse.data(geminiResponse(st, model, in))

@@ -51,8 +51,7 @@ func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if st.Kind == "hang" {
-		s.hang(r)
-		s.markDropped(idx)
+		s.hang(r, idx)
 		return
 	}
 	model := req.Model
@@ -66,14 +65,12 @@ func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request) {
 	text := st.answerText()
 	switch st.Kind {
 	case "reset_midstream":
-		s.markDropped(idx)
-		reset(w)
+		s.drop(w, idx)
 		return
 	case "stall":
 		sse.event("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"id":"msg_fake","type":"message","role":"assistant","status":"in_progress","content":[]}}`)
 		sse.event("response.output_text.delta", `{"type":"response.output_text.delta","item_id":"msg_fake","output_index":0,"content_index":0,"delta":`+quote(text)+`}`)
-		s.hang(r)
-		s.markDropped(idx)
+		s.hang(r, idx)
 		return
 	}
 	var items []string

@@ -14,6 +14,7 @@
 package fakeprovider
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -274,12 +275,37 @@ func (s *Server) markDropped(i int) {
 	s.mu.Unlock()
 }
 
-// hang blocks until the client leaves or the server closes.
-func (s *Server) hang(r *http.Request) {
+// hang holds logged request idx open until the client leaves or the
+// server closes, and flags it as dropped.
+func (s *Server) hang(r *http.Request, idx int) {
 	select {
 	case <-r.Context().Done():
 	case <-s.stop:
 	}
+	s.markDropped(idx)
+}
+
+// halfBody fails a plain (not streamed) answer in transport, as kind says:
+// half of its JSON body msg, then the connection reset (reset_midstream)
+// or held open (stall).
+func (s *Server) halfBody(w http.ResponseWriter, r *http.Request, idx int, kind, contentType, msg string) {
+	w.Header().Set("Content-Type", contentType)
+	w.WriteHeader(http.StatusOK)
+	io.WriteString(w, msg[:len(msg)/2])
+	if kind == "stall" {
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		s.hang(r, idx)
+		return
+	}
+	s.drop(w, idx)
+}
+
+// drop flags logged request idx as dropped and resets its connection.
+func (s *Server) drop(w http.ResponseWriter, idx int) {
+	s.markDropped(idx)
+	reset(w)
 }
 
 // reset drops the connection without a proper end (RST where it can),

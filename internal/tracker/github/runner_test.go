@@ -14,7 +14,7 @@ import (
 func TestRunnerWakeSyncsNow(t *testing.T) {
 	w := newWorld(t)
 	w.issue("first", `{}`)
-	r := &tracker.Runner{Store: w.st, Syncer: w.sync, Projector: w.proj, Deliverer: w.del,
+	r := &tracker.Runner{Store: w.Store, Syncer: w.Sync, Projector: w.Proj, Deliverer: w.Del,
 		Interval: func() time.Duration { return time.Hour }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -23,7 +23,7 @@ func TestRunnerWakeSyncsNow(t *testing.T) {
 	waitCards := func(n int) {
 		t.Helper()
 		for range 1000 {
-			cs, _ := w.st.ListCards(context.Background(), store.CardFilter{Tracked: true})
+			cs, _ := w.Store.ListCards(context.Background(), store.CardFilter{Tracked: true})
 			if len(cs) == n {
 				return
 			}

@@ -2,7 +2,6 @@ package linear_test
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -13,12 +12,10 @@ import (
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
-	"github.com/drover-dev/drover/internal/dispatch"
-	"github.com/drover-dev/drover/internal/store"
-	"github.com/drover-dev/drover/internal/testkit"
 	fake "github.com/drover-dev/drover/internal/testkit/faketracker/linear"
 	"github.com/drover-dev/drover/internal/tracker"
 	"github.com/drover-dev/drover/internal/tracker/linear"
+	"github.com/drover-dev/drover/internal/tracker/trackertest"
 )
 
 // toFake sends every request to the fake, whatever host it names: the
@@ -96,39 +93,20 @@ func TestSymphonyWorkflowDispatchesFromLinear(t *testing.T) {
 	id := ln.AddIssue("Make the dashboard faster", "The board page takes 3s.", "Todo")
 	ln.AddIssue("Someday", "", "Backlog")
 
-	tr := linear.New(linear.Options{Config: cfg.Tracker, HTTP: &http.Client{Transport: toFake{u}}})
-	ctx := context.Background()
-	if err := tr.Check(ctx); err != nil {
-		t.Fatalf("Check: %v", err)
+	k := kit
+	k.New = func(t *testing.T, c config.Tracker) tracker.Tracker {
+		return linear.New(linear.Options{Config: c, HTTP: &http.Client{Transport: toFake{u}}})
 	}
-	st := testkit.Store(t, testkit.SQLite)
-	b := func() board.Board { return cfg.Board }
-	log := slog.New(slog.DiscardHandler)
-	sync := &tracker.Syncer{Store: st, Tracker: tr, Board: b, Log: log}
-	proj := &tracker.Projector{Store: st, Board: b, Kind: "linear", Log: log}
-	del := &tracker.Deliverer{Store: st, Tracker: tr, Log: log}
-	if err := proj.Reconcile(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := sync.Pass(ctx); err != nil {
-		t.Fatalf("sync: %v", err)
-	}
-	cards, _ := st.ListCards(ctx, store.CardFilter{Tracked: true})
+	w := trackertest.Attach(t, k, lnFake{ln}, cfg)
+	w.SyncOK()
+	cards := w.Cards()
 	if len(cards) != 1 || cards[0].External.ID != id || cards[0].External.Key != "ENG-1" {
 		t.Fatalf("cards = %+v, want the Todo issue only", cards)
 	}
-	d, err := dispatch.New(dispatch.Options{Store: st, Config: cfg, Node: "n1", LogDir: filepath.Join(t.TempDir(), "logs"), Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = d.Run(dctx) }()
-	defer func() { cancel(); <-done }()
+	w.Serve()
 	var runs []board.Run
 	for range 1000 {
-		runs, _ = st.ListRuns(ctx, store.RunFilter{CardID: cards[0].ID})
-		if len(runs) > 0 && runs[0].StartedAt != nil {
+		if runs = w.Runs(cards[0]); len(runs) > 0 && runs[0].StartedAt != nil {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -136,9 +114,10 @@ func TestSymphonyWorkflowDispatchesFromLinear(t *testing.T) {
 	if len(runs) == 0 || runs[0].StartedAt == nil || runs[0].Agent != "codex" {
 		t.Fatalf("no codex run started: %+v", runs)
 	}
+	ctx := context.Background()
 	for range 100 {
-		_, _ = proj.Pass(ctx)
-		_, _, _ = del.Tick(ctx)
+		_, _ = w.Proj.Pass(ctx)
+		_, _, _ = w.Del.Tick(ctx)
 		if ln.Issue(id).State != "Todo" {
 			break
 		}

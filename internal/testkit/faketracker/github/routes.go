@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -16,47 +15,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/drover-dev/drover/internal/testkit/faketracker"
 )
 
-func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
-	s.route(rec, r, body)
-	s.log = append(s.log, Request{Method: r.Method, Path: r.URL.RequestURI(), Status: rec.status, Body: string(body)})
-}
-
-type recorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *recorder) WriteHeader(code int) { r.status = code; r.ResponseWriter.WriteHeader(code) }
-
-func (s *Server) fault(method, path string) *Fault {
-	for i, f := range s.faults {
-		if f.Match != nil && !f.Match(method, path) {
-			continue
-		}
-		if f.Times > 0 {
-			f.Times--
-			if f.Times == 0 {
-				s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
-			}
-		}
-		return f
-	}
-	return nil
-}
-
 func (s *Server) route(w http.ResponseWriter, r *http.Request, body []byte) {
-	if f := s.fault(r.Method, r.URL.RequestURI()); f != nil {
-		for k, v := range f.Header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(f.Status)
-		_, _ = io.WriteString(w, f.Body)
+	if s.Faulted(w, Route{r.Method, r.URL.RequestURI()}) {
 		return
 	}
 	if s.Token != "" && r.Header.Get("Authorization") != "Bearer "+s.Token {
@@ -159,7 +123,7 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, is *Issue, rest [
 			return
 		}
 		for _, l := range in.Labels {
-			if s.refuse[l] {
+			if s.Refuses(l) {
 				writeJSON(w, http.StatusUnprocessableEntity, msg("Validation Failed: label "+l+" may not be set"))
 				return
 			}
@@ -375,8 +339,4 @@ func msg(m string) map[string]string {
 	return map[string]string{"message": m, "documentation_url": "https://docs.github.com/rest"}
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
+var writeJSON = faketracker.WriteJSON

@@ -18,11 +18,11 @@ package github
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
+
+	"github.com/drover-dev/drover/internal/testkit/faketracker"
 )
 
 // Request is one logged request.
@@ -59,37 +59,33 @@ type Comment struct {
 	CreatedAt time.Time
 }
 
+// Route is what a fault matches: the request's method and its path with
+// the query, as sent.
+type Route struct{ Method, Path string }
+
 // Fault is an answer injected for the next Times requests that Match.
-type Fault struct {
-	Match  func(method, path string) bool // nil: every request
-	Status int
-	Header http.Header
-	Body   string
-	Times  int
-}
+type Fault = faketracker.Fault[Route]
 
 // Server is the fake. Its zero value is not usable; call New.
 type Server struct {
-	*httptest.Server
+	faketracker.Base[Route, Request]
 	Owner, Repo string
 	Token       string // when set, requests must carry "Bearer <Token>"
 
-	mu       sync.Mutex
 	issues   map[int]*Issue
 	labels   map[string]bool
 	comments []Comment
 	nextID   int64
 	now      time.Time
-	faults   []*Fault
-	refuse   map[string]bool // labels whose addition answers 422
-	log      []Request
 }
 
 // New starts a fake for owner/repo.
 func New(owner, repo string) *Server {
 	s := &Server{Owner: owner, Repo: repo, issues: map[int]*Issue{}, labels: map[string]bool{}, nextID: 1000,
-		now: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC), refuse: map[string]bool{}}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+		now: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)}
+	s.Start(s.route, func(r *http.Request, body []byte, status int) Request {
+		return Request{Method: r.Method, Path: r.URL.RequestURI(), Status: status, Body: string(body)}
+	})
 	return s
 }
 
@@ -106,8 +102,8 @@ func (s *Server) tick() time.Time {
 
 // AddIssue creates an open issue and returns its number.
 func (s *Server) AddIssue(title, body string, labels ...string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Lock()
+	defer s.Unlock()
 	n := len(s.issues) + 1
 	for _, l := range labels {
 		s.labels[l] = true
@@ -119,40 +115,49 @@ func (s *Server) AddIssue(title, body string, labels ...string) int {
 // AddPullRequest creates an open pull request (which the issues API lists too).
 func (s *Server) AddPullRequest(title string) int {
 	n := s.AddIssue(title, "")
-	s.mu.Lock()
+	s.Lock()
 	s.issues[n].PullRequest = true
-	s.mu.Unlock()
+	s.Unlock()
 	return n
 }
 
 // AddLabel makes a label exist in the repository.
 func (s *Server) AddLabel(name string) {
-	s.mu.Lock()
+	s.Lock()
 	s.labels[name] = true
-	s.mu.Unlock()
+	s.Unlock()
 }
 
 // HasLabel reports whether the repository has the label.
 func (s *Server) HasLabel(name string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Lock()
+	defer s.Unlock()
 	return s.labels[name]
 }
 
 // DependsOn records, with GitHub's issue dependencies, that n is blocked by blocker.
 func (s *Server) DependsOn(n, blocker int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Lock()
+	defer s.Unlock()
 	if is := s.issues[n]; is != nil {
 		is.BlockedBy = append(is.BlockedBy, blocker)
 		is.UpdatedAt = s.tick()
 	}
 }
 
+// EditIssue changes an issue's title and body as a person would.
+func (s *Server) EditIssue(n int, title, body string) {
+	s.Lock()
+	defer s.Unlock()
+	if is := s.issues[n]; is != nil {
+		is.Title, is.Body, is.UpdatedAt = title, body, s.tick()
+	}
+}
+
 // CloseIssue closes an issue as a person would.
 func (s *Server) CloseIssue(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Lock()
+	defer s.Unlock()
 	if is := s.issues[n]; is != nil {
 		t := s.tick()
 		is.State, is.StateReason, is.UpdatedAt, is.ClosedAt = "closed", "not_planned", t, &t
@@ -161,15 +166,15 @@ func (s *Server) CloseIssue(n int) {
 
 // Delete removes an issue (GitHub answers 410 for it afterwards).
 func (s *Server) Delete(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Lock()
+	defer s.Unlock()
 	delete(s.issues, n)
 }
 
 // PersonComments adds a person's comment to an issue.
 func (s *Server) PersonComments(n int, user, body string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Lock()
+	defer s.Unlock()
 	s.addComment(n, user, body)
 }
 
@@ -186,8 +191,8 @@ func (s *Server) addComment(n int, user, body string) Comment {
 
 // Issue returns a copy of issue n.
 func (s *Server) Issue(n int) Issue {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Lock()
+	defer s.Unlock()
 	if is := s.issues[n]; is != nil {
 		c := *is
 		c.Labels = slices.Clone(is.Labels)
@@ -198,30 +203,9 @@ func (s *Server) Issue(n int) Issue {
 
 // Comments returns the comments of issue n, oldest first.
 func (s *Server) Comments(n int) []Comment {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []Comment
-	for _, c := range s.comments {
-		if c.Issue == n {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// RefuseLabel makes adding the label to an issue answer 422 (a refused
-// transition).
-func (s *Server) RefuseLabel(name string) {
-	s.mu.Lock()
-	s.refuse[name] = true
-	s.mu.Unlock()
-}
-
-// Inject queues a fault.
-func (s *Server) Inject(f Fault) {
-	s.mu.Lock()
-	s.faults = append(s.faults, &f)
-	s.mu.Unlock()
+	s.Lock()
+	defer s.Unlock()
+	return slices.DeleteFunc(slices.Clone(s.comments), func(c Comment) bool { return c.Issue != n })
 }
 
 // Down makes every request answer 503 (n times; n < 0 until Up).
@@ -229,30 +213,9 @@ func (s *Server) Down(n int) {
 	s.Inject(Fault{Status: http.StatusServiceUnavailable, Body: `{"message":"Service Unavailable"}`, Times: n})
 }
 
-// Up clears every fault.
-func (s *Server) Up() {
-	s.mu.Lock()
-	s.faults = nil
-	s.mu.Unlock()
-}
-
 // SecondaryRateLimit answers the next n requests with GitHub's 403
 // secondary rate limit (retry-after seconds).
 func (s *Server) SecondaryRateLimit(n, retryAfter int) {
 	s.Inject(Fault{Status: http.StatusForbidden, Times: n, Header: http.Header{"Retry-After": {strconv.Itoa(retryAfter)}},
 		Body: `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"}`})
-}
-
-// Log returns the requests so far, in order.
-func (s *Server) Log() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.log)
-}
-
-// ResetLog forgets the requests so far.
-func (s *Server) ResetLog() {
-	s.mu.Lock()
-	s.log = nil
-	s.mu.Unlock()
 }

@@ -10,15 +10,14 @@ package linear
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/drover-dev/drover/internal/testkit/faketracker"
 )
 
 // Request is one logged request: the operation, its variables and the
@@ -51,49 +50,43 @@ type Comment struct {
 	CreatedAt             time.Time
 }
 
-// Fault answers the next Times requests of Op ("" any).
-type Fault struct {
-	Op     string
-	Status int
-	Header http.Header
-	Body   string
-	Times  int
-}
+// Fault answers the next Times requests whose operation name it matches
+// (Match nil: any).
+type Fault = faketracker.Fault[string]
 
 // Server is the fake Linear.
 type Server struct {
-	*httptest.Server
+	faketracker.Base[string, Request]
 	Slug   string
 	Team   string
 	APIKey string // when set, Authorization must equal it
 
-	mu       sync.Mutex
 	states   []State
 	issues   []*Issue
 	comments []Comment
-	faults   []*Fault
-	refuse   map[string]bool // state names issueUpdate will not set
-	log      []Request
 	n        int
 }
 
 // New starts a fake with one project (slug) of one team with Linear's
 // default workflow states plus Symphony's.
 func New(slug string) *Server {
-	s := &Server{Slug: slug, Team: "team-1", refuse: map[string]bool{}}
+	s := &Server{Slug: slug, Team: "team-1"}
 	for i, st := range []struct{ n, t string }{{"Backlog", "backlog"}, {"Todo", "unstarted"}, {"In Progress", "started"},
 		{"In Review", "started"}, {"Human Review", "started"}, {"Rework", "started"}, {"Merging", "started"},
 		{"Done", "completed"}, {"Canceled", "canceled"}, {"Duplicate", "canceled"}} {
 		s.states = append(s.states, State{ID: fmt.Sprintf("state-%d", i+1), Name: st.n, Type: st.t})
 	}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.Start(s.serve, func(r *http.Request, body []byte, status int) Request {
+		req, _ := parse(body)
+		return Request{Op: req.OperationName, Vars: req.Variables, Status: status, Auth: r.Header.Get("Authorization")}
+	})
 	return s
 }
 
 // AddIssue adds an issue in state and returns its id.
 func (s *Server) AddIssue(title, description, state string, labels ...string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Lock()
+	defer s.Unlock()
 	s.n++
 	is := &Issue{ID: fmt.Sprintf("issue-%04d", s.n), Identifier: fmt.Sprintf("ENG-%d", s.n), Title: title, Description: description,
 		State: state, Labels: labels, UpdatedAt: time.Now().UTC()}
@@ -103,8 +96,8 @@ func (s *Server) AddIssue(title, description, state string, labels ...string) st
 
 // Block records that blocker blocks id (a "blocks" relation).
 func (s *Server) Block(id, blocker string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Lock()
+	defer s.Unlock()
 	if is := s.find(id); is != nil {
 		is.BlockedBy = append(is.BlockedBy, blocker)
 	}
@@ -112,17 +105,26 @@ func (s *Server) Block(id, blocker string) {
 
 // SetState moves an issue as a person would.
 func (s *Server) SetState(id, state string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Lock()
+	defer s.Unlock()
 	if is := s.find(id); is != nil {
 		is.State, is.UpdatedAt = state, time.Now().UTC()
 	}
 }
 
+// Edit changes an issue's title and description as a person would.
+func (s *Server) Edit(id, title, description string) {
+	s.Lock()
+	defer s.Unlock()
+	if is := s.find(id); is != nil {
+		is.Title, is.Description, is.UpdatedAt = title, description, time.Now().UTC()
+	}
+}
+
 // PersonComments adds a person's comment.
 func (s *Server) PersonComments(id, user, body string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Lock()
+	defer s.Unlock()
 	s.addComment(id, user, body)
 }
 
@@ -136,8 +138,8 @@ func (s *Server) addComment(id, user, body string) {
 
 // Issue returns a copy of an issue.
 func (s *Server) Issue(id string) Issue {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Lock()
+	defer s.Unlock()
 	if is := s.find(id); is != nil {
 		return *is
 	}
@@ -146,56 +148,15 @@ func (s *Server) Issue(id string) Issue {
 
 // Comments returns an issue's comments.
 func (s *Server) Comments(id string) []Comment {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []Comment
-	for _, c := range s.comments {
-		if c.Issue == id {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// RefuseState makes issueUpdate to the state answer success: false.
-func (s *Server) RefuseState(name string) {
-	s.mu.Lock()
-	s.refuse[name] = true
-	s.mu.Unlock()
-}
-
-// Inject queues a fault.
-func (s *Server) Inject(f Fault) {
-	s.mu.Lock()
-	s.faults = append(s.faults, &f)
-	s.mu.Unlock()
+	s.Lock()
+	defer s.Unlock()
+	return slices.DeleteFunc(slices.Clone(s.comments), func(c Comment) bool { return c.Issue != id })
 }
 
 // RateLimit answers the next n requests with Linear's RATELIMITED error.
 func (s *Server) RateLimit(n int, reset time.Time) {
 	s.Inject(Fault{Status: http.StatusBadRequest, Times: n, Header: http.Header{"X-Ratelimit-Requests-Reset": {strconv.FormatInt(reset.UnixMilli(), 10)}},
 		Body: `{"errors":[{"message":"Rate limit exceeded","extensions":{"code":"RATELIMITED"}}]}`})
-}
-
-// Up clears every fault.
-func (s *Server) Up() {
-	s.mu.Lock()
-	s.faults = nil
-	s.mu.Unlock()
-}
-
-// Log returns the requests so far.
-func (s *Server) Log() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.log)
-}
-
-// ResetLog forgets the requests so far.
-func (s *Server) ResetLog() {
-	s.mu.Lock()
-	s.log = nil
-	s.mu.Unlock()
 }
 
 func (s *Server) find(id string) *Issue {
@@ -207,58 +168,44 @@ func (s *Server) find(id string) *Issue {
 	return nil
 }
 
-func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(r.Body)
-	var req struct {
-		OperationName string         `json:"operationName"`
-		Query         string         `json:"query"`
-		Variables     map[string]any `json:"variables"`
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	status := http.StatusOK
-	defer func() {
-		s.log = append(s.log, Request{Op: req.OperationName, Vars: req.Variables, Status: status, Auth: r.Header.Get("Authorization")})
-	}()
-	err := json.Unmarshal(raw, &req)
+// request is a GraphQL request's body.
+type request struct {
+	OperationName string         `json:"operationName"`
+	Query         string         `json:"query"`
+	Variables     map[string]any `json:"variables"`
+}
+
+// parse reads a request's body; a document of one named operation needs
+// no operationName (an agent's linear_graphql query): it is taken from the
+// query.
+func parse(body []byte) (request, error) {
+	var req request
+	err := json.Unmarshal(body, &req)
 	if req.OperationName == "" {
-		// A document of one named operation needs no operationName
-		// (an agent's linear_graphql query): take it from the query.
 		req.OperationName = operationOf(req.Query)
 	}
+	return req, err
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, body []byte) {
+	req, err := parse(body)
 	if err != nil || r.Method != http.MethodPost || req.Query == "" {
-		status = http.StatusBadRequest
-		writeJSON(w, status, map[string]any{"errors": []any{map[string]any{"message": "POST body must be a GraphQL request", "extensions": map[string]any{"code": "GRAPHQL_PARSE_FAILED"}}}})
+		writeJSON(w, http.StatusBadRequest, map[string]any{"errors": []any{map[string]any{"message": "POST body must be a GraphQL request", "extensions": map[string]any{"code": "GRAPHQL_PARSE_FAILED"}}}})
 		return
 	}
-	for i, f := range s.faults {
-		if f.Op != "" && f.Op != req.OperationName {
-			continue
-		}
-		if f.Times > 0 {
-			if f.Times--; f.Times == 0 {
-				s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
-			}
-		}
-		for k, v := range f.Header {
-			w.Header()[k] = v
-		}
-		status = f.Status
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, f.Body)
+	if s.Faulted(w, req.OperationName) {
 		return
 	}
 	if s.APIKey != "" && r.Header.Get("Authorization") != s.APIKey {
-		status = http.StatusUnauthorized
-		writeJSON(w, status, map[string]any{"errors": []any{map[string]any{"message": "Authentication required", "extensions": map[string]any{"code": "AUTHENTICATION_ERROR"}}}})
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"errors": []any{map[string]any{"message": "Authentication required", "extensions": map[string]any{"code": "AUTHENTICATION_ERROR"}}}})
 		return
 	}
 	data, gerr := s.operation(req.OperationName, req.Variables)
 	if gerr != "" {
-		writeJSON(w, status, map[string]any{"data": nil, "errors": []any{map[string]any{"message": gerr, "extensions": map[string]any{"code": "INVALID_INPUT"}}}})
+		writeJSON(w, http.StatusOK, map[string]any{"data": nil, "errors": []any{map[string]any{"message": gerr, "extensions": map[string]any{"code": "INVALID_INPUT"}}}})
 		return
 	}
-	writeJSON(w, status, map[string]any{"data": data})
+	writeJSON(w, http.StatusOK, map[string]any{"data": data})
 }
 
 func (s *Server) operation(op string, v map[string]any) (any, string) {
@@ -344,7 +291,7 @@ func (s *Server) operation(op string, v map[string]any) (any, string) {
 		if st == nil {
 			return nil, "Entity not found: WorkflowState"
 		}
-		if s.refuse[st.Name] {
+		if s.Refuses(st.Name) {
 			return map[string]any{"issueUpdate": map[string]any{"success": false}}, ""
 		}
 		is.State, is.UpdatedAt = st.Name, time.Now().UTC()
@@ -407,8 +354,4 @@ func strs(v any) []string {
 	return out
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
+var writeJSON = faketracker.WriteJSON
