@@ -139,6 +139,23 @@ type Run struct {
 	// the prompt), set at claim: two attempts with the same basis and no
 	// human act between them had nothing new.
 	Basis map[string]string `json:"basis,omitempty"`
+	// Verify is what the verify step (WORKFLOW.md verify:) found after the
+	// agent's clean exit; nil when no step is configured or it did not run.
+	Verify *VerifyResult `json:"verify,omitempty"`
+}
+
+// VerifyResult is the verify step of one run: its commands run in the
+// workspace after the agent's clean exit, and decide whether it is done.
+type VerifyResult struct {
+	Passed bool `json:"passed"`
+	Ran    int  `json:"ran"` // commands run (the step stops at the first failure)
+	// Command, ExitCode (-1 when it was stopped or never started), TimedOut
+	// and Output (its last output, at most 8 KiB) are the failed command's.
+	Command    string `json:"command,omitempty"`
+	ExitCode   int    `json:"exit_code"`
+	TimedOut   bool   `json:"timed_out,omitempty"`
+	Output     string `json:"output,omitempty"`
+	DurationMS int64  `json:"duration_ms"`
 }
 
 // Open reports whether the run has no outcome yet.

@@ -60,6 +60,9 @@ func (r *runner) conversation(ctx context.Context, c board.Card, cur board.Run, 
 		return conv, "", err
 	}
 	prev := previousRun(runs, cur.ID)
+	if prev != nil {
+		conv.Verify = verifyPrompt(prev.Verify)
+	}
 	comments, err := r.st.ListComments(ctx, c.ID)
 	if err != nil {
 		return conv, "", err

@@ -119,15 +119,14 @@ func (d *Dispatcher) runJob(j *job) {
 	}()
 	d.ensureBeating()
 	cfg := d.cfg.Load()
-	res, cls, runErr := d.runner().run(attempt{ctx: j.ctx, card: j.card, run: j.run, claim: j.claim, profile: j.profile,
+	out := d.runner().run(attempt{ctx: j.ctx, card: j.card, run: j.run, claim: j.claim, profile: j.profile,
 		progress: d.progress(j), log: log}, cfg)
 	j.agentDone.Store(true) // no more renewals: routing ends the claim
 	ctx, cancel := context.WithTimeout(j.trace, 2*time.Minute)
 	defer cancel()
-	err := d.routes.route(ctx, routeReq{cardID: j.card.ID, claim: j.claim, run: j.run, cls: cls, res: &res})
+	err := d.routes.route(ctx, routeReq{cardID: j.card.ID, claim: j.claim, run: j.run, cls: out.cls, res: &out.res, verify: out.verify})
 	if err != nil {
 		log.Error("could not route the run", "err", err)
-		_ = runErr
 	}
 	tracing.End(j.span, err)
 }

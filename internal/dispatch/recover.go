@@ -137,6 +137,20 @@ func (d *Dispatcher) recoverCard(ctx context.Context, c board.Card, mine bool) e
 		d.log.Info("recovered a finished run from its log", "card_id", c.ID, "identifier", c.Identifier, "run_id", open.ID, "kind", got.Kind)
 		cls = got
 	}
+	if len(cfg.VerifyFor(open.Agent).Commands) > 0 {
+		cls = unverified(cls)
+	}
 	// The route joins the run's trace, whoever started it.
 	return d.routes.route(tracing.RunContext(ctx, open.ID), routeReq{cardID: c.ID, claim: *c.Claim, run: *open, cls: cls, recovering: true})
+}
+
+// unverified is the verdict on a recovered run of a profile with a verify
+// step: its checks never ran, so a clean exit (or the agent's drover_done)
+// is not done; it is retried as interrupted. Other verdicts stand.
+func unverified(cls policy.Classification) policy.Classification {
+	if cls.Kind != policy.KindSucceeded && cls.Kind != policy.KindInterrupted {
+		return cls
+	}
+	return policy.Classification{Kind: policy.KindInterrupted, Source: policy.UnverifiedSource,
+		Message: "drover stopped before the verify step ran: " + nonEmpty(cls.Message, "the agent had exited cleanly")}
 }

@@ -55,6 +55,8 @@ type routeReq struct {
 	run    board.Run   // the run as its job knew it
 	cls    policy.Classification
 	res    *agent.Result // the agent's result; nil for a recovered run
+	// verify is what the verify step found (nil when none ran).
+	verify *board.VerifyResult
 	// recovering: the run is another owner's (or a past life's) whose
 	// lease ended, routed by whoever recovers it.
 	recovering bool

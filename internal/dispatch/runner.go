@@ -47,19 +47,30 @@ type attempt struct {
 	log      *slog.Logger
 }
 
-// run runs the attempt and returns the agent's result and its verdict.
-func (r *runner) run(a attempt, cfg *config.Config) (agent.Result, policy.Classification, error) {
+// outcome is what an attempt came to: the agent's result, the verdict on
+// it, and the verify step's result when one ran.
+type outcome struct {
+	res    agent.Result
+	cls    policy.Classification
+	verify *board.VerifyResult
+	err    error
+}
+
+// run runs the attempt: its workspace, the agent, the verify step.
+func (r *runner) run(a attempt, cfg *config.Config) outcome {
 	logPath := filepath.Join(r.logDir, safeName(a.card.Identifier), a.run.ID+".log")
 	makeLogDir(filepath.Dir(logPath))
 	ws, err := r.prepare(a, cfg, logPath)
 	defer ws.close()
 	if err != nil {
-		return r.setupFailed(a, err)
+		res, cls, err := r.setupFailed(a, err)
+		return outcome{res: res, cls: cls, err: err}
 	}
 	res, cls, runErr := r.invoke(a, cfg, ws, logPath)
+	cls, vr := r.verify(a, cfg, ws, logPath, cls)
 	// after_run cannot change the verdict: it runs once the run is classified.
 	_ = runHook(context.WithoutCancel(a.ctx), ws.hooks, workspace.HookAfterRun, ws.dir, ws.hookEnv, ws.hookLog)
-	return res, cls, runErr
+	return outcome{res: res, cls: cls, verify: vr, err: runErr}
 }
 
 // prepared is an attempt's workspace, ready for its agent.
@@ -111,8 +122,7 @@ func (r *runner) prepare(a attempt, cfg *config.Config, logPath string) (prepare
 // workspace_setup, unless drover itself stopped the hook (shutdown, cancel,
 // a lost lease), which is not the workspace's fault.
 func (r *runner) setupFailed(a attempt, err error) (agent.Result, policy.Classification, error) {
-	if cause := context.Cause(a.ctx); a.ctx.Err() != nil && cause != nil {
-		sig := policy.Signals{ExitCode: -1, Signaled: true, KilledFor: killedFor(cause), Now: r.now()}
+	if sig, stopped := r.stoppedBy(a); stopped {
 		return agent.Result{Signals: sig}, policy.Classify(sig, nil), err
 	}
 	return agent.Result{}, policy.Classification{Kind: policy.KindWorkspaceSetup, Message: err.Error(), Source: "workspace"}, err
@@ -209,4 +219,13 @@ func (r *runner) wantsWork(ctx context.Context, a attempt, cfg *config.Config) b
 		return false
 	}
 	return cfg.Board.RoleOf(c.State) == board.RoleRunning
+}
+
+// stoppedBy: drover stopped the attempt (shutdown, cancel, a lost lease,
+// the spend cap), with the signals that say why.
+func (r *runner) stoppedBy(a attempt) (policy.Signals, bool) {
+	if cause := context.Cause(a.ctx); a.ctx.Err() != nil && cause != nil {
+		return policy.Signals{ExitCode: -1, Signaled: true, KilledFor: killedFor(cause), Now: r.now()}, true
+	}
+	return policy.Signals{}, false
 }

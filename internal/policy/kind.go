@@ -29,6 +29,9 @@ const (
 	KindMaxTurns      Kind = "max_turns"
 	KindTimeout       Kind = "timeout"
 	KindStalled       Kind = "stalled"
+	// KindVerifyFailed: the agent exited cleanly (or said it was done) but
+	// the verify step's checks failed in its workspace.
+	KindVerifyFailed Kind = "verify_failed"
 	KindUnknown       Kind = "unknown"
 	KindNoProgress    Kind = "no_progress"
 	// KindRepeatedFailure is a block reason's kind (repeat.go): the same
@@ -49,7 +52,7 @@ var Kinds = []Kind{
 	KindNetwork, KindWorkspaceSetup, KindInterrupted, KindAuthFailed, KindConfigError,
 	KindInvalidInput, KindContextExhausted, KindPermissionDenied, KindRefused,
 	KindAgentBlocked, KindInputRequired, KindAgentFailed, KindMaxTurns, KindTimeout, KindStalled,
-	KindUnknown, KindNoProgress, KindRepeatedFailure, KindCancelled, KindSpendLimit,
+	KindVerifyFailed, KindUnknown, KindNoProgress, KindRepeatedFailure, KindCancelled, KindSpendLimit,
 }
 
 // Valid reports whether k is a known failure kind.

@@ -6,6 +6,14 @@ import (
 	"github.com/drover-dev/drover/internal/board"
 )
 
+// VerifySource is the Source of a verify_failed verdict (drover's own
+// checks), and starts that of a run recovered before its checks could run
+// (UnverifiedSource): an agent's drover_done overrules neither.
+const (
+	VerifySource     = "verify"
+	UnverifiedSource = "verify: not run"
+)
+
 // ReportSource prefixes the Source of a verdict that came from the agent's
 // own report ("agent:drover_block"); views mark such reasons as the agent's.
 const ReportSource = "agent:"
@@ -20,8 +28,9 @@ var reportTools = map[string]string{
 // ApplyReport is the verdict on a run once the agent's own report r (nil:
 // none) is heard. The report decides, unless drover's own facts contradict
 // it: when drover stopped the run itself (timeout, stall, cancel, spend cap,
-// shutdown: a killed: source) drover's reason wins and the report only adds
-// a note to the message (the report itself stays on the run). Otherwise a
+// shutdown: a killed: source), or its verify step failed after the agent
+// said it was done, drover's reason wins and the report only adds a note
+// to the message (the report itself stays on the run). Otherwise a
 // block is agent_blocked with the agent's what, an ask is input_required
 // with its question (and options), and done is succeeded with its summary,
 // whatever the exit code said.
@@ -33,7 +42,7 @@ func ApplyReport(c Classification, r *board.AgentReport) Classification {
 	if tool == "" {
 		return c // a kind this drover does not know: the run's own signals decide
 	}
-	if strings.HasPrefix(c.Source, "killed:") {
+	if strings.HasPrefix(c.Source, "killed:") || (strings.HasPrefix(c.Source, VerifySource) && r.Kind == board.ReportDone) {
 		c.Message += "; the agent had reported (" + tool + "): " + ReportText(r)
 		return c
 	}

@@ -116,6 +116,8 @@ var specs = map[Kind]KindSpec{
 		WhatCanChange: "maybe: another attempt"},
 	KindStalled: {Verb: VerbRetry, Outcome: board.OutcomeFailed, Counts: true, DefaultCap: NoCap, Reschedules: true,
 		WhatCanChange: "maybe: another attempt"},
+	KindVerifyFailed: {Verb: VerbRetry, Outcome: board.OutcomeFailed, Counts: true, DefaultCap: NoCap, Reschedules: true,
+		WhatCanChange: "the next attempt fixes what the checks found (their output is in its prompt)"},
 	KindUnknown: {Verb: VerbRetry, Outcome: board.OutcomeFailed, Counts: true, DefaultCap: NoCap, Reschedules: true,
 		WhatCanChange: "maybe: another attempt (the raw error text is kept)"},
 	KindNoProgress: {Verb: VerbBlock, Outcome: board.OutcomeSucceeded, DefaultCap: NoCap,

@@ -37,6 +37,7 @@ func TestSpecTable(t *testing.T) {
 		{KindTimeout, VerbRetry, "retry", true, NoCap, ProfileNone},
 		{KindStalled, VerbRetry, "retry", true, NoCap, ProfileNone},
 		{KindUnknown, VerbRetry, "retry", true, NoCap, ProfileNone},
+		{KindVerifyFailed, VerbRetry, "retry", true, NoCap, ProfileNone},
 		{KindNoProgress, VerbBlock, "block", false, NoCap, ProfileNone},
 		{KindRepeatedFailure, VerbBlock, "block", false, NoCap, ProfileNone},
 		{KindCancelled, VerbHold, "hold", false, NoCap, ProfileNone},

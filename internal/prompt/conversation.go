@@ -15,6 +15,9 @@ type Conversation struct {
 	Question string    // the question of the card's latest park ("" = none)
 	Answer   string    // the answer given after that park ("" = none yet)
 	Comments []Comment // operators' comments since the last attempt started, oldest first
+	// Verify is what the last attempt's verify step found when it failed:
+	// the command, its exit and its last output ("" when it passed or none ran).
+	Verify string
 }
 
 // Comment is one operator comment, as the template sees it (comments[i].author,
@@ -59,5 +62,5 @@ func (c Conversation) bindings() map[string]any {
 	for i, cm := range c.Comments {
 		comments[i] = map[string]any{"author": cm.Author, "at": cm.At.UTC().Format(time.RFC3339), "text": cm.Text}
 	}
-	return map[string]any{"question": c.Question, "answer": c.Answer, "comments": comments}
+	return map[string]any{"question": c.Question, "answer": c.Answer, "comments": comments, "verify": c.Verify}
 }

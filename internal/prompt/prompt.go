@@ -71,7 +71,11 @@ Continue with this answer; do not ask the same question again.
 {% endif %}{% if comments.size > 0 %}
 Comments from the operators since the last attempt:
 {% for c in comments %}- {{ c.author }} ({{ c.at }}): {{ c.text }}
-{% endfor %}{% endif %}
+{% endfor %}{% endif %}{% if verify != "" %}
+The checks drover ran in the workspace after the last attempt failed; fix what
+they found before you finish:
+{{ verify }}
+{% endif %}
 Work only inside {{ workspace }}.
 
 drover, which runs you, gives you tools (its MCP server "drover"; from a shell,
@@ -97,7 +101,7 @@ A human answers it, and the next attempt continues with the answer.
 // Template variables and their fields. card.spec is free-form (the card's
 // spec object); every other field is fixed.
 var (
-	promptRoots = []string{"card", "issue", "attempt", "run", "workspace", "question", "answer", "comments"}
+	promptRoots = []string{"card", "issue", "attempt", "run", "workspace", "question", "answer", "comments", "verify"}
 	cardFields  = []string{"id", "identifier", "title", "body", "state", "priority", "labels", "agent", "spec", "url", "blocked_by"}
 	issueFields = []string{"id", "identifier", "title", "description", "state", "priority", "labels", "url", "blocked_by"}
 	runFields   = []string{"id", "attempt"}

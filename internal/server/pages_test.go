@@ -87,3 +87,31 @@ func TestRunShowsItsCommandLine(t *testing.T) {
 		t.Errorf("run object: argv %q, env_names %q", run.Argv, run.EnvNames)
 	}
 }
+
+// TestCardShowsTheVerifyStep: a run whose verify step failed says so on
+// the card page (the command and its exit) and in the API's run object
+// (the whole result, its output included).
+func TestCardShowsTheVerifyStep(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	rs, err := h.w.Store.ListRuns(ctx, store.RunFilter{CardID: h.w.Retrying.ID})
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("runs of the retrying card: %v %+v", err, rs)
+	}
+	r := rs[0]
+	r.Kind, r.Verify = "verify_failed", &board.VerifyResult{Ran: 1, Command: "go test ./...", ExitCode: 1, Output: "--- FAIL: TestParse\nwant 3, got 4"}
+	if err := h.w.Store.Apply(ctx, store.Change{Run: &r}); err != nil {
+		t.Fatal(err)
+	}
+	page := string(h.want(h.do("GET", "/cards/"+h.w.Retrying.Identifier, nil), 200).Body)
+	if !strings.Contains(page, "verify failed: go test ./... (exit 1)") || !strings.Contains(page, "want 3, got 4") {
+		t.Errorf("the card page does not show the failed verify step:\n%s", page)
+	}
+	var got board.Run
+	if err := json.Unmarshal(h.want(h.do("GET", "/api/v1/runs/"+r.ID, nil), 200).Body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Verify == nil || got.Verify.Passed || got.Verify.Command != "go test ./..." || !strings.Contains(got.Verify.Output, "TestParse") {
+		t.Errorf("run object's verify = %+v", got.Verify)
+	}
+}

@@ -99,7 +99,7 @@ func RunHook(ctx context.Context, name, script, dir string, env []string, timeou
 	if timeout <= 0 {
 		timeout = DefaultHookTimeout
 	}
-	tail := &noteFreeTail{}
+	tail := &noteFreeTail{max: hookTailBytes}
 	w := io.Writer(tail)
 	if logw != nil {
 		fmt.Fprintf(logw, "%shook %s in %s]\n", proc.NotePrefix, name, dir)
@@ -124,10 +124,11 @@ func RunHook(ctx context.Context, name, script, dir string, env []string, timeou
 	return &HookError{Hook: name, Exit: ex, Tail: tail.String()}
 }
 
-// noteFreeTail keeps the last hookTailBytes of hook output, without drover's
-// own "[drover: …]" lines (the log sink writes every line whole).
+// noteFreeTail keeps the last max bytes of a script's output, without
+// drover's own "[drover: …]" lines (the log sink writes every line whole).
 type noteFreeTail struct {
 	mu  sync.Mutex
+	max int
 	buf []byte
 }
 
@@ -138,25 +139,30 @@ func (t *noteFreeTail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.buf = append(t.buf, p...)
-	if len(t.buf) > 4*hookTailBytes {
-		t.buf = append(t.buf[:0:0], t.buf[len(t.buf)-hookTailBytes:]...)
+	if len(t.buf) > 4*t.max {
+		t.buf = append(t.buf[:0:0], t.buf[len(t.buf)-t.max:]...)
 	}
 	return len(p), nil
 }
 
-// String is the tail on one line ("; " between lines), cut at a line start.
-func (t *noteFreeTail) String() string {
+// text is the tail as it was written, cut at a line start.
+func (t *noteFreeTail) text() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	b := t.buf
-	if len(b) > hookTailBytes {
-		b = b[len(b)-hookTailBytes:]
+	if len(b) > t.max {
+		b = b[len(b)-t.max:]
 		if i := bytes.IndexByte(b, '\n'); i >= 0 && i < len(b)-1 {
 			b = b[i+1:]
 		}
 	}
+	return strings.ToValidUTF8(string(b), "")
+}
+
+// String is the tail on one line ("; " between lines), cut at a line start.
+func (t *noteFreeTail) String() string {
 	var lines []string
-	for _, l := range strings.Split(string(b), "\n") {
+	for _, l := range strings.Split(t.text(), "\n") {
 		if l = strings.TrimSpace(l); l != "" {
 			lines = append(lines, l)
 		}

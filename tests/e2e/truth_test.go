@@ -179,3 +179,75 @@ func TestSameFailureWithNothingChangedBlocksEarly(t *testing.T) {
 		}
 	})
 }
+
+// verifyAgent does the work only when its prompt shows why the last
+// attempt was not done: the first attempt exits 0 having done nothing (and
+// says it is done through drover's own call); the verify step finds the
+// file missing; the next attempt's prompt carries that output, and the
+// agent writes the file.
+const verifyAgent = `#!/bin/sh
+prompt=$(cat)
+echo "$prompt" > "prompt-$DROVER_ATTEMPT.txt"
+case "$prompt" in
+  *"RESULT.txt is missing"*) echo "the answer is 42" > RESULT.txt ;;
+  *) "$DROVER_BIN" run done --summary "all done, trust me" ;;
+esac
+echo "finished attempt $DROVER_ATTEMPT"
+`
+
+// TestDoneMeansVerified: an agent that exits 0 (and reports done) while the
+// verify step fails is not done: the run is verify_failed, counted, with
+// the checks' output on it; the next attempt's prompt carries that output;
+// when that attempt passes the checks the card reaches review.
+func TestDoneMeansVerified(t *testing.T) {
+	testkit.EachBackend(t, func(t *testing.T, backend testkit.Backend) {
+		w := wf{Profiles: "    checked: {kind: command, command: ./verify-agent.sh, prompt: stdin}\n", Default: "checked"}
+		e := newEnv(t, w, "", backend)
+		text := strings.Replace(w.render(), "---\nWork on", `verify:
+  commands:
+    - 'test -f RESULT.txt || { echo "RESULT.txt is missing: write the answer to it"; exit 1; }'
+    - grep -q 42 RESULT.txt
+  timeout: 30s
+---
+Work on`, 1)
+		text += "{% if verify != \"\" %}The last attempt's checks failed:\n{{ verify }}\n{% endif %}"
+		e.writeFile("WORKFLOW.md", text)
+		if err := os.WriteFile(filepath.Join(e.dir, "verify-agent.sh"), []byte(verifyAgent), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		c := e.addCard("write the answer")
+		e.start()
+		eventually(t, 60*time.Second, c.Identifier+" in review", func() bool { return e.card(c.Identifier).State == "review" })
+		var rs []struct {
+			run
+			Verify *struct {
+				Passed  bool   `json:"passed"`
+				Command string `json:"command"`
+				Output  string `json:"output"`
+			} `json:"verify"`
+		}
+		e.jsonOf(&rs, "runs", c.Identifier)
+		if len(rs) != 2 {
+			t.Fatalf("%d runs, want 2 (one not verified, one verified)", len(rs))
+		}
+		if a, b := rs[0], rs[1]; a.Attempt > b.Attempt {
+			rs[0], rs[1] = b, a
+		}
+		first, second := rs[0], rs[1]
+		if first.Kind != "verify_failed" || !first.Counted || first.Outcome != "failed" || first.Verify == nil || first.Verify.Passed ||
+			!strings.Contains(first.Verify.Output, "RESULT.txt is missing") || !strings.Contains(first.Error, "RESULT.txt is missing") {
+			t.Errorf("attempt 1 (exit 0, reported done, checks failed) = %+v verify %+v; want verify_failed, counted, with the checks' output", first.run, first.Verify)
+		}
+		if second.Kind != "succeeded" || second.Verify == nil || !second.Verify.Passed {
+			t.Errorf("attempt 2 = %+v verify %+v; want succeeded and verified", second.run, second.Verify)
+		}
+		p2, err := os.ReadFile(filepath.Join(e.dir, ".drover/workspaces", c.Identifier, "prompt-2.txt"))
+		if err != nil || !strings.Contains(string(p2), "RESULT.txt is missing: write the answer to it") {
+			t.Errorf("attempt 2's prompt does not carry the checks' output (%v):\n%s", err, p2)
+		}
+		p1, _ := os.ReadFile(filepath.Join(e.dir, ".drover/workspaces", c.Identifier, "prompt-1.txt"))
+		if strings.Contains(string(p1), "checks failed") {
+			t.Errorf("attempt 1's prompt speaks of failed checks:\n%s", p1)
+		}
+	})
+}

@@ -14,16 +14,20 @@ import (
 
 const runCols = `id, card_id, attempt, retry_epoch, claim_epoch, node, agent, outcome, kind, counted, decision,
  exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out, cost_usd, log_path, workspace, last_output, session_id, argv, env_names, report,
- fingerprint, basis`
+ fingerprint, basis, verify`
 
-// truthArgs are the values of runs.fingerprint and runs.basis.
+// truthArgs are the values of runs.fingerprint, runs.basis and runs.verify.
 func truthArgs(r *board.Run) []any {
-	basis := ""
+	basis, verify := "", ""
 	if len(r.Basis) > 0 {
 		b, _ := json.Marshal(r.Basis)
 		basis = string(b)
 	}
-	return textArgs([]any{r.Fingerprint, basis})
+	if r.Verify != nil {
+		b, _ := json.Marshal(r.Verify)
+		verify = string(b)
+	}
+	return textArgs([]any{r.Fingerprint, basis, verify})
 }
 
 // runArgs are the values for every column of runs; a run without a claim
@@ -53,15 +57,21 @@ func scanRun(s scanner) (board.Run, error) {
 	var exit sql.NullInt64
 	var claimed int64
 	var started, finished sql.NullInt64
-	var argv, envNames, report, basis string
+	var argv, envNames, report, basis, verify string
 	err := s.Scan(&r.ID, &r.CardID, &r.Attempt, &r.RetryEpoch, &r.ClaimEpoch, &r.Node, &r.Agent, &outcome, &r.Kind,
 		&counted, &r.Decision, &exit, &r.Error, &claimed, &started, &finished, &r.TokensIn, &r.TokensOut, &r.CostUSD,
-		&r.LogPath, &r.Workspace, &r.LastOutput, &r.SessionID, &argv, &envNames, &report, &r.Fingerprint, &basis)
+		&r.LogPath, &r.Workspace, &r.LastOutput, &r.SessionID, &argv, &envNames, &report, &r.Fingerprint, &basis, &verify)
 	if err != nil {
 		return r, err
 	}
 	if basis != "" {
 		if err := decodeJSON("runs", "basis", r.ID, basis, &r.Basis); err != nil {
+			return r, err
+		}
+	}
+	if verify != "" {
+		r.Verify = &board.VerifyResult{}
+		if err := decodeJSON("runs", "verify", r.ID, verify, r.Verify); err != nil {
 			return r, err
 		}
 	}

@@ -202,7 +202,8 @@ func testAgentBytes(t *testing.T, s store.Store) {
 	}
 }
 
-// testRunFingerprints: a run's fingerprint and basis are read back; the
+// testRunFingerprints: a run's fingerprint, basis and verify result are
+// read back; the
 // filters by profile, fingerprint and finish time find a hold's peers; an
 // Uncount clears counted only on finished, counted runs, in the change's
 // transaction.
@@ -226,7 +227,11 @@ func testRunFingerprints(t *testing.T, s store.Store) {
 		}
 		fin := time.Now().Add(time.Duration(i-2) * time.Minute)
 		got.Outcome, got.Kind, got.Counted, got.Fingerprint, got.FinishedAt = board.OutcomeFailed, "unknown", true, fp, &fin
+		got.Verify = &board.VerifyResult{Passed: false, Ran: 2, Command: "go test ./...", ExitCode: 1, Output: "--- FAIL: TestX\nünï", DurationMS: 1500}
 		must(t, s.Apply(ctx, store.Change{Run: &got, RunMustBeOpen: true}))
+		if back, _ := s.GetRun(ctx, got.ID); back.Verify == nil || *back.Verify != *got.Verify {
+			t.Fatalf("verify written %+v, read back %+v", got.Verify, back.Verify)
+		}
 		ids = append(ids, got.ID)
 	}
 	since := time.Now().Add(-90 * time.Second)
