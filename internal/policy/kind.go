@@ -32,8 +32,8 @@ const (
 	// KindVerifyFailed: the agent exited cleanly (or said it was done) but
 	// the verify step's checks failed in its workspace.
 	KindVerifyFailed Kind = "verify_failed"
-	KindUnknown       Kind = "unknown"
-	KindNoProgress    Kind = "no_progress"
+	KindUnknown      Kind = "unknown"
+	KindNoProgress   Kind = "no_progress"
 	// KindRepeatedFailure is a block reason's kind (repeat.go): the same
 	// failure again on a card with nothing changed; the runs keep the kind
 	// they were classified as.
