@@ -138,9 +138,17 @@ func inputSpec(raw []byte) operator.Input {
 	return operator.Input{Spec: &r}
 }
 
-// claimAndStartNoRun claims a card exactly as the dispatcher does but does
-// not start the agent, so a test can route the open run by hand.
-func (d *Dispatcher) claimAndStartNoRun(ctx context.Context, c board.Card) error {
+// claimNoRun claims c for d exactly as the dispatcher does but does not
+// start the agent, so a test can route the open run by hand; it returns the
+// card as claimed.
+func (w *world) claimNoRun(d *Dispatcher, c board.Card) board.Card {
+	w.t.Helper()
+	ctx := context.Background()
+	cur, _ := w.st.GetCard(ctx, c.ID)
 	d.startHook = func(board.Card, board.Run) bool { return false }
-	return d.claimAndStart(ctx, c, "sim", false)
+	if err := d.claimAndStart(ctx, cur, "sim", false); err != nil {
+		w.t.Fatal(err)
+	}
+	cur, _ = w.st.GetCard(ctx, c.ID)
+	return cur
 }

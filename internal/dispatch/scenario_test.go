@@ -108,11 +108,7 @@ func TestStaleOwnerWritesNothing(t *testing.T) {
 	c := w.add("taken over", "", `{}`)
 	d := w.dispatcher("n1")
 	ctx := context.Background()
-	cur, _ := w.st.GetCard(ctx, c.ID)
-	if err := d.claimAndStartNoRun(ctx, cur); err != nil {
-		t.Fatal(err)
-	}
-	cur, _ = w.st.GetCard(ctx, c.ID)
+	cur := w.claimNoRun(d, c)
 	stale := *cur.Claim
 	open := w.runs(c.ID)[0]
 	// Another node recovers the card (its lease "expired").

@@ -100,11 +100,7 @@ func TestRecoveredRunRoutesInItsTrace(t *testing.T) {
 	c := w.add("claimed, then its owner restarts", "", `{}`)
 	d := w.dispatcher("n1")
 	ctx := context.Background()
-	cur, _ := w.st.GetCard(ctx, c.ID)
-	if err := d.claimAndStartNoRun(ctx, cur); err != nil {
-		t.Fatal(err)
-	}
-	cur, _ = w.st.GetCard(ctx, c.ID)
+	cur := w.claimNoRun(d, c)
 	if err := d.recoverCard(ctx, cur, true); err != nil {
 		t.Fatal(err)
 	}
