@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/operator"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/store"
 )
@@ -68,4 +70,44 @@ func TestExplainNamesTheProbeCardByIdentifier(t *testing.T) {
 		}
 	}
 	t.Fatalf("no check names the probe card: %+v", e.Checks)
+}
+
+// TestExplainSaysWhatTheNextAttemptHas: a card that failed and waits on its
+// retry has nothing new until a person gives it something: explain says
+// so, then names the comment, then the edited title.
+func TestExplainSaysWhatTheNextAttemptHas(t *testing.T) {
+	w := newWorldFrom(t, worldWorkflow(5).Set("policy", "backoff: {base: 1h, max: 1h, jitter: 0}"))
+	ctx := context.Background()
+	c := w.add("fails once", "sim", `{"sim":["agent_failed","succeeded"]}`)
+	d := w.dispatcher("n1")
+	stop := w.run(d)
+	w.waitFor(c.Identifier, "waiting on its retry", func(c board.Card) bool { return c.NextAttemptAt != nil && c.Claim == nil })
+	stop()
+	fresh := func() *Fresh {
+		t.Helper()
+		e, err := Explain(ctx, w.st, w.cfg, c.Identifier, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Fresh == nil {
+			t.Fatalf("explain of a card waiting on its retry has no next_attempt_new: %+v", e)
+		}
+		return e.Fresh
+	}
+	if f := fresh(); len(f.Changed) != 0 || !strings.Contains(f.Text, "nothing new since attempt 1") || f.Repeats != 1 || f.RepeatCap != 3 {
+		t.Errorf("before any change: %+v", f)
+	}
+	if _, err := w.ops.Comment(ctx, c.ID, "the fixture moved to testdata/v2"); err != nil {
+		t.Fatal(err)
+	}
+	if f := fresh(); len(f.Changed) != 1 || !strings.Contains(f.Text, "something new") || !strings.Contains(f.Changed[0], "comment") {
+		t.Errorf("after a comment: %+v", f)
+	}
+	title := "fails once, now with a better title"
+	if _, err := w.ops.Edit(ctx, c.ID, operator.Input{Title: &title}); err != nil {
+		t.Fatal(err)
+	}
+	if f := fresh(); len(f.Changed) != 2 || !strings.Contains(f.Changed[0], "the card's title, body, spec or labels") {
+		t.Errorf("after a title edit: %+v", f)
+	}
 }

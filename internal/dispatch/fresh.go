@@ -63,6 +63,13 @@ func freshness(ctx context.Context, st store.Store, cfg *config.Config, c board.
 	}
 	f.Repeats = policy.Repeats(ordered(runs, last), changes)
 	f.Text = freshText(f, last, c)
+	bs, err := readBreakers(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	if b := bs[profile]; last.Fingerprint != "" && b.Fingerprint == last.Fingerprint && b.State != policy.BreakerClosed {
+		f.Text = fmt.Sprintf("the card waits on agent profile %s, held for the failure its last attempt showed on other cards too (%s); it runs again once a probe passes, and the held runs do not count", profile, b.Shape)
+	}
 	return f, nil
 }
 

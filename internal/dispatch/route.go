@@ -148,9 +148,10 @@ type routeFacts struct {
 	stored   board.Run   // the run as stored: the agent's report is on it
 	history  []board.Run // every run of the card's current retry epoch
 	breakers map[string]breaker
-	// For a counted failure: the profile's runs finished within the
-	// correlation window (a hold, policy.HoldFor) and when a human acted on
-	// the card in this epoch (the repeat cap).
+	// For a counted failure: the profile's runs of its fingerprint within
+	// the correlation window and its latest success since the first of them
+	// (a hold, policy.HoldFor), and when a human acted on the card in this
+	// epoch (the repeat cap).
 	peers   []policy.Peer
 	changes []time.Time
 }
@@ -179,7 +180,7 @@ func readRoute(ctx context.Context, st store.Store, pc policy.Config, req routeR
 		return f, nil
 	}
 	if pc.CorrelationOn() {
-		if f.peers, err = readPeers(ctx, st, f.stored, now.Add(-pc.CorrelationWindow)); err != nil {
+		if f.peers, err = readPeers(ctx, st, f.stored, fp, now.Add(-pc.CorrelationWindow)); err != nil {
 			return f, err
 		}
 	}
@@ -200,13 +201,25 @@ func failureOf(req routeReq, stored board.Run) (policy.Classification, string) {
 	return cls, policy.Fingerprint(cls.Kind, cls.Message, exit)
 }
 
-// readPeers are the runs of run's profile that finished since, other than
-// run itself, with their cards' identifiers.
-func readPeers(ctx context.Context, st store.Store, run board.Run, since time.Time) ([]policy.Peer, error) {
-	runs, err := st.ListRuns(ctx, store.RunFilter{Agent: run.Agent, FinishedSince: &since})
+// readPeers are the runs of run's profile that finished since with
+// fingerprint fp, other than run itself, with their cards' identifiers, and
+// the profile's latest success after the first of them, if any.
+func readPeers(ctx context.Context, st store.Store, run board.Run, fp string, since time.Time) ([]policy.Peer, error) {
+	runs, err := st.ListRuns(ctx, store.RunFilter{Agent: run.Agent, Fingerprint: fp, FinishedSince: &since})
 	if err != nil || len(runs) == 0 {
 		return nil, err
 	}
+	first := since
+	for _, r := range runs {
+		if r.FinishedAt != nil && (first == since || r.FinishedAt.Before(first)) {
+			first = *r.FinishedAt
+		}
+	}
+	ok, err := st.ListRuns(ctx, store.RunFilter{Agent: run.Agent, Outcome: board.OutcomeSucceeded, FinishedSince: &first, Newest: true, Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	runs = append(runs, ok...)
 	var ids []string
 	seen := map[string]bool{}
 	for _, r := range runs {

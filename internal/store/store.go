@@ -245,6 +245,8 @@ type RunFilter struct {
 	Agent         string
 	Fingerprint   string
 	FinishedSince *time.Time
+	// Outcome keeps the runs that ended so ("" any).
+	Outcome board.Outcome
 	Limit         int // 0 = no limit; newest first when set with Newest
 	Newest        bool
 }

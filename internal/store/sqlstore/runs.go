@@ -150,6 +150,10 @@ func (d *DB) ListRuns(ctx context.Context, f store.RunFilter) ([]board.Run, erro
 		where = append(where, "finished_at >= ?")
 		args = append(args, ms(*f.FinishedSince))
 	}
+	if f.Outcome != "" {
+		where = append(where, "outcome = ?")
+		args = append(args, string(f.Outcome))
+	}
 	q := `SELECT ` + runCols + ` FROM runs`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")

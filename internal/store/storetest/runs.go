@@ -244,6 +244,12 @@ func testRunFingerprints(t *testing.T, s store.Store) {
 	if len(recent) != 1 || recent[0].ID != ids[2] {
 		t.Fatalf("claude's runs finished since %s = %+v, want only the third", since, recent)
 	}
+	if ok, _ := s.ListRuns(ctx, store.RunFilter{Agent: "claude", Outcome: board.OutcomeSucceeded}); len(ok) != 0 {
+		t.Fatalf("claude's succeeded runs = %+v, want none", ok)
+	}
+	if failed, _ := s.ListRuns(ctx, store.RunFilter{Agent: "claude", Outcome: board.OutcomeFailed}); len(failed) != 2 {
+		t.Fatalf("claude's failed runs = %+v, want two", failed)
+	}
 	open := board.Run{}
 	{
 		c := mkCard(t, s, "open", "ready")
