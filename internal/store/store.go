@@ -247,8 +247,8 @@ type RunFilter struct {
 	FinishedSince *time.Time
 	// Outcome keeps the runs that ended so ("" any).
 	Outcome board.Outcome
-	Limit         int // 0 = no limit; newest first when set with Newest
-	Newest        bool
+	Limit   int // 0 = no limit; newest first when set with Newest
+	Newest  bool
 }
 
 // EventFilter selects events with Seq > SinceSeq, oldest first.
