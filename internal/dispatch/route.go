@@ -198,7 +198,7 @@ func failureOf(req routeReq, stored board.Run) (policy.Classification, string) {
 	if req.res != nil && !req.res.Signals.Signaled {
 		exit = req.res.Signals.ExitCode
 	}
-	return cls, policy.Fingerprint(cls.Kind, cls.Message, exit)
+	return cls, policy.FingerprintOf(cls, exit)
 }
 
 // readPeers are the runs of run's profile that finished since with

@@ -107,6 +107,18 @@ func Informative(fp string) bool {
 	return ok && rest != "" && !strings.HasPrefix(rest, "exit")
 }
 
+// FingerprintOf is the fingerprint of a verdict: made from its message,
+// except for a verdict that rests on an exit code alone (an agent that
+// failed with no error text: Classify's message then is drover's own words,
+// the same for every such failure), which is fingerprinted by its exit.
+func FingerprintOf(c Classification, exitCode int) string {
+	msg := c.Message
+	if c.Kind == KindAgentFailed && (strings.HasPrefix(c.Source, "exit_code:") || c.Source == "signal") {
+		msg = ""
+	}
+	return Fingerprint(c.Kind, msg, exitCode)
+}
+
 // FingerprintKind is the kind a fingerprint was made for.
 func FingerprintKind(fp string) Kind {
 	k, _, _ := strings.Cut(fp, ":")

@@ -41,6 +41,14 @@ func TestFingerprintFoldsWhatDiffersBetweenOccurrences(t *testing.T) {
 	if Informative(Fingerprint(KindAgentFailed, "", 1)) || Informative(Fingerprint(KindAgentFailed, " \n ", -1)) || !Informative(Fingerprint(KindAgentFailed, "x", 1)) || Informative("") {
 		t.Error("only a fingerprint made of text is informative")
 	}
+	noText := Classify(Signals{AgentKind: "command", ExitCode: 1}, nil)
+	if fp := FingerprintOf(noText, 1); Informative(fp) {
+		t.Errorf("a failure with no error text (%+v) got an informative fingerprint %s", noText, fp)
+	}
+	withText := Classify(Signals{AgentKind: "command", ExitCode: 1, Stderr: "frobnicator quorum lost"}, nil)
+	if fp := FingerprintOf(withText, 1); !Informative(fp) {
+		t.Errorf("a failure with error text (%+v) got %s", withText, fp)
+	}
 	if Fingerprint(KindSucceeded, "fine", 0) != "" {
 		t.Error("success has no fingerprint")
 	}
