@@ -1,0 +1,142 @@
+package policy
+
+// Phrases is the built-in phrase table, tried in order after typed signals
+// and after the structure in the text (an HTTP status, an error type, an
+// errno: see structure.go); the first row that matches wins, so narrower rows
+// come before broader ones. Rows are families of stems with word boundaries,
+// not exact sentences, so that wording that moves between CLI versions still
+// lands right; `unknown` is the answer when nothing matches.
+var Phrases = []Phrase{
+	// Stalls and timeouts, before the broader stream and connection rows.
+	phrase("codex_idle_timeout", `(?i)idle timeout waiting for SSE`, KindStalled,
+		"stream disconnected before completion: idle timeout waiting for SSE",
+		"codex:stall_midstream"),
+	phrase("request_timed_out", `(?i)\brequest timed out\b|\btimed out waiting for (a )?response\b`, KindTimeout,
+		"API Error (Request timed out.) · Retrying in 8 seconds… (attempt 5/10)",
+		"pc006", "pc170", "claude:hang_api_timeout"),
+
+	// Plan usage windows, before quota and the generic rate-limit rows.
+	phrase("claude_usage_limit_epoch", `(?i)Claude AI usage limit reached\|\d{9,11}`, KindUsageLimited,
+		"Claude AI usage limit reached|1762952400",
+		"pc012", "pc014"),
+	// Credit gone, in words that cannot be a usage window: a balance that
+	// affords less than the request (OpenRouter's credit check, whose
+	// advice names "a key with a higher monthly limit", hence before the
+	// usage row), an insufficient balance or credit, a budget spent.
+	phrase("credits_gone", `(?i)\binsufficient[ _](balance|credits?|funds)\b|\brequires more credits\b|\bcan only afford\b|\b(out of|no) (api )?credits( left| remaining)?\b|\bcredits? (exhausted|depleted|used up|ran out)\b|\bpayment required\b|\b(account|balance) (is )?(in arrears|overdue)\b|\barrearage\b|\bbilling[ _](hard[ _])?limit\b|\bbudget (has been |is )?(exceeded|exhausted)\b`, KindQuotaExhausted,
+		"Error: This request requires more credits, or fewer max_tokens. You requested up to 16384 tokens, but can only afford 3919. To increase, visit https://openrouter.ai/settings/credits and upgrade to a paid account",
+		"pc231", "pc232", "pc233", "pc234", "pc235", "pc236", "ho014"),
+	phrase("usage_window", `(?i)\busage[ _]limits?\b|\byou['’]ve hit your (\w+ )?limit\b|\blimits? will reset\b|\b(session|weekly|daily|monthly)\b.{0,30}\b(limit|quota)\b|\blimit reached\b.{0,10}\bresets?\b|(?s:\b(quota|limit)\b.{0,100}\bper day\b)|\bfree limit reached\b`, KindUsageLimited,
+		"You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 9:33 PM.",
+		"pc015", "pc016", "pc017", "pc018", "pc151", "pc152", "pc216", "pc219", "codex:usage_limit", "claude:usage_limit_subscription"),
+
+	// Billing: credit and quota that an operator must top up. A quota the
+	// provider says resets in seconds is a rate limit (Gemini's per-minute
+	// free tier).
+	phrase("quota_retry_seconds", `(?is)\bexceeded your current quota\b.*\b(please )?retry (in|after) \d+(\.\d+)?s\b`, KindRateLimited,
+		"You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_input_token_count, limit: 125000\nPlease retry in 15.002899939s.",
+		"pc156", "gemini:rate_limit_429"),
+	phrase("credit_balance_too_low", `(?i)\bcredit balance (is )?too low\b|\bcredit limit reached\b`, KindQuotaExhausted,
+		"Credit balance is too low",
+		"pc032", "pc033", "pc034", "pc035", "pc036", "claude:credit_balance_too_low"),
+	phrase("quota_exceeded", `(?i)\binsufficient[ _]quota\b|\bexceeded your current quota\b|\bquota exceeded\b.{0,20}\b(plan|billing)\b|\bcheck your plan and billing\b|\bbilling details\b|\b(request|credit|token|spend(ing)?) budget (is |has been )?(exhausted|exceeded|used up)\b`, KindQuotaExhausted,
+		"Quota exceeded. Check your plan and billing details.",
+		"pc150", "pc157", "pc158", "pc160", "pc163", "pc237", "codex:insufficient_quota_sse"),
+
+	// Input too large for the model.
+	phrase("context_window", `(?i)\bprompt is too long\b|\bcontext[ _](window|length)\b|ContextWindowExceeded|\bmaximum context length\b|\bexceeds? (the )?context limit\b|\blonger than the model's context length\b|\binput tokens exceed the configured limit\b|\bexceeds the maximum number of tokens\b|\bran out of room\b`, KindContextExhausted,
+		"Prompt is too long · the request is ~215384 tokens (limit 200000) but this conversation is only ~1536 tokens",
+		"pc093", "pc097", "pc098", "pc103", "pc201", "claude:prompt_too_long", "codex:context_length_exceeded", "ho019"),
+
+	// The model's answer hit its output cap inside the run.
+	phrase("claude_max_output_tokens", `(?i)response exceeded the \d+ output token maximum`, KindAgentFailed,
+		"API Error: Claude's response exceeded the 64000 output token maximum. To configure this behavior, set the CLAUDE_CODE_MAX_OUTPUT_TOKENS environment variable.",
+		"pc094", "pc095", "claude:max_output_tokens"),
+
+	// Configuration: the same for every card until an operator changes it.
+	phrase("max_tokens_over_cap", `(?i)\bmax_tokens: \d+ > \d+`, KindConfigError,
+		`API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: 128001 > 128000, which is the maximum allowed number of output tokens for claude-opus-4-6"}}`,
+		"pc096"),
+	phrase("model_missing", "(?is)\\bmodels?\\b.{0,80}?\\b(does not exist|doesn['’]t exist|not found|was not found|is not supported)\\b|\\bissue with the selected model\\b|\\brequested entity was not found\\b|\\bLLM Provider NOT provided\\b|\\b(model_not_found|not_found_error|ProviderInitError|ProviderModelNotFoundError)\\b", KindConfigError,
+		"The model `gpt-nonexistent-9` does not exist or you do not have access to it.",
+		"pc139", "pc188", "claude:model_not_found", "codex:model_not_found", "ho022"),
+	phrase("claude_unknown_option", `(?im)^error: unknown option\b`, KindConfigError,
+		"error: unknown option '--bogus-flag'",
+		"claude:invalid_flag", "ho044"),
+	phrase("codex_unexpected_argument", `(?im)^error: unexpected argument '`, KindConfigError,
+		"error: unexpected argument '--bogus-flag' found",
+		"codex:invalid_flag"),
+	// An agent CLI that will not run in a directory it does not trust
+	// (codex exec without --skip-git-repo-check, Gemini CLI's folder
+	// trust in headless mode, exit 55): the profile's arguments or the
+	// machine's setup, the same for every card.
+	phrase("untrusted_directory", `(?i)\bnot (inside|running in) a trusted (directory|folder|workspace)\b|\b(folder|directory|workspace) is (not trusted|untrusted)\b|\buntrusted (folder|directory|workspace)\b|--skip-git-repo-check was not specified\b`, KindConfigError,
+		"Not inside a trusted directory and --skip-git-repo-check was not specified.",
+		"pc238", "pc239", "pc240", "pc241"),
+	// The agent's own configuration file does not load: a parse error, a
+	// key of the wrong type, a file its validator refuses (codex's
+	// config.toml, Gemini CLI's settings.json, opencode's opencode.json).
+	phrase("config_file", `(?i)\b(error|failed to|unable to|could not|cannot) (load|loading|parse|parsing|read|reading)( the| your)? (config(uration)?|settings)( file)?\b|\binvalid configuration\b|\bconfiguration is invalid\b|\bconfig(uration)? file (at \S+ )?is invalid\b|\bTOML parse error\b|\bconfig\.toml:\d+:\d+\b|(?s:\b(settings|config|opencode)\.jsonc?\b.{0,300}\bis not valid JSON\b)|\bplease fix the configuration\b`, KindConfigError,
+		"failed to load configuration: /Users/xxx/.codex/config.toml:228:1: invalid type: map, expected a sequence.",
+		"pc242", "pc243", "pc244", "pc245", "pc246", "pc247", "pc248", "pc249", "pc251"),
+	phrase("claude_stream_json_needs_verbose", `(?i)--output-format=stream-json requires --verbose`, KindConfigError,
+		"Error: When using --print, --output-format=stream-json requires --verbose",
+		"claude:stream_json_without_verbose"),
+	phrase("claude_empty_prompt", `(?i)input must be provided either through stdin or as a prompt argument`, KindInvalidInput,
+		"Error: Input must be provided either through stdin or as a prompt argument when using --print",
+		"claude:empty_prompt"),
+
+	// Refusals.
+	phrase("claude_usage_policy", `(?i)\bviolate\s+our\s+usage\s+policy\b`, KindRefused,
+		"API Error: Claude Code is unable to respond to this request, which appears to violate our Usage Policy (https://www.anthropic.com/legal/aup). Try rephrasing the request in a new session or change your model.",
+		"pc178", "pc179", "pc180", "pc181", "pc182", "claude:refusal"),
+	phrase("codex_cyber_policy", `(?i)flagged for possible cybersecurity risk`, KindRefused,
+		"This request has been flagged for possible cybersecurity risk.",
+		"codex:cyber_policy"),
+
+	// Limits inside the run.
+	phrase("claude_max_turns", `(?i)reached maximum number of turns`, KindMaxTurns,
+		"Reached maximum number of turns (1)",
+		"claude:max_turns"),
+
+	// A tool or sandbox denial inside the agent: this card's permissions,
+	// not the key (kept before the account row, so a 403 that says it was a
+	// file or a sandbox stays the card's).
+	phrase("tool_permission", `(?i)\bpermission denied \(os error 13\)|\bEACCES\b|\boperation not permitted\b|\bsandbox (denied|denial|blocked|prevented)\b|\b(blocked|denied) by (the )?sandbox\b|\brejected by (the )?(user|sandbox|approval policy)\b|\b(error running )?landlock\b|\bsandbox is blocking\b|\bretry without (the )?sandbox\b|\brequested permissions? to (use|edit|write|read|run|execute)\b|\bhaven['’]?t granted it yet\b`, KindPermissionDenied,
+		"  └ /opt/homebrew/Library/Homebrew/cmd/shellenv.sh: line 18: /bin/ps: Operation not permitted", "ho045", "pc254", "pc255"),
+
+	// The key or account may not use this API (HTTP 403): every card of the
+	// profile fails alike, so it pauses the profile. Before the credentials
+	// row ("Failed to authenticate. API Error: 403").
+	phrase("account_forbidden", `(?i)\bnot authorized to use this\b|\bonly accepts requests from\b|\bcan only be used from within\b|\b(key|account|organi[sz]ation|token|project) does not have (permission|access)\b|\bFailed to authenticate\. API Error: 403\b|\bunexpected status 403\b|\b(country|region|territory)\b.{0,30}\bnot supported\b|\bunsupported_country_region_territory\b|\b403 Forbidden\b`, KindAuthFailed,
+		"Failed to authenticate. API Error: 403 Your API key does not have permission to use the specified resource.",
+		"pc076", "pc171", "pc172", "claude:permission_403", "codex:permission_403"),
+
+	// Credentials: missing, wrong or expired. A missing key variable is the
+	// credential the CLI did not get (drover passes only the variables a kind
+	// documents plus env_passthrough).
+	phrase("credentials", `(?i)\btoken (has |is )?(been )?expired\b|\bno refresh token\b|\binvalid (x-)?api[ -]key\b|\bapi[ -]key (is )?(invalid|not valid|expired|revoked)\b|\bapi key not (valid|found)\b|\bincorrect api key\b|\bmissing (\w+ )?api key\b|\bmissing environment variable\b|\bcould not resolve authentication method\b|\bnot logged in\b|\binvalid authentication credentials\b|\bmissing bearer\b|\bauthentication (did not complete|failed)\b|\brequire(s)? authentication\b|\bfailed to authenticate\b|\bunauthorized\b|\bcould not be refreshed\b|\bfailed to refresh (the |your )?token\b|\b(sign|log) in again\b`, KindAuthFailed,
+		"Invalid API key · Fix external API key",
+		"pc020", "pc022", "pc027", "pc037", "pc039", "pc106", "pc141", "pc195", "pc205", "pc209", "pc211", "pc214", "claude:auth_401", "claude:missing_api_key", "codex:auth_401", "codex:builtin_provider_missing_api_key", "ho018", "ho037"),
+
+	// Network: the request never got an answer from a server. The fix is on
+	// the operator's side (proxy, DNS, firewall), not the provider's.
+	phrase("transport", `(?i)\bfetch failed\b|\bconnection error\b|\berror sending request for url\b|\bunable to connect\b|\bfailed to connect\b|\bcould not resolve host\b|\bsocket (connection was closed|hang up)\b|\bgetaddrinfo\b|\bconnection (refused|reset)\b|\bconnection to the API was lost\b|\bno such host\b|\bfailed to lookup address information\b|\bname or service not known\b|\btemporary failure in name resolution\b|\bTLS handshake timeout\b|\bi/o timeout\b|\b(network|transport) error\b|"\S*": EOF\b|\b(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNABORTED|EPIPE|UND_ERR_[A-Z_]+|ConnectionRefused|FailedToOpenSocket)\b`, KindNetwork,
+		"curl: (6) Could not resolve host: api.example.com",
+		"pc060", "pc062", "pc064", "pc068", "pc079", "pc083", "pc167", "pc208", "claude:dns_failure"),
+
+	// Rate limits: wait and retry, the card's budget untouched.
+	phrase("rate_limit", `(?i)\brate[ _-]?limit(s|ed)?\b|\btoo many requests\b|\bresource (has been )?exhausted\b|\brequest rejected \(429\)|\b429 status code\b|(?s:\b(quota|limit)\b.{0,100}\bper minute\b)`, KindRateLimited,
+		"API Error: Request rejected (429) · This request would exceed the rate limit for your organization (1f3e2a4b-0000-4000-8000-fakefakefake) of 30,000 input tokens per minute.",
+		"pc013", "pc048", "pc109", "pc110", "pc130", "pc135", "claude:rate_limit_429", "codex:builtin_provider_rate_limit", "ho002", "ho009", "ho010"),
+
+	// Provider trouble: overload, capacity, 5xx wording, streams the server cut.
+	phrase("provider_trouble", `(?i)\boverloaded\b|\bat capacity\b|\bhigh demand\b|\bserver[- ]side issue\b|\binternal server error\b|\bserver error\b|\bservice unavailable\b|\btemporarily unavailable\b|\bbad gateway\b|\bgateway timeout\b|\btry your request again\b|\bstream disconnected before completion\b|\bstream closed before\b|\bunexpected EOF\b|\bprovider returned error\b|\ban error occurred while processing your request\b|\bno (healthy )?(models|deployments|upstreams) available\b`, KindProviderUnavailable,
+		"API Error: Repeated 529 Overloaded errors. The API is at capacity — this is usually temporary. Try again in a moment.",
+		"pc001", "pc003", "pc009", "pc042", "pc044", "pc121", "pc183", "pc186", "claude:overloaded_529", "ho042"),
+
+	// A request the API rejected as malformed: the card's input, not the setup.
+	phrase("bad_request", `(?i)\binvalid_request_error\b|\bINVALID_ARGUMENT\b|\bbad request\b|\brequest contains an invalid argument\b|\bno tool call found\b`, KindInvalidInput,
+		`Error from provider (Console): Upstream request failed: [invalid_request_error] reasoning `+"`encrypted_content`"+` was not issued to this caller`,
+		"pc066", "pc075", "pc117", "pc119"),
+}
