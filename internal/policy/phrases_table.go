@@ -60,16 +60,13 @@ var Phrases = []Phrase{
 	phrase("model_missing", "(?is)\\bmodels?\\b.{0,80}?\\b(does not exist|doesn['’]t exist|not found|was not found|is not supported)\\b|\\bissue with the selected model\\b|\\brequested entity was not found\\b|\\bLLM Provider NOT provided\\b|\\b(model_not_found|not_found_error|ProviderInitError|ProviderModelNotFoundError)\\b", KindConfigError,
 		"The model `gpt-nonexistent-9` does not exist or you do not have access to it.",
 		"pc139", "pc188", "claude:model_not_found", "codex:model_not_found", "ho022"),
-	phrase("claude_unknown_option", `(?im)^error: unknown option\b`, KindConfigError,
+	// The CLI's argument parser refused its command line: an option or
+	// argument it does not know (commander, clap, yargs, cobra, argparse),
+	// or the usage it prints instead of running (yargs' Options: block with
+	// -h, --help). The profile's args, the same for every card.
+	phrase("cli_usage", `(?im)^error: unknown option\b|^error: unexpected argument '|^unknown arguments?: |^(error: )?unknown (shorthand )?flag: |^error: unrecognized arguments?:|(?ms:^(?:Options|Flags):\s*$.*^\s+-h, --help\b)`, KindConfigError,
 		"error: unknown option '--bogus-flag'",
-		"claude:invalid_flag", "ho044"),
-	phrase("codex_unexpected_argument", `(?im)^error: unexpected argument '`, KindConfigError,
-		"error: unexpected argument '--bogus-flag' found",
-		"codex:invalid_flag"),
-	// An agent CLI that will not run in a directory it does not trust
-	// (codex exec without --skip-git-repo-check, Gemini CLI's folder
-	// trust in headless mode, exit 55): the profile's arguments or the
-	// machine's setup, the same for every card.
+		"claude:invalid_flag", "ho044", "codex:invalid_flag", "gemini:invalid_flag", "gemini:0.55.1-invalid_flag", "opencode:invalid_flag", "opencode:1.3.2-invalid_flag"),
 	phrase("untrusted_directory", `(?i)\bnot (inside|running in) a trusted (directory|folder|workspace)\b|\b(folder|directory|workspace) is (not trusted|untrusted)\b|\buntrusted (folder|directory|workspace)\b|--skip-git-repo-check was not specified\b`, KindConfigError,
 		"Not inside a trusted directory and --skip-git-repo-check was not specified.",
 		"pc238", "pc239", "pc240", "pc241"),

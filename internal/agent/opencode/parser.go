@@ -24,6 +24,11 @@ type Parser struct {
 	s        policy.Structured
 	lastLine string
 	bad      jsonl.Problems // lines that were not events
+	// text: the output is not JSON events at all (the first line was not
+	// one): opencode printed text (its usage for an argument it refused,
+	// or a run without --format json). Its lines are then the output
+	// classification reads as text, not bad events.
+	text bool
 }
 
 // NewParser returns an empty parser.
@@ -69,9 +74,18 @@ type toolState struct {
 }
 
 // Feed reads one stdout line. It never panics; a line that is not a JSON
-// event is recorded in Structured().ParseErrors and otherwise ignored.
+// event is recorded in Structured().ParseErrors and otherwise ignored,
+// unless the output began with text (opencode's usage, a text-mode run):
+// then nothing in it is structured, and classification reads the text.
 func (p *Parser) Feed(line []byte) {
 	defer p.bad.Recover(line)
+	if t := bytes.TrimSpace(line); p.text || (!p.s.Present && len(t) > 0 && t[0] != '{') {
+		p.text = true
+		if len(t) > 0 {
+			p.lastLine = excerpt.Clip(string(t), 200)
+		}
+		return
+	}
 	var ev event
 	if !jsonl.Start(&p.bad, &p.s, line, &ev, func() string { return ev.SessionID }) {
 		return
