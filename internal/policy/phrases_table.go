@@ -26,9 +26,15 @@ var Phrases = []Phrase{
 	phrase("credits_gone", `(?i)\binsufficient[ _](balance|credits?|funds)\b|\brequires more credits\b|\bcan only afford\b|\b(out of|no) (api )?credits( left| remaining)?\b|\bcredits? (exhausted|depleted|used up|ran out)\b|\bpayment required\b|\b(account|balance) (is )?(in arrears|overdue)\b|\barrearage\b|\bbilling[ _](hard[ _])?limit\b|\bbudget (has been |is )?(exceeded|exhausted)\b`, KindQuotaExhausted,
 		"Error: This request requires more credits, or fewer max_tokens. You requested up to 16384 tokens, but can only afford 3919. To increase, visit https://openrouter.ai/settings/credits and upgrade to a paid account",
 		"pc231", "pc232", "pc233", "pc234", "pc235", "pc236", "ho014"),
-	phrase("usage_window", `(?i)\busage[ _]limits?\b|\byou['’]ve hit your (\w+ )?limit\b|\blimits? will reset\b|\b(session|weekly|daily|monthly)\b.{0,30}\b(limit|quota)\b|\blimit reached\b.{0,10}\bresets?\b|(?s:\b(quota|limit)\b.{0,100}\bper day\b)|\bfree limit reached\b`, KindUsageLimited,
+	// A quota or capacity the provider says comes back within seconds is a
+	// rate limit (Google's "You have exhausted your capacity on this model.
+	// Your quota will reset after 53s."); before the usage row.
+	phrase("quota_reset_seconds", `(?i)\b(quota|capacity|limit)\b.{0,80}\breset(s)?\s+(after|in)\s+\d+(\.\d+)?\s?(ms|s|secs?|seconds?)\b`, KindRateLimited,
+		"You have exhausted your capacity on this model. Your quota will reset after 53s.",
+		"hb089", "hb093"),
+	phrase("usage_window", `(?i)\busage[ _]limits?\b|\byou['’]ve hit your (\w+ )?limit\b|\blimits? will reset\b|\b(session|weekly|daily|monthly)\b.{0,30}\b(limit|quota)\b|\blimit reached\b.{0,10}\bresets?\b|(?s:\b(quota|limit)\b.{0,100}\bper day\b)|\bfree limit reached\b|\breset(s)?\s+(after|in)\s+\d+\s?h(ours?)?(\d|\b)|\bquotaId\W+\w*PerDay`, KindUsageLimited,
 		"You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 9:33 PM.",
-		"pc015", "pc016", "pc017", "pc018", "pc151", "pc152", "pc216", "pc219", "codex:usage_limit", "claude:usage_limit_subscription"),
+		"pc015", "pc016", "pc017", "pc018", "pc151", "pc152", "pc216", "pc219", "codex:usage_limit", "claude:usage_limit_subscription", "hb009", "hb090"),
 
 	// Billing: credit and quota that an operator must top up. A quota the
 	// provider says resets in seconds is a rate limit (Gemini's per-minute
@@ -73,9 +79,9 @@ var Phrases = []Phrase{
 	// The agent's own configuration file does not load: a parse error, a
 	// key of the wrong type, a file its validator refuses (codex's
 	// config.toml, Gemini CLI's settings.json, opencode's opencode.json).
-	phrase("config_file", `(?i)\b(error|failed to|unable to|could not|cannot) (load|loading|parse|parsing|read|reading)( the| your)? (config(uration)?|settings)( file)?\b|\binvalid configuration\b|\bconfiguration is invalid\b|\bconfig(uration)? file (at \S+ )?is invalid\b|\bTOML parse error\b|\bconfig\.toml:\d+:\d+\b|(?s:\b(settings|config|opencode)\.jsonc?\b.{0,300}\bis not valid JSON\b)|\bplease fix the configuration\b`, KindConfigError,
+	phrase("config_file", `(?i)\b(error|failed to|unable to|could not|cannot) (load|loading|parse|parsing|read|reading)( the| your)? (config(uration)?|settings)( file)?\b|\binvalid configuration\b|\bconfiguration is invalid\b|\bconfig(uration)? file (at \S+ )?is invalid\b|\bTOML parse error\b|\bconfig\.toml:\d+:\d+\b|(?s:\b(settings|config|opencode)\.jsonc?\b.{0,300}\bis not valid JSON\b)|\bplease fix the configuration\b|\binvalid (settings|config)\b|\berror in \S*(settings|config)\.jsonc?\b|\b(harness|plugin|extension|runtime)\b.{0,40}\bis not (registered|installed)\b`, KindConfigError,
 		"failed to load configuration: /Users/xxx/.codex/config.toml:228:1: invalid type: map, expected a sequence.",
-		"pc242", "pc243", "pc244", "pc245", "pc246", "pc247", "pc248", "pc249", "pc251"),
+		"pc242", "pc243", "pc244", "pc245", "pc246", "pc247", "pc248", "pc249", "pc251", "hb046", "hb079", "hb081"),
 	phrase("claude_stream_json_needs_verbose", `(?i)--output-format=stream-json requires --verbose`, KindConfigError,
 		"Error: When using --print, --output-format=stream-json requires --verbose",
 		"claude:stream_json_without_verbose"),
@@ -84,9 +90,9 @@ var Phrases = []Phrase{
 		"claude:empty_prompt"),
 
 	// Refusals.
-	phrase("claude_usage_policy", `(?i)\bviolate\s+our\s+usage\s+policy\b`, KindRefused,
+	phrase("claude_usage_policy", `(?i)\bviolate\s+our\s+usage\s+policy\b|\bsafeguards? (flagged|blocked|triggered)\b|\bflagged (this|the|your) (message|request|content)\b`, KindRefused,
 		"API Error: Claude Code is unable to respond to this request, which appears to violate our Usage Policy (https://www.anthropic.com/legal/aup). Try rephrasing the request in a new session or change your model.",
-		"pc178", "pc179", "pc180", "pc181", "pc182", "claude:refusal"),
+		"pc178", "pc179", "pc180", "pc181", "pc182", "claude:refusal", "hb083"),
 	phrase("codex_cyber_policy", `(?i)flagged for possible cybersecurity risk`, KindRefused,
 		"This request has been flagged for possible cybersecurity risk.",
 		"codex:cyber_policy"),
@@ -102,35 +108,41 @@ var Phrases = []Phrase{
 	phrase("tool_permission", `(?i)\bpermission denied \(os error 13\)|\bEACCES\b|\boperation not permitted\b|\bsandbox (denied|denial|blocked|prevented)\b|\b(blocked|denied) by (the )?sandbox\b|\brejected by (the )?(user|sandbox|approval policy)\b|\b(error running )?landlock\b|\bsandbox is blocking\b|\bretry without (the )?sandbox\b|\brequested permissions? to (use|edit|write|read|run|execute)\b|\bhaven['’]?t granted it yet\b`, KindPermissionDenied,
 		"  └ /opt/homebrew/Library/Homebrew/cmd/shellenv.sh: line 18: /bin/ps: Operation not permitted", "ho045", "pc254", "pc255"),
 
+	// The account, organisation or key was disabled, suspended or revoked:
+	// every card of the profile fails alike until a human acts (Anthropic
+	// answers a disabled organisation with a 400 invalid_request_error).
+	phrase("account_disabled", `(?i)\b(organi[sz]ation|account|workspace|project|api key|key|subscription)\b[^.\n]{0,20}?\b(has been|is|was|got)( been)? (disabled|suspended|deactivated|banned|revoked|terminated)\b|\bhas disabled\b[^.\n]{0,60}\baccess\b`, KindAuthFailed,
+		"API Error: 400 This organization has been disabled.",
+		"hb067", "hb068", "hb069"),
 	// The key or account may not use this API (HTTP 403): every card of the
 	// profile fails alike, so it pauses the profile. Before the credentials
 	// row ("Failed to authenticate. API Error: 403").
-	phrase("account_forbidden", `(?i)\bnot authorized to use this\b|\bonly accepts requests from\b|\bcan only be used from within\b|\b(key|account|organi[sz]ation|token|project) does not have (permission|access)\b|\bFailed to authenticate\. API Error: 403\b|\bunexpected status 403\b|\b(country|region|territory)\b.{0,30}\bnot supported\b|\bunsupported_country_region_territory\b|\b403 Forbidden\b`, KindAuthFailed,
+	phrase("account_forbidden", `(?i)\bnot authorized to use this\b|\b(token|key|account)\b.{0,10}\bnot (allowed|permitted|authorized) to (access|use)\b|\bonly accepts requests from\b|\bcan only be used from within\b|\b(key|account|organi[sz]ation|token|project) does not have (permission|access)\b|\bFailed to authenticate\. API Error: 403\b|\bunexpected status 403\b|\b(country|region|territory)\b.{0,30}\bnot supported\b|\bunsupported_country_region_territory\b|\b403 Forbidden\b`, KindAuthFailed,
 		"Failed to authenticate. API Error: 403 Your API key does not have permission to use the specified resource.",
-		"pc076", "pc171", "pc172", "claude:permission_403", "codex:permission_403"),
+		"pc076", "pc171", "pc172", "claude:permission_403", "codex:permission_403", "hb050"),
 
 	// Credentials: missing, wrong or expired. A missing key variable is the
 	// credential the CLI did not get (drover passes only the variables a kind
 	// documents plus env_passthrough).
-	phrase("credentials", `(?i)\btoken (has |is )?(been )?expired\b|\bno refresh token\b|\binvalid (x-)?api[ -]key\b|\bapi[ -]key (is )?(invalid|not valid|expired|revoked)\b|\bapi key not (valid|found)\b|\bincorrect api key\b|\bmissing (\w+ )?api key\b|\bmissing environment variable\b|\bcould not resolve authentication method\b|\bnot logged in\b|\binvalid authentication credentials\b|\bmissing bearer\b|\bauthentication (did not complete|failed)\b|\brequire(s)? authentication\b|\bfailed to authenticate\b|\bunauthorized\b|\bcould not be refreshed\b|\bfailed to refresh (the |your )?token\b|\b(sign|log) in again\b`, KindAuthFailed,
+	phrase("credentials", `(?i)\btoken (has |is )?(been )?expired\b|\bno refresh token\b|\binvalid (x-)?api[ -]key\b|\bapi[ -]key (is )?(invalid|not valid|expired|revoked)\b|\bapi key not (valid|found)\b|\bincorrect api key\b|\bmissing (\w+ )?api key\b|\bmissing environment variable\b|\bcould not resolve authentication method\b|\bnot logged in\b|\binvalid authentication credentials\b|\bmissing bearer\b|\bauthentication (did not complete|failed)\b|\brequire(s)? authentication\b|\bfailed to authenticate\b|\bunauthorized\b|\bcould not be refreshed\b|\bfailed to refresh (the |your )?token\b|\b(sign|log) in again\b|\b(not able|unable|could not|couldn['’]t) to authenticate\b|\bcredentials? (are |is )?(not valid|invalid|expired|missing|not found)\b|\b[A-Z][A-Z0-9_]*_(API_KEY|TOKEN)\b.{0,40}\b(not found|not set|is missing|is required|must be set)\b|\bmust specify (the )?[A-Z][A-Z0-9_]*_(API_KEY|TOKEN)\b|\bset an auth(entication)? method\b|\bcould not find\b.{0,40}\b(oauth|credentials?)\b|\breauthenticat(e|ion) is (needed|required)\b|\bopening (the )?(authentication|login) page in your browser\b|\bspawn xdg-open\b`, KindAuthFailed,
 		"Invalid API key · Fix external API key",
-		"pc020", "pc022", "pc027", "pc037", "pc039", "pc106", "pc141", "pc195", "pc205", "pc209", "pc211", "pc214", "claude:auth_401", "claude:missing_api_key", "codex:auth_401", "codex:builtin_provider_missing_api_key", "ho018", "ho037"),
+		"pc020", "pc022", "pc027", "pc037", "pc039", "pc106", "pc141", "pc195", "pc205", "pc209", "pc211", "pc214", "claude:auth_401", "claude:missing_api_key", "codex:auth_401", "codex:builtin_provider_missing_api_key", "ho018", "ho037", "hb004", "hb052", "hb054", "hb055", "hb056", "hb057", "hb058"),
 
 	// Network: the request never got an answer from a server. The fix is on
 	// the operator's side (proxy, DNS, firewall), not the provider's.
-	phrase("transport", `(?i)\bfetch failed\b|\bconnection error\b|\berror sending request for url\b|\bunable to connect\b|\bfailed to connect\b|\bcould not resolve host\b|\bsocket (connection was closed|hang up)\b|\bgetaddrinfo\b|\bconnection (refused|reset)\b|\bconnection to the API was lost\b|\bno such host\b|\bfailed to lookup address information\b|\bname or service not known\b|\btemporary failure in name resolution\b|\bTLS handshake timeout\b|\bi/o timeout\b|\b(network|transport) error\b|"\S*": EOF\b|\b(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNABORTED|EPIPE|UND_ERR_[A-Z_]+|ConnectionRefused|FailedToOpenSocket)\b`, KindNetwork,
+	phrase("transport", `(?i)\bfetch failed\b|\bfailed to fetch\b|\bconnection error\b|\berror sending request for url\b|\bunable to connect\b|\bfailed to connect\b|\bcould not resolve host\b|\bsocket (connection was closed|hang up)\b|\bgetaddrinfo\b|\bconnection (refused|reset)\b|\bconnection to the API was lost\b|\bno such host\b|\bfailed to lookup address information\b|\bname or service not known\b|\btemporary failure in name resolution\b|\bTLS handshake timeout\b|\bi/o timeout\b|\b(network|transport) error\b|"\S*": EOF\b|\b(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNABORTED|EPIPE|UND_ERR_[A-Z_]+|ConnectionRefused|FailedToOpenSocket)\b`, KindNetwork,
 		"curl: (6) Could not resolve host: api.example.com",
-		"pc060", "pc062", "pc064", "pc068", "pc079", "pc083", "pc167", "pc208", "claude:dns_failure"),
+		"pc060", "pc062", "pc064", "pc068", "pc079", "pc083", "pc167", "pc208", "claude:dns_failure", "hb029"),
 
 	// Rate limits: wait and retry, the card's budget untouched.
-	phrase("rate_limit", `(?i)\brate[ _-]?limit(s|ed)?\b|\btoo many requests\b|\bresource (has been )?exhausted\b|\brequest rejected \(429\)|\b429 status code\b|(?s:\b(quota|limit)\b.{0,100}\bper minute\b)`, KindRateLimited,
+	phrase("rate_limit", `(?i)\brate[ _-]?limit(s|ed)?\b|\bexhausted your capacity\b|\btoo many requests\b|\bresource (has been )?exhausted\b|\brequest rejected \(429\)|\b429 status code\b|(?s:\b(quota|limit)\b.{0,100}\bper minute\b)`, KindRateLimited,
 		"API Error: Request rejected (429) · This request would exceed the rate limit for your organization (1f3e2a4b-0000-4000-8000-fakefakefake) of 30,000 input tokens per minute.",
 		"pc013", "pc048", "pc109", "pc110", "pc130", "pc135", "claude:rate_limit_429", "codex:builtin_provider_rate_limit", "ho002", "ho009", "ho010"),
 
 	// Provider trouble: overload, capacity, 5xx wording, streams the server cut.
-	phrase("provider_trouble", `(?i)\boverloaded\b|\bat capacity\b|\bhigh demand\b|\bserver[- ]side issue\b|\binternal server error\b|\bserver error\b|\bservice unavailable\b|\btemporarily unavailable\b|\bbad gateway\b|\bgateway timeout\b|\btry your request again\b|\bstream disconnected before completion\b|\bstream closed before\b|\bunexpected EOF\b|\bprovider returned error\b|\ban error occurred while processing your request\b|\bno (healthy )?(models|deployments|upstreams) available\b`, KindProviderUnavailable,
+	phrase("provider_trouble", `(?i)\boverloaded\b|\bat capacity\b|\bhigh demand\b|\bserver[- ]side issue\b|\binternal server error\b|\bserver error\b|\bservice unavailable\b|\btemporarily unavailable\b|\bbad gateway\b|\bgateway timeout\b|\btry your request again\b|\bstream disconnected before completion\b|\bstream closed before\b|\bunexpected EOF\b|\bprovider returned error\b|\ban error occurred while processing your request\b|\bno (healthy )?(models|deployments|upstreams) available\b|\bno capacity available\b|\bdid not (provide|return) any (assistant )?(messages?|content|output|response)\b|\b(returned|got|received) (an )?empty (response|completion|body)\b`, KindProviderUnavailable,
 		"API Error: Repeated 529 Overloaded errors. The API is at capacity — this is usually temporary. Try again in a moment.",
-		"pc001", "pc003", "pc009", "pc042", "pc044", "pc121", "pc183", "pc186", "claude:overloaded_529", "ho042"),
+		"pc001", "pc003", "pc009", "pc042", "pc044", "pc121", "pc183", "pc186", "claude:overloaded_529", "ho042", "hb066", "hb091"),
 
 	// A request the API rejected as malformed: the card's input, not the setup.
 	phrase("bad_request", `(?i)\binvalid_request_error\b|\bINVALID_ARGUMENT\b|\bbad request\b|\brequest contains an invalid argument\b|\bno tool call found\b`, KindInvalidInput,

@@ -55,13 +55,13 @@ var (
 	famServer    = family{"5xx", KindProviderUnavailable, []Kind{KindTimeout, KindStalled, KindNetwork, KindProviderUnavailable}}
 
 	// Families of tokens that are not HTTP statuses.
-	famDeadline = family{"deadline", KindTimeout, []Kind{KindNetwork, KindTimeout}}                 // a request that got no answer in time
-	famNetwork  = family{"network", KindNetwork, []Kind{KindNetwork}}                               // no server answered: the operator's network
-	famConfig   = family{"config", KindConfigError, []Kind{KindAuthFailed, KindConfigError}}        // the agent's own configuration, the same for every card
-	famSandbox  = family{"sandbox", KindPermissionDenied, []Kind{KindPermissionDenied}}             // a file or sandbox denial inside the agent
-	famDisk     = family{"disk", KindWorkspaceSetup, []Kind{KindWorkspaceSetup}}                    // the machine's disk, not the card
-	famRefusal  = family{"refusal", KindRefused, []Kind{KindRefused}}                               // a content policy declined the request
-	famQuota    = family{"quota", KindQuotaExhausted, []Kind{KindUsageLimited, KindQuotaExhausted}} // credit or budget gone (a 402 in other words)
+	famDeadline = family{"deadline", KindTimeout, []Kind{KindNetwork, KindTimeout}}                      // a request that got no answer in time
+	famNetwork  = family{"network", KindNetwork, []Kind{KindNetwork}}                                    // no server answered: the operator's network
+	famConfig   = family{"config", KindConfigError, []Kind{KindAuthFailed, KindConfigError}}             // the agent's own configuration, the same for every card
+	famSandbox  = family{"sandbox", KindPermissionDenied, []Kind{KindConfigError, KindPermissionDenied}} // a file or sandbox denial inside the agent (its own config file denied: its setup)
+	famDisk     = family{"disk", KindWorkspaceSetup, []Kind{KindWorkspaceSetup}}                         // the machine's disk, not the card
+	famRefusal  = family{"refusal", KindRefused, []Kind{KindRefused}}                                    // a content policy declined the request
+	famQuota    = family{"quota", KindQuotaExhausted, []Kind{KindUsageLimited, KindQuotaExhausted}}      // credit or budget gone (a 402 in other words)
 )
 
 func statusFamily(code int) (family, bool) {

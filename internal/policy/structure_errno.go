@@ -22,5 +22,5 @@ var errnoRows = []tokenRow{
 	// A certificate the client would not trust (a proxy that re-signs
 	// TLS, a missing CA bundle): every card of the profile fails alike
 	// until an operator fixes the setup.
-	shaped(`\b(SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_GET_ISSUER_CERT_LOCALLY|UNABLE_TO_VERIFY_LEAF_SIGNATURE|CERT_HAS_EXPIRED|CERTIFICATE_VERIFY_FAILED)\b|\b(x509: certificate)\b|(?i)\b(self[- ]signed certificate in certificate chain|unable to get local issuer certificate)\b`, famConfig),
+	shaped(`\b(SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_GET_ISSUER_CERT_LOCALLY|UNABLE_TO_VERIFY_LEAF_SIGNATURE|CERT_HAS_EXPIRED|CERTIFICATE_VERIFY_FAILED)\b|\b(x509: certificate)\b|(?i)\b(self[- ]signed certificate|unable to get local issuer certificate|unable to verify the first certificate|certificate verify failed|certificate has expired|SSL certificate problem)\b`, famConfig),
 }

@@ -13,12 +13,13 @@ var statusRes = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)\bAPI Error:? ?\(?(\d{3})\b`),                                     // Claude Code: "API Error: 529 {…}", "API Error (529 {…})"
 	regexp.MustCompile(`(?i)\berror code:? (\d{3})\b`),                                        // Python SDKs (aider, litellm): "Error code: 529 - {…}"
 	regexp.MustCompile(`(?i)\bstatus(?:[_ ]?code)?["']?\s?[:=]?\s?(\d{3})\b`),                 // "unexpected status 401", "last status: 429", "status code 404", "status_code=401", "statusCode: 402", `"status": 401`
-	regexp.MustCompile(`(?i)\bHTTP(?:/\d(?:\.\d)?| ?error| ?status)?:? ?(\d{3})\b`),           // "HTTP 429:", "HTTP/1.1 503", "HTTP Error 401:" (urllib), "HTTPError 403"
-	regexp.MustCompile(`(?i)\berror:? \(?(\d{3})\b`),                                          // "Error: 400 {…}", "API error (429):", "OpenAI API error 402:"
+	regexp.MustCompile(`(?i)\bHTTP(?:/\d(?:\.\d)?"?| ?error| ?status)?:? ?(\d{3})\b`),         // "HTTP 429:", "HTTP/1.1 503", "HTTP Error 401:" (urllib), an access log's `"POST /v1 HTTP/1.1" 401`
+	regexp.MustCompile(`(?i)\berror[:,]? \(?(\d{3})\b`),                                       // "Error: 400 {…}", "API error (429):", "OpenAI API error 402:", "unknown error, 520"
 	regexp.MustCompile(`(?i)(?:^|[^\w ]|[^t] )code\\?"?'?\s*[:=]\s*(\d{3})\b`),                // JSON and Python dicts: "code": 429, \"code\": 429, 'code': 402, code: 429 (not "exit code: 1")
 	regexp.MustCompile(`(?m)^\s*(\d{3}) (?:[{:]|[A-Z][a-z])`),                                 // "400 {"type":"error",…}", "402 This request requires more credits"
 	regexp.MustCompile(`(?i)\b(\d{3}) status code\b`),                                         // Anthropic/OpenAI JS SDKs (cline): "429 status code (no body)"
 	regexp.MustCompile(`(?i)\b(?:failed|rejected|returned|responded) (?:with )?\(?(\d{3})\b`), // "Request rejected (429)", "returned 401", "failed with 403"
+	regexp.MustCompile(`\b(\d{3}) [a-z]+(?:_[a-z]+)*_(?:error|exceeded)\b`),                   // a status before its error type: "401 invalid_request_error"
 	regexp.MustCompile(`\b(\d{3}) (?:` + reasonPhrases + `)\b`),                               // "401 Unauthorized", "[429] Too Many Requests"
 	regexp.MustCompile(`(?i)\b(?:an? |the |got |with )(\d{3}) (?:error|response)\b`),          // "got a 401 error", "with 403 response"
 }

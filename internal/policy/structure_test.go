@@ -142,7 +142,7 @@ func TestErrnoWords(t *testing.T) {
 		{"Error: EROFS: read-only file system, open '/repo/out.txt'", KindPermissionDenied, "errno=EROFS"},
 		{"PermissionError: [Errno 13] Permission denied: '/etc/hosts'", KindPermissionDenied, "errno=Permission denied"},
 		{"write /tmp/x: no space left on device", KindWorkspaceSetup, "errno=no space left on device"},
-		{"Error: self-signed certificate in certificate chain", KindConfigError, "errno=self-signed certificate in certificate chain"},
+		{"Error: self-signed certificate in certificate chain", KindConfigError, "errno=self-signed certificate"},
 		{`Post "https://api.example.com": x509: certificate signed by unknown authority`, KindConfigError, "errno=x509: certificate"},
 	})
 	// "Permission denied" alone is an API's words as often as a file's

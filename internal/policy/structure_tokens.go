@@ -42,7 +42,7 @@ var typeRows = []tokenRow{
 	words(`insufficient_quota|billing_error|insufficient_credits|insufficient_balance|exceeded_current_quota_error|billing_not_active|BudgetExceededError|InsufficientBalanceError|Arrearage`, famPayment),
 	words(`context_length_exceeded|ContextWindowExceededError|ContextOverflowError`, famTooLarge),
 	words(`rate_limit_error|rate_limit_exceeded|provider_rate_limit_exceeded|rateLimitExceeded|RATE_LIMIT_EXCEEDED|RESOURCE_EXHAUSTED|RateLimitError|TerminalQuotaError|RetryableQuotaError`, famTooMany),
-	words(`authentication_error|invalid_api_key|UNAUTHENTICATED|API_KEY_INVALID|ACCESS_TOKEN_TYPE_UNSUPPORTED|AuthenticationError|ProviderAuthError|FatalAuthenticationError`, famUnauthorized),
+	words(`authentication_error|invalid_api_key|invalid_grant|invalid_client|unauthorized_client|invalid_token|UNAUTHENTICATED|API_KEY_INVALID|ACCESS_TOKEN_TYPE_UNSUPPORTED|AuthenticationError|ProviderAuthError|FatalAuthenticationError`, famUnauthorized),
 	words(`permission_error|PERMISSION_DENIED|client_validation_error|PermissionDeniedError|unsupported_country_region_territory`, famForbidden),
 	words(`not_found_error|model_not_found|NotFoundError|ProviderInitError|ProviderModelNotFoundError|ModelNotFoundError|NOT_FOUND`, famNotFound),
 	words(`overloaded_error|server_is_overloaded|api_error|UNAVAILABLE|stream_read_error|internalServerException|InternalServerError|ServiceUnavailableError|BadGatewayError|APIConnectionError`, famServer),
@@ -54,6 +54,8 @@ var typeRows = []tokenRow{
 	// Unavailable desc = …") and Python's (StatusCode.UNAVAILABLE), and the
 	// google.rpc names in a JSON error's "status".
 	shaped(`\bcode = (Unauthenticated)\b|\bStatusCode\.(UNAUTHENTICATED)\b`, famUnauthorized),
+	// An error object's type field naming a 403 (Anthropic's "forbidden").
+	shaped(`(?i)\btype\W{0,4}(forbidden)\b`, famForbidden),
 	shaped(`\bcode = (PermissionDenied)\b|\bStatusCode\.(PERMISSION_DENIED)\b`, famForbidden),
 	shaped(`\bcode = (ResourceExhausted)\b|\bStatusCode\.(RESOURCE_EXHAUSTED)\b`, famTooMany),
 	shaped(`\bcode = (NotFound)\b|\bStatusCode\.(NOT_FOUND)\b`, famNotFound),
@@ -70,7 +72,7 @@ var typeRows = []tokenRow{
 	shaped(`\b(?:httpx|httpcore)\.(ReadTimeout|WriteTimeout|PoolTimeout|TimeoutException)\b`, famDeadline),
 	words(`NewConnectionError|MaxRetryError|ClientConnectorError|ServerDisconnectedError|ClientConnectionError|ConnectTimeoutError|SocketError|ConnectionRefusedError|ConnectionResetError|ConnectionAbortedError`, famNetwork),
 	words(`APITimeoutError|ReadTimeoutError|HeadersTimeoutError|BodyTimeoutError|UND_ERR_HEADERS_TIMEOUT|UND_ERR_BODY_TIMEOUT`, famDeadline),
-	shaped(`\blitellm\.(Timeout)\b|\b(context deadline exceeded)\b|\b(Client\.Timeout exceeded)\b`, famDeadline),
+	shaped(`\blitellm\.(Timeout)\b|(?i)\b((?:context )?deadline (?:exceeded|reached))\b|\b(Client\.Timeout exceeded)\b`, famDeadline),
 }
 
 // textToken returns the earliest type token in text, or else the earliest
