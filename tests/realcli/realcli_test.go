@@ -39,7 +39,7 @@ func matrix(t *testing.T, kind string, args ...string) {
 			groups := map[int][]scenario{}
 			for _, s := range scenarios {
 				if (s.kinds == nil || contains(s.kinds, kind)) && selected(s) {
-					groups[s.maxTurns] = append(groups[s.maxTurns], s)
+					groups[s.maxTurns] = append(groups[s.maxTurns], forCLI(c, s))
 				}
 			}
 			for turns, ss := range groups {
