@@ -32,6 +32,13 @@ var Phrases = []Phrase{
 	phrase("quota_reset_seconds", `(?i)\b(quota|capacity|limit)\b.{0,80}\breset(s)?\s+(after|in)\s+\d+(\.\d+)?\s?(ms|s|secs?|seconds?)\b`, KindRateLimited,
 		"You have exhausted your capacity on this model. Your quota will reset after 53s.",
 		"hb089", "hb093"),
+	// Google's quota ids name their window: a per-minute (or per-second)
+	// quota is a rate limit, whatever the message around it says ("You
+	// exceeded your current quota, please check your plan and billing
+	// details" comes with either); before the usage and quota rows.
+	phrase("quota_per_minute", `\bquotaId\W+\w*Per(Minute|Second)`, KindRateLimited,
+		`"quotaId": "GenerateContentInputTokensPerModelPerMinute-FreeTier",`,
+		"hc030", "hc078"),
 	phrase("usage_window", `(?i)\busage[ _]limits?\b|\byou['’]ve hit your (\w+ )?limit\b|\blimits? will reset\b|\b(session|weekly|daily|monthly)\b.{0,30}\b(limit|quota)\b|\blimit reached\b.{0,10}\bresets?\b|(?s:\b(quota|limit)\b.{0,100}\bper day\b)|\bfree limit reached\b|\breset(s)?\s+(after|in)\s+\d+\s?h(ours?)?(\d|\b)|\bquotaId\W+\w*PerDay`, KindUsageLimited,
 		"You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 9:33 PM.",
 		"pc015", "pc016", "pc017", "pc018", "pc151", "pc152", "pc216", "pc219", "codex:usage_limit", "claude:usage_limit_subscription", "hb009", "hb090"),
@@ -50,9 +57,9 @@ var Phrases = []Phrase{
 		"pc150", "pc157", "pc158", "pc160", "pc163", "pc237", "codex:insufficient_quota_sse"),
 
 	// Input too large for the model.
-	phrase("context_window", `(?i)\bprompt is too long\b|\bcontext[ _](window|length)\b|ContextWindowExceeded|\bmaximum context length\b|\bexceeds? (the )?context limit\b|\blonger than the model's context length\b|\binput tokens exceed the configured limit\b|\bexceeds the maximum number of tokens\b|\bran out of room\b`, KindContextExhausted,
+	phrase("context_window", `(?i)\bprompt is too long\b|\bcontext[ _](window|length)\b|ContextWindowExceeded|\bmaximum context length\b|\bexceeds? (the )?(model's )?context (size|limit)\b|\b(input|request|prompt) is too long\b|\blonger than the model's context length\b|\binput tokens exceed the configured limit\b|\bexceeds the maximum number of tokens\b|\bran out of room\b`, KindContextExhausted,
 		"Prompt is too long · the request is ~215384 tokens (limit 200000) but this conversation is only ~1536 tokens",
-		"pc093", "pc097", "pc098", "pc103", "pc201", "claude:prompt_too_long", "codex:context_length_exceeded", "ho019"),
+		"pc093", "pc097", "pc098", "pc103", "pc201", "claude:prompt_too_long", "codex:context_length_exceeded", "ho019", "hc015", "hc021"),
 
 	// The model's answer hit its output cap inside the run.
 	phrase("claude_max_output_tokens", `(?i)response exceeded the \d+ output token maximum`, KindAgentFailed,
@@ -66,13 +73,19 @@ var Phrases = []Phrase{
 	phrase("model_missing", "(?is)\\bmodels?\\b.{0,80}?\\b(does not exist|doesn['’]t exist|not found|was not found|is not supported)\\b|\\bissue with the selected model\\b|\\brequested entity was not found\\b|\\bLLM Provider NOT provided\\b|\\b(model_not_found|not_found_error|ProviderInitError|ProviderModelNotFoundError)\\b", KindConfigError,
 		"The model `gpt-nonexistent-9` does not exist or you do not have access to it.",
 		"pc139", "pc188", "claude:model_not_found", "codex:model_not_found", "ho022"),
+	// The configured model cannot call tools (an Ollama model without a
+	// tool template, a provider's model without function calling): the
+	// profile's model choice, the same for every card.
+	phrase("model_without_tools", `(?i)\b(does not|doesn['’]t|do not) support (tools|tool use|tool calling|function calling|functions)\b|\b(tool use|tool calling|function calling|tools) (is |are )?not supported (by|for) (this|the) model\b`, KindConfigError,
+		"400 codellama:latest does not support tools",
+		"hc061", "hc062", "hc063"),
 	// The CLI's argument parser refused its command line: an option or
 	// argument it does not know (commander, clap, yargs, cobra, argparse),
 	// or the usage it prints instead of running (yargs' Options: block with
 	// -h, --help). The profile's args, the same for every card.
-	phrase("cli_usage", `(?im)^error: unknown option\b|^error: unexpected argument '|^unknown arguments?: |^(error: )?unknown (shorthand )?flag: |^error: unrecognized arguments?:|(?ms:^(?:Options|Flags):\s*$.*^\s+-h, --help\b)`, KindConfigError,
+	phrase("cli_usage", `(?im)^error: unknown option\b|^error: unexpected argument '|^unknown arguments?: |^(error: )?unknown (shorthand )?flag: |^error: unrecognized arguments?:|^error: invalid value '[^'\n]*' for '-|\binvalid (headless |cli |command[- ]line )?options?: |(?ms:^(?:Options|Flags):\s*$.*^\s+-h, --help\b)`, KindConfigError,
 		"error: unknown option '--bogus-flag'",
-		"claude:invalid_flag", "ho044", "codex:invalid_flag", "gemini:invalid_flag", "gemini:0.55.1-invalid_flag", "opencode:invalid_flag", "opencode:1.3.2-invalid_flag"),
+		"claude:invalid_flag", "ho044", "codex:invalid_flag", "gemini:invalid_flag", "gemini:0.55.1-invalid_flag", "opencode:invalid_flag", "opencode:1.3.2-invalid_flag", "hc040"),
 	phrase("untrusted_directory", `(?i)\bnot (inside|running in) a trusted (directory|folder|workspace)\b|\b(folder|directory|workspace) is (not trusted|untrusted)\b|\buntrusted (folder|directory|workspace)\b|--skip-git-repo-check was not specified\b`, KindConfigError,
 		"Not inside a trusted directory and --skip-git-repo-check was not specified.",
 		"pc238", "pc239", "pc240", "pc241"),
@@ -93,20 +106,25 @@ var Phrases = []Phrase{
 	phrase("claude_usage_policy", `(?i)\bviolate\s+our\s+usage\s+policy\b|\bsafeguards? (flagged|blocked|triggered)\b|\bflagged (this|the|your) (message|request|content)\b`, KindRefused,
 		"API Error: Claude Code is unable to respond to this request, which appears to violate our Usage Policy (https://www.anthropic.com/legal/aup). Try rephrasing the request in a new session or change your model.",
 		"pc178", "pc179", "pc180", "pc181", "pc182", "claude:refusal", "hb083"),
+	// A provider's content filter (Azure OpenAI's content management
+	// policy) declined the prompt or its answer.
+	phrase("content_filter", `(?i)\bcontent (management|moderation|filtering) polic(y|ies)\b|\b(response|prompt|output|completion) was filtered\b|\bfiltered due to the prompt\b`, KindRefused,
+		"OpenAI error: The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry.",
+		"hc049", "hc051"),
 	phrase("codex_cyber_policy", `(?i)flagged for possible cybersecurity risk`, KindRefused,
 		"This request has been flagged for possible cybersecurity risk.",
 		"codex:cyber_policy"),
 
 	// Limits inside the run.
-	phrase("claude_max_turns", `(?i)reached maximum number of turns`, KindMaxTurns,
+	phrase("claude_max_turns", `(?i)reached (the )?maximum number of turns|\bmax(imum)?[ _-]?turns\b (\(\d+\) )?(exceeded|reached)\b|\bMaxTurnsExceeded\b|\bturn limit (reached|exceeded)\b`, KindMaxTurns,
 		"Reached maximum number of turns (1)",
-		"claude:max_turns"),
+		"claude:max_turns", "hc039", "hc041", "hc042"),
 
 	// A tool or sandbox denial inside the agent: this card's permissions,
 	// not the key (kept before the account row, so a 403 that says it was a
 	// file or a sandbox stays the card's).
-	phrase("tool_permission", `(?i)\bpermission denied \(os error 13\)|\bEACCES\b|\boperation not permitted\b|\bsandbox (denied|denial|blocked|prevented)\b|\b(blocked|denied) by (the )?sandbox\b|\brejected by (the )?(user|sandbox|approval policy)\b|\b(error running )?landlock\b|\bsandbox is blocking\b|\bretry without (the )?sandbox\b|\brequested permissions? to (use|edit|write|read|run|execute)\b|\bhaven['’]?t granted it yet\b`, KindPermissionDenied,
-		"  └ /opt/homebrew/Library/Homebrew/cmd/shellenv.sh: line 18: /bin/ps: Operation not permitted", "ho045", "pc254", "pc255"),
+	phrase("tool_permission", `(?i)\bpermission denied \(os error 13\)|\bEACCES\b|\boperation not permitted\b|\bsandbox (denied|denial|blocked|prevented)\b|\b(blocked|denied) by (the )?sandbox\b|\brejected by (the )?(user|sandbox|approval policy)\b|\b(error running )?landlock\b|\bsandbox is blocking\b|\bretry without (the )?sandbox\b|\brequested permissions? to (use|edit|write|read|run|execute)\b|\bhaven['’]?t granted it yet\b|\b(tool|command|tool call)\b.{0,60}\bdenied by (the )?policy\b|\bauto-denied\b|\b(headless|non-interactive) mode cannot prompt\b`, KindPermissionDenied,
+		"  └ /opt/homebrew/Library/Homebrew/cmd/shellenv.sh: line 18: /bin/ps: Operation not permitted", "ho045", "pc254", "pc255", "hc087", "hc088", "hc089"),
 
 	// The account, organisation or key was disabled, suspended or revoked:
 	// every card of the profile fails alike until a human acts (Anthropic
@@ -124,9 +142,9 @@ var Phrases = []Phrase{
 	// Credentials: missing, wrong or expired. A missing key variable is the
 	// credential the CLI did not get (drover passes only the variables a kind
 	// documents plus env_passthrough).
-	phrase("credentials", `(?i)\btoken (has |is )?(been )?expired\b|\bno refresh token\b|\binvalid (x-)?api[ -]key\b|\bapi[ -]key (is )?(invalid|not valid|expired|revoked)\b|\bapi key not (valid|found)\b|\bincorrect api key\b|\bmissing (\w+ )?api key\b|\bmissing environment variable\b|\bcould not resolve authentication method\b|\bnot logged in\b|\binvalid authentication credentials\b|\bmissing bearer\b|\bauthentication (did not complete|failed)\b|\brequire(s)? authentication\b|\bfailed to authenticate\b|\bunauthorized\b|\bcould not be refreshed\b|\bfailed to refresh (the |your )?token\b|\b(sign|log) in again\b|\b(not able|unable|could not|couldn['’]t) to authenticate\b|\bcredentials? (are |is )?(not valid|invalid|expired|missing|not found)\b|\b[A-Z][A-Z0-9_]*_(API_KEY|TOKEN)\b.{0,40}\b(not found|not set|is missing|is required|must be set)\b|\bmust specify (the )?[A-Z][A-Z0-9_]*_(API_KEY|TOKEN)\b|\bset an auth(entication)? method\b|\bcould not find\b.{0,40}\b(oauth|credentials?)\b|\breauthenticat(e|ion) is (needed|required)\b|\bopening (the )?(authentication|login) page in your browser\b|\bspawn xdg-open\b`, KindAuthFailed,
+	phrase("credentials", `(?i)\btoken (has |is )?(been )?expired\b|\bno refresh token\b|\binvalid (x-)?api[ -]key\b|\bapi[ -]key (is )?(invalid|not valid|expired|revoked)\b|\bapi key not (valid|found)\b|\bincorrect api key\b|\bmissing (\w+ )?api key\b|\bmissing environment variable\b|\bcould not resolve authentication method\b|\bnot logged in\b|\binvalid authentication credentials\b|\bmissing bearer\b|\bauthentication (did not complete|failed)\b|\brequire(s)? authentication\b|\bfailed to authenticate\b|\bunauthorized\b|\bcould not be refreshed\b|\bfailed to refresh (the |your )?token\b|\b(sign|log) in again\b|\b(not able|unable|could not|couldn['’]t) to authenticate\b|\bcredentials? (are |is )?(not valid|invalid|expired|missing|not found)\b|\b[A-Z][A-Z0-9_]*_(API_KEY|TOKEN)\b.{0,40}\b(not found|not set|is missing|is required|must be set)\b|\bmust specify (the )?[A-Z][A-Z0-9_]*_(API_KEY|TOKEN)\b|\bset an auth(entication)? method\b|\bcould not find\b.{0,40}\b(oauth|credentials?)\b|\breauthenticat(e|ion) is (needed|required)\b|\bopening (the )?(authentication|login) page in your browser\b|\bspawn xdg-open\b|\bno api key (available|found|provided|configured|set)\b|\bfailed to get auth(entication)? headers\b|\bexpected oauth ?2? access token\b|\bapi keys are not supported by this api\b`, KindAuthFailed,
 		"Invalid API key · Fix external API key",
-		"pc020", "pc022", "pc027", "pc037", "pc039", "pc106", "pc141", "pc195", "pc205", "pc209", "pc211", "pc214", "claude:auth_401", "claude:missing_api_key", "codex:auth_401", "codex:builtin_provider_missing_api_key", "ho018", "ho037", "hb004", "hb052", "hb054", "hb055", "hb056", "hb057", "hb058"),
+		"pc020", "pc022", "pc027", "pc037", "pc039", "pc106", "pc141", "pc195", "pc205", "pc209", "pc211", "pc214", "claude:auth_401", "claude:missing_api_key", "codex:auth_401", "codex:builtin_provider_missing_api_key", "ho018", "ho037", "hb004", "hb052", "hb054", "hb055", "hb056", "hb057", "hb058", "hc014", "hc070"),
 
 	// Network: the request never got an answer from a server. The fix is on
 	// the operator's side (proxy, DNS, firewall), not the provider's.
@@ -135,9 +153,9 @@ var Phrases = []Phrase{
 		"pc060", "pc062", "pc064", "pc068", "pc079", "pc083", "pc167", "pc208", "claude:dns_failure", "hb029"),
 
 	// Rate limits: wait and retry, the card's budget untouched.
-	phrase("rate_limit", `(?i)\brate[ _-]?limit(s|ed)?\b|\bexhausted your capacity\b|\btoo many requests\b|\bresource (has been )?exhausted\b|\brequest rejected \(429\)|\b429 status code\b|(?s:\b(quota|limit)\b.{0,100}\bper minute\b)`, KindRateLimited,
+	phrase("rate_limit", `(?i)\brate[ _-]?limit(s|ed)?\b|\bexhausted your capacity\b|\btoo many (requests|tokens)\b|\bresource (has been )?exhausted\b|\brequest rejected \(429\)|\b429 status code\b|(?s:\b(quota|limit)\b.{0,100}\bper minute\b)`, KindRateLimited,
 		"API Error: Request rejected (429) · This request would exceed the rate limit for your organization (1f3e2a4b-0000-4000-8000-fakefakefake) of 30,000 input tokens per minute.",
-		"pc013", "pc048", "pc109", "pc110", "pc130", "pc135", "claude:rate_limit_429", "codex:builtin_provider_rate_limit", "ho002", "ho009", "ho010"),
+		"pc013", "pc048", "pc109", "pc110", "pc130", "pc135", "claude:rate_limit_429", "codex:builtin_provider_rate_limit", "ho002", "ho009", "ho010", "hc003"),
 
 	// Provider trouble: overload, capacity, 5xx wording, streams the server cut.
 	phrase("provider_trouble", `(?i)\boverloaded\b|\bat capacity\b|\bhigh demand\b|\bserver[- ]side issue\b|\binternal server error\b|\bserver error\b|\bservice unavailable\b|\btemporarily unavailable\b|\bbad gateway\b|\bgateway timeout\b|\btry your request again\b|\bstream disconnected before completion\b|\bstream closed before\b|\bunexpected EOF\b|\bprovider returned error\b|\ban error occurred while processing your request\b|\bno (healthy )?(models|deployments|upstreams) available\b|\bno capacity available\b|\bdid not (provide|return) any (assistant )?(messages?|content|output|response)\b|\b(returned|got|received) (an )?empty (response|completion|body)\b`, KindProviderUnavailable,

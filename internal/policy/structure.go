@@ -55,13 +55,14 @@ var (
 	famServer    = family{"5xx", KindProviderUnavailable, []Kind{KindTimeout, KindStalled, KindNetwork, KindProviderUnavailable}}
 
 	// Families of tokens that are not HTTP statuses.
-	famDeadline = family{"deadline", KindTimeout, []Kind{KindNetwork, KindTimeout}}                      // a request that got no answer in time
-	famNetwork  = family{"network", KindNetwork, []Kind{KindNetwork}}                                    // no server answered: the operator's network
-	famConfig   = family{"config", KindConfigError, []Kind{KindAuthFailed, KindConfigError}}             // the agent's own configuration, the same for every card
-	famSandbox  = family{"sandbox", KindPermissionDenied, []Kind{KindConfigError, KindPermissionDenied}} // a file or sandbox denial inside the agent (its own config file denied: its setup)
-	famDisk     = family{"disk", KindWorkspaceSetup, []Kind{KindWorkspaceSetup}}                         // the machine's disk, not the card
-	famRefusal  = family{"refusal", KindRefused, []Kind{KindRefused}}                                    // a content policy declined the request
-	famQuota    = family{"quota", KindQuotaExhausted, []Kind{KindUsageLimited, KindQuotaExhausted}}      // credit or budget gone (a 402 in other words)
+	famDeadline   = family{"deadline", KindTimeout, []Kind{KindNetwork, KindTimeout}}                            // a request that got no answer in time
+	famNetwork    = family{"network", KindNetwork, []Kind{KindNetwork}}                                          // no server answered: the operator's network
+	famConfig     = family{"config", KindConfigError, []Kind{KindAuthFailed, KindConfigError}}                   // the agent's own configuration, the same for every card
+	famSandbox    = family{"sandbox", KindPermissionDenied, []Kind{KindConfigError, KindPermissionDenied}}       // a file or sandbox denial inside the agent (its own config file denied: its setup)
+	famDisk       = family{"disk", KindWorkspaceSetup, []Kind{KindWorkspaceSetup}}                               // the machine's disk, not the card
+	famRefusal    = family{"refusal", KindRefused, []Kind{KindRefused}}                                          // a content policy declined the request
+	famConnection = family{"connection", KindNetwork, []Kind{KindTimeout, KindNetwork, KindProviderUnavailable}} // an SDK's "no answer came"
+	famQuota      = family{"quota", KindQuotaExhausted, []Kind{KindUsageLimited, KindQuotaExhausted}}            // credit or budget gone (a 402 in other words)
 )
 
 func statusFamily(code int) (family, bool) {
@@ -129,8 +130,14 @@ func byTextStructure(text string, anyProgram bool) (Classification, bool) {
 			case tok.fam.def == fam.def:
 			case fam.name == famBadRequest.name:
 				// A 400 is the catch-all many APIs answer everything with
-				// (Google a bad key, Bedrock an internal error): a
-				// specific type beside it says more.
+				// (Google a bad key, Bedrock a throttle or its own 500): a
+				// specific type beside it says more. A server's type
+				// beside a 400 leaves the 400's phrases a say too (Ollama
+				// types "does not support tools" api_error), all but the
+				// card's input, which the type says it was not.
+				if tok.fam.name == famServer.name {
+					tok.fam.allowed = append(without(famBadRequest.allowed, KindInvalidInput), tok.fam.allowed...)
+				}
 				return decide(tok.fam, src+",type="+tok.word, tok.at)
 			case hasKind(fam.allowed, tok.fam.def):
 				// The type names the kind within the status's family (a 429
@@ -148,6 +155,17 @@ func byTextStructure(text string, anyProgram bool) (Classification, bool) {
 		return decide(tok.fam, "text:"+tok.by+"="+tok.word, tok.at)
 	}
 	return Classification{}, false
+}
+
+// without returns a copy of ks without k.
+func without(ks []Kind, k Kind) []Kind {
+	var out []Kind
+	for _, x := range ks {
+		if x != k {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // hasKind reports whether k is one of ks.

@@ -23,4 +23,10 @@ var errnoRows = []tokenRow{
 	// TLS, a missing CA bundle): every card of the profile fails alike
 	// until an operator fixes the setup.
 	shaped(`\b(SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_GET_ISSUER_CERT_LOCALLY|UNABLE_TO_VERIFY_LEAF_SIGNATURE|CERT_HAS_EXPIRED|CERTIFICATE_VERIFY_FAILED)\b|\b(x509: certificate)\b|(?i)\b(self[- ]signed certificate|unable to get local issuer certificate|unable to verify the first certificate|certificate verify failed|certificate has expired|SSL certificate problem)\b`, famConfig),
+	// OpenSSL's reason codes as Python prints them ("[SSL:
+	// WRONG_VERSION_NUMBER] wrong version number"): a TLS client speaking to
+	// a plain-HTTP port or proxy, a protocol the server will not speak, is
+	// the setup; a peer that hung up mid-record is the network.
+	shaped(`\[SSL: (WRONG_VERSION_NUMBER|UNSUPPORTED_PROTOCOL|HTTP_REQUEST|TLSV1_ALERT_\w+|SSLV3_ALERT_\w+|TLSV1_UNRECOGNIZED_NAME)\]|\b(ERR_SSL_WRONG_VERSION_NUMBER)\b|(?i)\b(wrong version number)\b`, famConfig),
+	shaped(`\[SSL: (UNEXPECTED_EOF_WHILE_READING|DECRYPTION_FAILED_OR_BAD_RECORD_MAC|BAD_RECORD_MAC)\]`, famNetwork),
 }

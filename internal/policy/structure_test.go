@@ -126,7 +126,30 @@ func TestLibraryErrorClasses(t *testing.T) {
 		{"[cause]: ConnectTimeoutError: Connect Timeout Error (attempted address: api.example.com:443)", KindNetwork, "type=ConnectTimeoutError"},
 		{`reqwest::Error { kind: Request, source: hyper_util::client::legacy::Error(Connect, ConnectError("tcp connect error", Os { code: 111, kind: ConnectionRefused, message: "Connection refused" })) }`, KindNetwork, "errno="},
 		{"ConfigInvalidError: Unrecognized key: providers", KindConfigError, "type=ConfigInvalidError"},
+		{"[LLM call error] ReadTimeout: Connection failed after 3 attempts", KindTimeout, "type=ReadTimeout"},
+		{"openai.APIConnectionError: Error communicating with OpenAI", KindNetwork, "type=APIConnectionError"},
+		{"litellm.APIConnectionError: Bad response code, expected 200: {'status_code': 400, 'headers': {':exception-type': 'internalServerException'}}", KindProviderUnavailable, "type=APIConnectionError"},
+		{`{"name": "ThrottlingException", "$fault": "client"}`, KindRateLimited, "type=ThrottlingException"},
+		{"botocore.exceptions.ClientError: An error occurred (ExpiredTokenException) when calling the InvokeModel operation", KindAuthFailed, "type=ExpiredTokenException"},
+		{"AccessDeniedException: You don't have access to the model with the specified model ID.", KindAuthFailed, "type=AccessDeniedException"},
 	})
+	// A 400 beside a server's type: the 400's phrases still narrow it
+	// (not to the card's input, which the type says it was not).
+	checkStructure(t, "command", []structureCase{
+		{`400 Bad Request {"message":"llama3 does not support tools","type":"api_error"}`, KindConfigError, "status=400,type=api_error,phrase:model_without_tools"},
+		{`400 Bad Request {"message":"boom","type":"api_error"}`, KindProviderUnavailable, "status=400,type=api_error"},
+	})
+	// Class names inside other words, and a timeout that is a test's name.
+	for _, text := range []string{
+		"--- FAIL: TestReadTimeout: got nil",
+		"func handleAPIConnectionErrors() {}",
+		"ThrottlingExceptionHandler registered",
+	} {
+		c := Classify(Signals{AgentKind: "command", ExitCode: 1, Stderr: text}, nil)
+		if strings.Contains(c.Source, "type=") {
+			t.Errorf("%q → %s (%s): a class name inside another word decided", text, c.Kind, c.Source)
+		}
+	}
 }
 
 // TestErrnoWords: errnos by name and in the C library's words, in Python's,
@@ -144,6 +167,8 @@ func TestErrnoWords(t *testing.T) {
 		{"write /tmp/x: no space left on device", KindWorkspaceSetup, "errno=no space left on device"},
 		{"Error: self-signed certificate in certificate chain", KindConfigError, "errno=self-signed certificate"},
 		{`Post "https://api.example.com": x509: certificate signed by unknown authority`, KindConfigError, "errno=x509: certificate"},
+		{"Unexpected error occurred: [SSL: WRONG_VERSION_NUMBER] wrong version number (_ssl.c:1000)", KindConfigError, "errno=WRONG_VERSION_NUMBER"},
+		{"ssl.SSLEOFError: [SSL: UNEXPECTED_EOF_WHILE_READING] EOF occurred in violation of protocol (_ssl.c:1006)", KindNetwork, "errno=UNEXPECTED_EOF_WHILE_READING"},
 	})
 	// "Permission denied" alone is an API's words as often as a file's
 	// (Gemini's 403 says "Permission denied on resource project"): not an

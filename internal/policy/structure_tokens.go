@@ -45,9 +45,16 @@ var typeRows = []tokenRow{
 	words(`authentication_error|invalid_api_key|invalid_grant|invalid_client|unauthorized_client|invalid_token|UNAUTHENTICATED|API_KEY_INVALID|ACCESS_TOKEN_TYPE_UNSUPPORTED|AuthenticationError|ProviderAuthError|FatalAuthenticationError`, famUnauthorized),
 	words(`permission_error|PERMISSION_DENIED|client_validation_error|PermissionDeniedError|unsupported_country_region_territory`, famForbidden),
 	words(`not_found_error|model_not_found|NotFoundError|ProviderInitError|ProviderModelNotFoundError|ModelNotFoundError|NOT_FOUND`, famNotFound),
-	words(`overloaded_error|server_is_overloaded|api_error|UNAVAILABLE|stream_read_error|internalServerException|InternalServerError|ServiceUnavailableError|BadGatewayError|APIConnectionError`, famServer),
+	words(`overloaded_error|server_is_overloaded|api_error|UNAVAILABLE|stream_read_error|internalServerException|InternalServerError|ServiceUnavailableError|BadGatewayError`, famServer),
 	words(`invalid_request_error|INVALID_ARGUMENT|FAILED_PRECONDITION|BadRequestError|UnprocessableEntityError|invalid_value`, famBadRequest),
-	words(`content_policy_violation|content_filter|ContentPolicyViolationError|ContentFilterError`, famRefusal),
+	words(`content_policy_violation|content_filter|ContentPolicyViolationError|ContentFilterError|ResponsibleAIPolicyViolation`, famRefusal),
+	// The AWS SDK's exception names (Bedrock behind litellm, Roo Code,
+	// Positron), in the casing of the SDK and of the event stream headers.
+	words(`ThrottlingException|throttlingException|TooManyRequestsException|ServiceQuotaExceededException`, famTooMany),
+	words(`UnrecognizedClientException|ExpiredTokenException|InvalidSignatureException|IncompleteSignatureException`, famUnauthorized),
+	words(`AccessDeniedException|accessDeniedException`, famForbidden),
+	words(`ServiceUnavailableException|serviceUnavailableException|ModelNotReadyException`, famServer),
+	words(`ModelTimeoutException`, famDeadline),
 	words(`ConfigInvalidError|ConfigJsonError|ConfigDirectoryTypoError|FatalConfigError|FatalUntrustedWorkspaceError|UnsupportedParamsError`, famConfig),
 
 	// gRPC status codes as Go's grpc prints them ("rpc error: code =
@@ -68,9 +75,17 @@ var typeRows = []tokenRow{
 	// APITimeoutError), litellm's Timeout. Node: undici's timeout errors.
 	// Go: net/http's client deadline. The connect-phase ones are network;
 	// a request that got no answer in time is a timeout.
+	// The SDKs' APIConnectionError: no answer came (openai, anthropic),
+	// except litellm's, which also wraps answers it could not map (a
+	// Bedrock 5xx); earlier rows win a tie, so litellm's comes first.
+	shaped(`\blitellm\.(APIConnectionError)\b`, famServer),
+	words(`APIConnectionError`, famConnection),
 	shaped(`\b(?:httpx|httpcore)\.(ConnectError|ConnectTimeout|RemoteProtocolError|ReadError|NetworkError|ProxyError)\b`, famNetwork),
 	shaped(`\b(?:httpx|httpcore)\.(ReadTimeout|WriteTimeout|PoolTimeout|TimeoutException)\b`, famDeadline),
 	words(`NewConnectionError|MaxRetryError|ClientConnectorError|ServerDisconnectedError|ClientConnectionError|ConnectTimeoutError|SocketError|ConnectionRefusedError|ConnectionResetError|ConnectionAbortedError`, famNetwork),
+	// httpx's timeout classes printed without their module ("ReadTimeout:
+	// Connection failed after 3 attempts").
+	shaped(`\b(ReadTimeout|WriteTimeout|PoolTimeout):`, famDeadline),
 	words(`APITimeoutError|ReadTimeoutError|HeadersTimeoutError|BodyTimeoutError|UND_ERR_HEADERS_TIMEOUT|UND_ERR_BODY_TIMEOUT`, famDeadline),
 	shaped(`\blitellm\.(Timeout)\b|(?i)\b((?:context )?deadline (?:exceeded|reached))\b|\b(Client\.Timeout exceeded)\b`, famDeadline),
 }
