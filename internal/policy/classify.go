@@ -75,6 +75,12 @@ func byText(st Structured, text string, anyProgram bool) (Classification, bool) 
 		return c, true
 	}
 	if p, ok := matchPhrase(text); ok {
+		// A test runner's report in a command agent's output is the code
+		// under test talking: its words may say anything, and none of
+		// them may pause the profile.
+		if lookAlike(text, anyProgram) && Spec(p.Kind).ProfileLevel() {
+			return Classification{}, false
+		}
 		return Classification{Kind: p.Kind, Source: "phrase:" + p.Name, Message: matchedLine(p, text)}, true
 	}
 	return Classification{}, false

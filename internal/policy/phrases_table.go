@@ -11,9 +11,9 @@ var Phrases = []Phrase{
 	phrase("codex_idle_timeout", `(?i)idle timeout waiting for SSE`, KindStalled,
 		"stream disconnected before completion: idle timeout waiting for SSE",
 		"codex:stall_midstream"),
-	phrase("request_timed_out", `(?i)\brequest timed out\b|\btimed out waiting for (a )?response\b`, KindTimeout,
+	phrase("request_timed_out", `(?i)\b(request|operation|api request) (has )?timed out\b|\btimed out waiting for (a )?response\b|\b(api|request) timeout\b|\brequest exceeded (the )?time limit\b`, KindTimeout,
 		"API Error (Request timed out.) · Retrying in 8 seconds… (attempt 5/10)",
-		"pc006", "pc170", "claude:hang_api_timeout"),
+		"pc006", "pc170", "claude:hang_api_timeout", "hd066", "hd067", "hd084"),
 
 	// Plan usage windows, before quota and the generic rate-limit rows.
 	phrase("claude_usage_limit_epoch", `(?i)Claude AI usage limit reached\|\d{9,11}`, KindUsageLimited,
@@ -32,6 +32,13 @@ var Phrases = []Phrase{
 	phrase("quota_reset_seconds", `(?i)\b(quota|capacity|limit)\b.{0,80}\breset(s)?\s+(after|in)\s+\d+(\.\d+)?\s?(ms|s|secs?|seconds?)\b`, KindRateLimited,
 		"You have exhausted your capacity on this model. Your quota will reset after 53s.",
 		"hb089", "hb093"),
+	// A server throttling requests for a while, in words that say it is no
+	// usage window (Claude Code's "Server is temporarily limiting requests
+	// (not your usage limit)"): before the usage row, which "usage limit"
+	// would otherwise catch.
+	phrase("server_throttle", `(?i)\b(temporarily|currently) (limiting|throttling) requests\b|\bnot (your|a|the) usage limit\b`, KindRateLimited,
+		"API Error: Server is temporarily limiting requests (not your usage limit) · Rate limited",
+		"hd062"),
 	// Google's quota ids name their window: a per-minute (or per-second)
 	// quota is a rate limit, whatever the message around it says ("You
 	// exceeded your current quota, please check your plan and billing
@@ -57,9 +64,9 @@ var Phrases = []Phrase{
 		"pc150", "pc157", "pc158", "pc160", "pc163", "pc237", "codex:insufficient_quota_sse"),
 
 	// Input too large for the model.
-	phrase("context_window", `(?i)\bprompt is too long\b|\bcontext[ _](window|length)\b|ContextWindowExceeded|\bmaximum context length\b|\bexceeds? (the )?(model's )?context (size|limit)\b|\b(input|request|prompt) is too long\b|\blonger than the model's context length\b|\binput tokens exceed the configured limit\b|\bexceeds the maximum number of tokens\b|\bran out of room\b`, KindContextExhausted,
+	phrase("context_window", `(?i)\bprompt is too long\b|\bcontext[ _](window|length)\b|ContextWindowExceeded|\bmaximum context length\b|\bexceeds? (the )?(model's |available |maximum )?context (size|limit|window)\b|\bcontext exceeds (the )?model('s)? limit\b|\b(input|request|prompt) is too long\b|\blonger than the model's context length\b|\binput tokens exceed the configured limit\b|\bexceeds the maximum number of tokens\b|\bran out of room\b`, KindContextExhausted,
 		"Prompt is too long · the request is ~215384 tokens (limit 200000) but this conversation is only ~1536 tokens",
-		"pc093", "pc097", "pc098", "pc103", "pc201", "claude:prompt_too_long", "codex:context_length_exceeded", "ho019", "hc015", "hc021"),
+		"pc093", "pc097", "pc098", "pc103", "pc201", "claude:prompt_too_long", "codex:context_length_exceeded", "ho019", "hc015", "hc021", "hd048"),
 
 	// The model's answer hit its output cap inside the run.
 	phrase("claude_max_output_tokens", `(?i)response exceeded the \d+ output token maximum`, KindAgentFailed,
@@ -73,6 +80,17 @@ var Phrases = []Phrase{
 	phrase("model_missing", "(?is)\\bmodels?\\b.{0,80}?\\b(does not exist|doesn['’]t exist|not found|was not found|is not supported)\\b|\\bissue with the selected model\\b|\\brequested entity was not found\\b|\\bLLM Provider NOT provided\\b|\\b(model_not_found|not_found_error|ProviderInitError|ProviderModelNotFoundError)\\b", KindConfigError,
 		"The model `gpt-nonexistent-9` does not exist or you do not have access to it.",
 		"pc139", "pc188", "claude:model_not_found", "codex:model_not_found", "ho022"),
+	// The provider the profile names is not configured or not known
+	// ("Provider 'mm' not found", "Unknown provider"), and an agent
+	// install missing a part it executes (codex's sandbox helper, its own
+	// binary under bubblewrap) or refused by its own trust check on the
+	// install path: the setup, the same for every card.
+	phrase("provider_missing", `(?i)\bprovider\b\W{1,3}[\w./-]{1,40}\W{1,3}(not found|is not configured|does not exist|is unknown)\b|\bunknown (model )?provider\b`, KindConfigError,
+		"Error: Provider 'mm' not found.",
+		"hd031"),
+	phrase("agent_install", `\b\w*ExecutableNotProvided\b|\bexecvp \S+: No such file or directory\b|(?i)\btrust check failed\b`, KindConfigError,
+		"LandlockSandboxExecutableNotProvided",
+		"hd020", "hd021", "hd065"),
 	// The configured model cannot call tools (an Ollama model without a
 	// tool template, a provider's model without function calling): the
 	// profile's model choice, the same for every card.
@@ -92,9 +110,9 @@ var Phrases = []Phrase{
 	// The agent's own configuration file does not load: a parse error, a
 	// key of the wrong type, a file its validator refuses (codex's
 	// config.toml, Gemini CLI's settings.json, opencode's opencode.json).
-	phrase("config_file", `(?i)\b(error|failed to|unable to|could not|cannot) (load|loading|parse|parsing|read|reading)( the| your)? (config(uration)?|settings)( file)?\b|\binvalid configuration\b|\bconfiguration is invalid\b|\bconfig(uration)? file (at \S+ )?is invalid\b|\bTOML parse error\b|\bconfig\.toml:\d+:\d+\b|(?s:\b(settings|config|opencode)\.jsonc?\b.{0,300}\bis not valid JSON\b)|\bplease fix the configuration\b|\binvalid (settings|config)\b|\berror in \S*(settings|config)\.jsonc?\b|\b(harness|plugin|extension|runtime)\b.{0,40}\bis not (registered|installed)\b`, KindConfigError,
+	phrase("config_file", `(?i)\b(error|failed to|unable to|could not|cannot) (load|loading|parse|parsing|read|reading)( the| your)? (config(uration)?|settings)( file)?\b|\binvalid configuration\b|\bconfiguration is invalid\b|\bconfig(uration)? file (at \S+ )?is invalid\b|\bTOML parse error\b|\bconfig\.toml:\d+:\d+\b|(?s:\b(settings|config|opencode)\.jsonc?\b.{0,300}\bis not valid JSON\b)|\bplease fix the configuration\b|\binvalid (settings|config)\b|\berror in \S*(settings|config)\.jsonc?\b|(?s:\b(settings|config|opencode)(\.local)?\.(jsonc?|toml|ya?ml)\b.{0,120}\b(trailing comma|unexpected (token|character|end of)|at line \d+,? column \d+|syntax error|parse error)\b)|(?ms:^\s*Settings Error\s*$.{0,200}\bsettings(\.local)?\.json\b)|\b(harness|plugin|extension|runtime)\b.{0,40}\bis not (registered|installed)\b`, KindConfigError,
 		"failed to load configuration: /Users/xxx/.codex/config.toml:228:1: invalid type: map, expected a sequence.",
-		"pc242", "pc243", "pc244", "pc245", "pc246", "pc247", "pc248", "pc249", "pc251", "hb046", "hb079", "hb081"),
+		"pc242", "pc243", "pc244", "pc245", "pc246", "pc247", "pc248", "pc249", "pc251", "hb046", "hb079", "hb081", "hd009", "hd054"),
 	phrase("claude_stream_json_needs_verbose", `(?i)--output-format=stream-json requires --verbose`, KindConfigError,
 		"Error: When using --print, --output-format=stream-json requires --verbose",
 		"claude:stream_json_without_verbose"),
@@ -108,23 +126,23 @@ var Phrases = []Phrase{
 		"pc178", "pc179", "pc180", "pc181", "pc182", "claude:refusal", "hb083"),
 	// A provider's content filter (Azure OpenAI's content management
 	// policy) declined the prompt or its answer.
-	phrase("content_filter", `(?i)\bcontent (management|moderation|filtering) polic(y|ies)\b|\b(response|prompt|output|completion) was filtered\b|\bfiltered due to the prompt\b`, KindRefused,
+	phrase("content_filter", `(?i)\bcontent (management|moderation|filtering) polic(y|ies)\b|\b(response|prompt|output|completion) was filtered\b|\bfiltered due to the prompt\b|\b(stopped|blocked) due to (prohibited|unsafe|harmful) content\b`, KindRefused,
 		"OpenAI error: The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry.",
-		"hc049", "hc051"),
+		"hc049", "hc051", "hd042"),
 	phrase("codex_cyber_policy", `(?i)flagged for possible cybersecurity risk`, KindRefused,
 		"This request has been flagged for possible cybersecurity risk.",
 		"codex:cyber_policy"),
 
 	// Limits inside the run.
-	phrase("claude_max_turns", `(?i)reached (the )?maximum number of turns|\bmax(imum)?[ _-]?turns\b (\(\d+\) )?(exceeded|reached)\b|\bMaxTurnsExceeded\b|\bturn limit (reached|exceeded)\b`, KindMaxTurns,
+	phrase("claude_max_turns", `(?i)reached (the )?maximum number of turns|\bmax(imum)?[ _-]?(turns|iterations)\b (\(\d+\) )?(exceeded|reached)\b|\bMaxTurnsExceeded\b|\b(turn|iteration) limit (reached|exceeded)\b|\b(stopped|halted) due to (the )?(max(imum)? (iterations|turns)|(iteration|turn) limit)\b`, KindMaxTurns,
 		"Reached maximum number of turns (1)",
-		"claude:max_turns", "hc039", "hc041", "hc042"),
+		"claude:max_turns", "hc039", "hc041", "hc042", "hd089", "hd090", "hd091"),
 
 	// A tool or sandbox denial inside the agent: this card's permissions,
 	// not the key (kept before the account row, so a 403 that says it was a
 	// file or a sandbox stays the card's).
-	phrase("tool_permission", `(?i)\bpermission denied \(os error 13\)|\bEACCES\b|\boperation not permitted\b|\bsandbox (denied|denial|blocked|prevented)\b|\b(blocked|denied) by (the )?sandbox\b|\brejected by (the )?(user|sandbox|approval policy)\b|\b(error running )?landlock\b|\bsandbox is blocking\b|\bretry without (the )?sandbox\b|\brequested permissions? to (use|edit|write|read|run|execute)\b|\bhaven['’]?t granted it yet\b|\b(tool|command|tool call)\b.{0,60}\bdenied by (the )?policy\b|\bauto-denied\b|\b(headless|non-interactive) mode cannot prompt\b`, KindPermissionDenied,
-		"  └ /opt/homebrew/Library/Homebrew/cmd/shellenv.sh: line 18: /bin/ps: Operation not permitted", "ho045", "pc254", "pc255", "hc087", "hc088", "hc089"),
+	phrase("tool_permission", `(?i)\bpermission denied \(os error 13\)|\bEACCES\b|\boperation not permitted\b|\bsandbox (denied|denial|blocked|prevented)\b|\b(blocked|denied) by (the )?sandbox\b|\brejected by (the )?(user|sandbox|approval policy)\b|\b(error running )?landlock\b|\bsandbox is blocking\b|\bretry without (the )?sandbox\b|\brequested permissions? to (use|edit|write|read|run|execute)\b|\bhaven['’]?t granted it yet\b|\b(tool|command|tool call)\b.{0,60}\bdenied by (the )?policy\b|\bauto-denied\b|\b(headless|non-interactive) mode cannot prompt\b|(?m:^bwrap: .*\b(permission denied|operation not permitted)\b)|\bnot (in|on) the allow(ed)?[ -]?(commands? |tools? )?list\b`, KindPermissionDenied,
+		"  └ /opt/homebrew/Library/Homebrew/cmd/shellenv.sh: line 18: /bin/ps: Operation not permitted", "ho045", "pc254", "pc255", "hc087", "hc088", "hc089", "hd019", "hd059"),
 
 	// The account, organisation or key was disabled, suspended or revoked:
 	// every card of the profile fails alike until a human acts (Anthropic
@@ -142,15 +160,15 @@ var Phrases = []Phrase{
 	// Credentials: missing, wrong or expired. A missing key variable is the
 	// credential the CLI did not get (drover passes only the variables a kind
 	// documents plus env_passthrough).
-	phrase("credentials", `(?i)\btoken (has |is )?(been )?expired\b|\bno refresh token\b|\binvalid (x-)?api[ -]key\b|\bapi[ -]key (is )?(invalid|not valid|expired|revoked)\b|\bapi key not (valid|found)\b|\bincorrect api key\b|\bmissing (\w+ )?api key\b|\bmissing environment variable\b|\bcould not resolve authentication method\b|\bnot logged in\b|\binvalid authentication credentials\b|\bmissing bearer\b|\bauthentication (did not complete|failed)\b|\brequire(s)? authentication\b|\bfailed to authenticate\b|\bunauthorized\b|\bcould not be refreshed\b|\bfailed to refresh (the |your )?token\b|\b(sign|log) in again\b|\b(not able|unable|could not|couldn['’]t) to authenticate\b|\bcredentials? (are |is )?(not valid|invalid|expired|missing|not found)\b|\b[A-Z][A-Z0-9_]*_(API_KEY|TOKEN)\b.{0,40}\b(not found|not set|is missing|is required|must be set)\b|\bmust specify (the )?[A-Z][A-Z0-9_]*_(API_KEY|TOKEN)\b|\bset an auth(entication)? method\b|\bcould not find\b.{0,40}\b(oauth|credentials?)\b|\breauthenticat(e|ion) is (needed|required)\b|\bopening (the )?(authentication|login) page in your browser\b|\bspawn xdg-open\b|\bno api key (available|found|provided|configured|set)\b|\bfailed to get auth(entication)? headers\b|\bexpected oauth ?2? access token\b|\bapi keys are not supported by this api\b`, KindAuthFailed,
+	phrase("credentials", `(?i)\btoken (has |is )?(been )?expired\b|\bno refresh token\b|\binvalid (x-)?api[ -]key\b|\bapi[ -]key (is )?(invalid|not valid|expired|revoked)\b|\bapi key not (valid|found)\b|\bincorrect api key\b|\bmissing (\w+ )?api key\b|\bmissing environment variable\b|\bcould not resolve authentication method\b|\bnot logged in\b|\binvalid authentication credentials\b|\bmissing bearer\b|\bauthentication (did not complete|failed)\b|\brequire(s)? authentication\b|\bfailed to authenticate\b|\bunauthorized\b|\bcould not be refreshed\b|\bfailed to refresh (the |your )?token\b|\b(sign|log) in again\b|\b(not able|unable|could not|couldn['’]t) to authenticate\b|\bcredentials? (are |is )?(not valid|invalid|expired|missing|not found)\b|\b[A-Z][A-Z0-9_]*_(API_KEY|TOKEN)\b.{0,40}\b(not found|not set|is missing|is required|must be set)\b|\bmust specify (the )?[A-Z][A-Z0-9_]*_(API_KEY|TOKEN)\b|\bset an auth(entication)? method\b|\bcould not find\b.{0,40}\b(oauth|credentials?)\b|\breauthenticat(e|ion) is (needed|required)\b|\bopening (the )?(authentication|login) page in your browser\b|\bspawn xdg-open\b|\bno api key (available|found|provided|configured|set)\b|\bfailed to get auth(entication)? headers\b|\bexpected oauth ?2? access token\b|\bapi keys are not supported by this api\b|\binvalid (\w+ ){1,2}api[ -]?key\b|\bno (active )?credentials (for|found|available|configured)\b`, KindAuthFailed,
 		"Invalid API key · Fix external API key",
-		"pc020", "pc022", "pc027", "pc037", "pc039", "pc106", "pc141", "pc195", "pc205", "pc209", "pc211", "pc214", "claude:auth_401", "claude:missing_api_key", "codex:auth_401", "codex:builtin_provider_missing_api_key", "ho018", "ho037", "hb004", "hb052", "hb054", "hb055", "hb056", "hb057", "hb058", "hc014", "hc070"),
+		"pc020", "pc022", "pc027", "pc037", "pc039", "pc106", "pc141", "pc195", "pc205", "pc209", "pc211", "pc214", "claude:auth_401", "claude:missing_api_key", "codex:auth_401", "codex:builtin_provider_missing_api_key", "ho018", "ho037", "hb004", "hb052", "hb054", "hb055", "hb056", "hb057", "hb058", "hc014", "hc070", "hd023", "hd081"),
 
 	// Network: the request never got an answer from a server. The fix is on
 	// the operator's side (proxy, DNS, firewall), not the provider's.
-	phrase("transport", `(?i)\bfetch failed\b|\bfailed to fetch\b|\b(API Error|TypeError): terminated\b|\bwas there a typo in the url or port\b|\bconnection error\b|\berror sending request for url\b|\bunable to connect\b|\bfailed to connect\b|\bcould not resolve host\b|\bsocket (connection was closed|hang up)\b|\bgetaddrinfo\b|\bconnection (refused|reset)\b|\bconnection to the API was lost\b|\bno such host\b|\bfailed to lookup address information\b|\bname or service not known\b|\btemporary failure in name resolution\b|\bTLS handshake timeout\b|\bi/o timeout\b|\b(network|transport) error\b|"\S*": EOF\b|\b(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNABORTED|EPIPE|UND_ERR_[A-Z_]+|ConnectionRefused|FailedToOpenSocket)\b`, KindNetwork,
+	phrase("transport", `(?i)\bfetch failed\b|\bfailed to fetch\b|\b(API Error|TypeError): terminated\b|\bwas there a typo in the url or port\b|\bconnection error\b|\berror sending request for url\b|\b(unable|failed|cannot|can['’]t|could not|couldn['’]t) (to )?connect\b|\bcould not resolve host\b|\bsocket (connection was closed|hang up)\b|\bgetaddrinfo\b|\bconnection (refused|reset)\b|\bconnection to the API was lost\b|\bno such host\b|\bfailed to lookup address information\b|\bname or service not known\b|\btemporary failure in name resolution\b|\bTLS handshake timeout\b|\bi/o timeout\b|\b(network|transport) error\b|"\S*": EOF\b|\b(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNABORTED|EPIPE|UND_ERR_[A-Z_]+|ConnectionRefused|FailedToOpenSocket)\b`, KindNetwork,
 		"curl: (6) Could not resolve host: api.example.com",
-		"pc060", "pc062", "pc064", "pc068", "pc079", "pc083", "pc167", "pc208", "claude:dns_failure", "hb029"),
+		"pc060", "pc062", "pc064", "pc068", "pc079", "pc083", "pc167", "pc208", "claude:dns_failure", "hb029", "hd040"),
 
 	// Rate limits: wait and retry, the card's budget untouched.
 	phrase("rate_limit", `(?i)\brate[ _-]?limit(s|ed)?\b|\bexhausted your capacity\b|\btoo many (requests|tokens)\b|\bresource (has been )?exhausted\b|\brequest rejected \(429\)|\b429 status code\b|(?s:\b(quota|limit)\b.{0,100}\bper minute\b)`, KindRateLimited,

@@ -57,7 +57,7 @@ func textStatus(text string) (int, int, bool) {
 // testOutput finds the marks of a test runner's report in a text: a
 // command agent's stderr may be a test suite's, whose "expected status 200,
 // got 401" is the code under test answering, not the agent's provider.
-var testOutput = regexp.MustCompile(`(?m)^\s*(?:--- FAIL\b|FAIL\b|FAILED\b|not ok \d|=+ (?:FAILURES|ERRORS) =+|AssertionError\b|E\s+assert\b)|(?i:\bassert\b|\b(?:expected|want(?:ed)?)\b[^\n]{0,80}\b(?:got|received|actual|but was)\b[^\n]{0,20}\b\d{3}\b|\b(?:expected|want(?:ed)?)\b[^\n]{0,20}\b\d{3}\b[^\n]{0,40}\b(?:got|received|actual|but was)\b|\bgot\b[^\n]{0,30}\b\d{3}\b[^\n]{0,20}\bwant\b)`)
+var testOutput = regexp.MustCompile(`(?m)^\s*(?:--- FAIL\b|FAIL\b|FAILED\b|not ok \d|=+ (?:FAILURES|ERRORS) =+|AssertionError\b|E\s+assert\b)|(?i:\bassert\w*\s*\(|\bassert\b[^\n]{1,80}(?:==|!=|<=|>=)|\b(?:expected|want(?:ed)?)\b[^\n]{0,80}\b(?:got|received|actual|but was)\b[^\n]{0,20}\b\d{3}\b|\b(?:expected|want(?:ed)?)\b[^\n]{0,20}\b\d{3}\b[^\n]{0,40}\b(?:got|received|actual|but was)\b|\bgot\b[^\n]{0,30}\b\d{3}\b[^\n]{0,20}\bwant\b)`)
 
 // lookAlike reports whether structure found in a command agent's text may
 // belong to a program it ran (a test suite) rather than to the agent: then

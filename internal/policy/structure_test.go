@@ -64,6 +64,9 @@ func TestStatusLookAlikes(t *testing.T) {
 		"--- FAIL: TestLogin (0.01s)\n    login_test.go:31: got HTTP 401, want 200",
 		"login_test.go:31: got status 401, want 200",
 		"build 500 failed? no: built 500 objects",
+		"--- FAIL: TestProviderLookup (0.00s)\n    provider_test.go:12: provider 'x' not found",
+		"FAILED tests/test_auth.py::test_bad_key - AssertionError: invalid api key not rejected",
+		"FAILED tests/test_client.py::test_retry - TimeoutError",
 	} {
 		c := Classify(Signals{AgentKind: "command", ExitCode: 1, Stderr: text}, nil)
 		if strings.Contains(c.Source, "status=") || Spec(c.Kind).ProfileLevel() {
@@ -128,7 +131,10 @@ func TestLibraryErrorClasses(t *testing.T) {
 		{"ConfigInvalidError: Unrecognized key: providers", KindConfigError, "type=ConfigInvalidError"},
 		{"[LLM call error] ReadTimeout: Connection failed after 3 attempts", KindTimeout, "type=ReadTimeout"},
 		{"openai.APIConnectionError: Error communicating with OpenAI", KindNetwork, "type=APIConnectionError"},
-		{"litellm.APIConnectionError: Bad response code, expected 200: {'status_code': 400, 'headers': {':exception-type': 'internalServerException'}}", KindProviderUnavailable, "type=APIConnectionError"},
+		{"litellm.APIConnectionError: Bad response code, expected 200: {'status_code': 400, 'headers': {':exception-type': 'internalServerException'}}", KindProviderUnavailable, "type=internalServerException"},
+		{"litellm.APIConnectionError: OllamaException - litellm.Timeout: Connection timed out after 600.0 seconds.", KindTimeout, "type=Timeout"},
+		{`Post "/api.example.com/v1/chat/completions": unsupported protocol scheme ""`, KindConfigError, "type=unsupported protocol scheme"},
+		{"Request was blocked by Gemini: BlockedReason.PROHIBITED_CONTENT", KindRefused, "type=PROHIBITED_CONTENT"},
 		{`{"name": "ThrottlingException", "$fault": "client"}`, KindRateLimited, "type=ThrottlingException"},
 		{"botocore.exceptions.ClientError: An error occurred (ExpiredTokenException) when calling the InvokeModel operation", KindAuthFailed, "type=ExpiredTokenException"},
 		{"AccessDeniedException: You don't have access to the model with the specified model ID.", KindAuthFailed, "type=AccessDeniedException"},

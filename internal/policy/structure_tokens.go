@@ -40,7 +40,7 @@ var typeRows = []tokenRow{
 	// the proxies in front of them).
 	words(`usage_limit_reached|FreeUsageLimitError`, famUsage),
 	words(`insufficient_quota|billing_error|insufficient_credits|insufficient_balance|exceeded_current_quota_error|billing_not_active|BudgetExceededError|InsufficientBalanceError|Arrearage`, famPayment),
-	words(`context_length_exceeded|ContextWindowExceededError|ContextOverflowError`, famTooLarge),
+	words(`context_length_exceeded|ContextWindowExceededError|ContextOverflowError|exceed_context_size_error`, famTooLarge),
 	words(`rate_limit_error|rate_limit_exceeded|provider_rate_limit_exceeded|rateLimitExceeded|RATE_LIMIT_EXCEEDED|RESOURCE_EXHAUSTED|RateLimitError|TerminalQuotaError|RetryableQuotaError`, famTooMany),
 	words(`authentication_error|invalid_api_key|invalid_grant|invalid_client|unauthorized_client|invalid_token|UNAUTHENTICATED|API_KEY_INVALID|ACCESS_TOKEN_TYPE_UNSUPPORTED|AuthenticationError|ProviderAuthError|FatalAuthenticationError`, famUnauthorized),
 	words(`permission_error|PERMISSION_DENIED|client_validation_error|PermissionDeniedError|unsupported_country_region_territory`, famForbidden),
@@ -48,6 +48,10 @@ var typeRows = []tokenRow{
 	words(`overloaded_error|server_is_overloaded|api_error|UNAVAILABLE|stream_read_error|internalServerException|InternalServerError|ServiceUnavailableError|BadGatewayError`, famServer),
 	words(`invalid_request_error|INVALID_ARGUMENT|FAILED_PRECONDITION|BadRequestError|UnprocessableEntityError|invalid_value`, famBadRequest),
 	words(`content_policy_violation|content_filter|ContentPolicyViolationError|ContentFilterError|ResponsibleAIPolicyViolation`, famRefusal),
+	// Gemini's safety verdicts: the finish and block reasons as the API
+	// spells them, and as the Go and Python clients print their enums.
+	words(`PROHIBITED_CONTENT|FinishReasonSafety|FinishReasonProhibitedContent|FinishReasonBlocklist`, famRefusal),
+	shaped(`\bBlockedReason\.(\w+)|(?i)\b(?:finish|block)_?reason\W{1,4}(SAFETY|RECITATION|BLOCKLIST|SPII)\b`, famRefusal),
 	// The AWS SDK's exception names (Bedrock behind litellm, Roo Code,
 	// Positron), in the casing of the SDK and of the event stream headers.
 	words(`ThrottlingException|throttlingException|TooManyRequestsException|ServiceQuotaExceededException`, famTooMany),
@@ -55,6 +59,9 @@ var typeRows = []tokenRow{
 	words(`AccessDeniedException|accessDeniedException`, famForbidden),
 	words(`ServiceUnavailableException|serviceUnavailableException|ModelNotReadyException`, famServer),
 	words(`ModelTimeoutException`, famDeadline),
+	// A base URL the HTTP client cannot use: Go's net/http, Node's URL
+	// parser, Python requests. The profile's setup, for every card.
+	shaped(`\b(unsupported protocol scheme)\b|\b(ERR_INVALID_URL)\b|\b(MissingSchema|InvalidSchema|InvalidURL)\b|\b(No connection adapters were found)\b`, famConfig),
 	words(`ConfigInvalidError|ConfigJsonError|ConfigDirectoryTypoError|FatalConfigError|FatalUntrustedWorkspaceError|UnsupportedParamsError`, famConfig),
 
 	// gRPC status codes as Go's grpc prints them ("rpc error: code =
@@ -75,28 +82,36 @@ var typeRows = []tokenRow{
 	// APITimeoutError), litellm's Timeout. Node: undici's timeout errors.
 	// Go: net/http's client deadline. The connect-phase ones are network;
 	// a request that got no answer in time is a timeout.
-	// The SDKs' APIConnectionError: no answer came (openai, anthropic),
-	// except litellm's, which also wraps answers it could not map (a
-	// Bedrock 5xx); earlier rows win a tie, so litellm's comes first.
-	shaped(`\blitellm\.(APIConnectionError)\b`, famServer),
-	words(`APIConnectionError`, famConnection),
 	shaped(`\b(?:httpx|httpcore)\.(ConnectError|ConnectTimeout|RemoteProtocolError|ReadError|NetworkError|ProxyError)\b`, famNetwork),
 	shaped(`\b(?:httpx|httpcore)\.(ReadTimeout|WriteTimeout|PoolTimeout|TimeoutException)\b`, famDeadline),
 	words(`NewConnectionError|MaxRetryError|ClientConnectorError|ServerDisconnectedError|ClientConnectionError|ConnectTimeoutError|SocketError|ConnectionRefusedError|ConnectionResetError|ConnectionAbortedError`, famNetwork),
 	// httpx's timeout classes printed without their module ("ReadTimeout:
 	// Connection failed after 3 attempts").
 	shaped(`\b(ReadTimeout|WriteTimeout|PoolTimeout):`, famDeadline),
-	words(`APITimeoutError|ReadTimeoutError|HeadersTimeoutError|BodyTimeoutError|UND_ERR_HEADERS_TIMEOUT|UND_ERR_BODY_TIMEOUT`, famDeadline),
+	words(`TimeoutError|APITimeoutError|ReadTimeoutError|HeadersTimeoutError|BodyTimeoutError|UND_ERR_HEADERS_TIMEOUT|UND_ERR_BODY_TIMEOUT`, famDeadline),
 	shaped(`\blitellm\.(Timeout)\b|(?i)\b((?:context )?deadline (?:exceeded|reached))\b|\b(Client\.Timeout exceeded)\b`, famDeadline),
 }
 
+// wrapperRows are classes that wrap another failure rather than name one:
+// the SDKs' APIConnectionError says no answer came (openai, anthropic), and
+// litellm's also wraps answers it could not map (a Bedrock 5xx, its own
+// Timeout). A wrapper decides only when the text names nothing more
+// specific after it; earlier rows win a tie, so litellm's comes first.
+var wrapperRows = []tokenRow{
+	shaped(`\blitellm\.(APIConnectionError)\b`, famServer),
+	words(`APIConnectionError`, famConnection),
+}
+
 // textToken returns the earliest type token in text, or else the earliest
-// errno.
+// errno, or else the earliest wrapper class.
 func textToken(text string) (token, bool) {
 	if t, ok := earliest(text, typeRows, "type"); ok {
 		return t, true
 	}
-	return earliest(text, errnoRows, "errno")
+	if t, ok := earliest(text, errnoRows, "errno"); ok {
+		return t, true
+	}
+	return earliest(text, wrapperRows, "type")
 }
 
 func earliest(text string, rows []tokenRow, by string) (token, bool) {
