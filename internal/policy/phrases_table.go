@@ -168,7 +168,7 @@ var Phrases = []Phrase{
 	// the operator's side (proxy, DNS, firewall), not the provider's.
 	phrase("transport", `(?i)\bfetch failed\b|\bfailed to fetch\b|\b(API Error|TypeError): terminated\b|\bwas there a typo in the url or port\b|\bconnection error\b|\berror sending request for url\b|\b(unable|failed|cannot|can['’]t|could not|couldn['’]t) (to )?connect\b|\bcould not resolve host\b|\bsocket (connection was closed|hang up)\b|\bgetaddrinfo\b|\bconnection (refused|reset)\b|\bconnection to the API was lost\b|\bno such host\b|\bfailed to lookup address information\b|\bname or service not known\b|\btemporary failure in name resolution\b|\bTLS handshake timeout\b|\bi/o timeout\b|\b(network|transport) error\b|"\S*": EOF\b|\b(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNABORTED|EPIPE|UND_ERR_[A-Z_]+|ConnectionRefused|FailedToOpenSocket)\b`, KindNetwork,
 		"curl: (6) Could not resolve host: api.example.com",
-		"pc060", "pc062", "pc064", "pc068", "pc079", "pc083", "pc167", "pc208", "claude:dns_failure", "hb029", "hd040"),
+		"pc060", "pc062", "pc064", "pc068", "pc079", "pc083", "pc167", "pc208", "claude:dns_failure", "hb029", "hd040", "claude:2.0.77-reset_midstream", "opencode:1.3.2-dns_failure", "opencode:1.3.2-text_connection_refused"),
 
 	// Rate limits: wait and retry, the card's budget untouched.
 	phrase("rate_limit", `(?i)\brate[ _-]?limit(s|ed)?\b|\bexhausted your capacity\b|\btoo many (requests|tokens)\b|\bresource (has been )?exhausted\b|\brequest rejected \(429\)|\b429 status code\b|(?s:\b(quota|limit)\b.{0,100}\bper minute\b)`, KindRateLimited,
