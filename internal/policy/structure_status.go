@@ -28,7 +28,7 @@ var statusRes = []*regexp.Regexp{
 // Anthropic's API answers when overloaded) that follow a status.
 const reasonPhrases = `Bad Request|Unauthorized|Payment Required|Forbidden|Not Found|Request Timeout|Conflict|Gone|` +
 	`Payload Too Large|Content Too Large|Request Entity Too Large|Unprocessable Entity|Unprocessable Content|Too Many Requests|` +
-	`Internal Server Error|Not Implemented|Bad Gateway|Service Unavailable|Service Temporarily Unavailable|Gateway Timeout|Overloaded|` +
+	`Internal Server Error|Not Implemented|Bad Gateway|Service Unavailable|Service Temporarily Unavailable|Gateway Timeout|Gateway Time-out|Overloaded|` +
 	`Site is overloaded|Insufficient Balance`
 
 // notStatusAfter is what follows a number that counts something: "401

@@ -41,6 +41,7 @@ func TestStatusShapes(t *testing.T) {
 		{`proxy: 503 Service Unavailable`, KindProviderUnavailable, "status=503"},
 		{`the gateway returned 502`, KindProviderUnavailable, "status=502"},
 		{`got a 401 error from the API`, KindAuthFailed, "status=401"},
+		{`<html><head><title>504 Gateway Time-out</title></head>`, KindProviderUnavailable, "status=504"},
 	}
 	checkStructure(t, "command", cases)
 	checkStructure(t, "claude", cases)

@@ -61,7 +61,7 @@ var typeRows = []tokenRow{
 	words(`ModelTimeoutException`, famDeadline),
 	// A base URL the HTTP client cannot use: Go's net/http, Node's URL
 	// parser, Python requests. The profile's setup, for every card.
-	shaped(`\b(unsupported protocol scheme)\b|\b(ERR_INVALID_URL)\b|\b(MissingSchema|InvalidSchema|InvalidURL)\b|\b(No connection adapters were found)\b`, famConfig),
+	shaped(`\b(unsupported protocol scheme)\b|\b(ERR_INVALID_URL)\b|\b(MissingSchema|InvalidSchema|InvalidURL)\b|\b(No connection adapters were found)\b|\b(fetch\(\) URL is invalid)|\b(TypeError: Invalid URL)\b`, famConfig),
 	words(`ConfigInvalidError|ConfigJsonError|ConfigDirectoryTypoError|FatalConfigError|FatalUntrustedWorkspaceError|UnsupportedParamsError`, famConfig),
 
 	// gRPC status codes as Go's grpc prints them ("rpc error: code =
