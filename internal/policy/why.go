@@ -44,6 +44,9 @@ func Explain(c Classification) Why {
 			w.Words = fmt.Sprintf("the error type, code, gRPC status or library error class %s in the error text", val)
 		case "errno":
 			w.Words = fmt.Sprintf("the errno or system error %q in the error text", val)
+			if t, ok := earliest(val, errnoRows, "errno"); ok && t.fam.name == famNetwork.name {
+				w.Words += ": the request never got an answer from a server"
+			}
 		}
 	case "protocol":
 		w = Why{By: "protocol", Detail: detail, Words: "the agent's final message ends with drover's QUESTION: line (the question protocol the default prompt asks for)"}
