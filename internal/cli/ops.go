@@ -159,9 +159,11 @@ It prints one JSON object: kind, message, source, retry_after_s (and
 question, when the agent asked one). With --explain it says which signal
 decided instead: a profile match rule, drover's own stop, a typed field of the
 agent's structured output, the QUESTION: line ending a clean run's final
-message, an HTTP status, an API error type or an errno in the error text, a
-phrase family (with the public corpus entries it was written for), or the
-fallback (unknown). With --explain
+message, a clean exit with error text and no final message, an HTTP status,
+an API error type, a gRPC code, a library error class or an errno in the
+error text (a status and a type read together: the status wins where they
+disagree), a phrase family (with the public corpus entries it was written
+for), or the fallback (unknown). With --explain
 --json the JSON object gains an "explain" field.`,
 		Example: `  claude -p "fix it" --output-format stream-json --verbose > out.jsonl; echo $? 
   drover classify --agent claude --exit-code 1 < out.jsonl

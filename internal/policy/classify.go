@@ -16,12 +16,17 @@ import (
 //     permission it was denied (structured:permission_denials), asked through
 //     a tool the CLI could not serve (structured:question), or ended its final
 //     message with drover's QUESTION: line (protocol:question_line, see
-//     question.go);
+//     question.go); but a clean exit with error text and no final message
+//     is read as a failure (classify_success.go), and so is a result whose
+//     subtype names an error (claude 2.0's error_max_turns with is_error
+//     false);
 //  4. typed fields of the agent's structured output (structured:FIELD), some
-//     narrowed by the phrase table within their family;
-//  5. structure in the error text: an HTTP status (text:status=N), an API
-//     error type or code (text:type=T), each narrowed by the phrase table
-//     within its family, or an errno name (text:errno=E); see structure.go;
+//     narrowed by the phrase table within their family, a status overruling
+//     a type it disagrees with;
+//  5. structure in the error text, for every kind: an HTTP status
+//     (text:status=N), an API error type or code, a gRPC status name or a
+//     library's error class (text:type=T), each narrowed by the phrase
+//     table within its family, or an errno (text:errno=E); see structure.go;
 //  6. the phrase table (phrase:NAME);
 //  7. the exit code: agent_failed only when there was no text at all,
 //     otherwise unknown with the text kept whole in Message.
@@ -51,19 +56,34 @@ func classify(s Signals, rules []Rule, text string) Classification {
 		}
 	}
 	st := s.Structured
-	if s.ExitCode == 0 && !s.Signaled && !st.IsError {
+	if s.ExitCode == 0 && !s.Signaled && !st.IsError && !strings.HasPrefix(st.Subtype, "error_") {
 		return bySuccess(s)
 	}
-	if c, ok := byStructured(st, text); ok {
+	if c, ok := byText(st, text, s.AgentKind == "command"); ok {
 		return c
-	}
-	if c, ok := byTextStructure(text, s.AgentKind == "command"); ok {
-		return c
-	}
-	if p, ok := matchPhrase(text); ok {
-		return Classification{Kind: p.Kind, Source: "phrase:" + p.Name, Message: matchedLine(p, text)}
 	}
 	return byExit(s, text)
+}
+
+// byText reads a failure's typed fields, then the structure in its error
+// text, then the phrase table.
+func byText(st Structured, text string, anyProgram bool) (Classification, bool) {
+	if c, ok := byStructured(st, text); ok {
+		return c, true
+	}
+	if c, ok := byTextStructure(text, anyProgram); ok {
+		return c, true
+	}
+	if p, ok := matchPhrase(text); ok {
+		// A test runner's report in a command agent's output is the code
+		// under test talking: its words may say anything, and none of
+		// them may pause the profile.
+		if lookAlike(text, anyProgram) && Spec(p.Kind).ProfileLevel() {
+			return Classification{}, false
+		}
+		return Classification{Kind: p.Kind, Source: "phrase:" + p.Name, Message: matchedLine(p, text)}, true
+	}
+	return Classification{}, false
 }
 
 // killKinds maps Signals.KilledFor to a kind. "spend" means the card's spend
@@ -105,171 +125,6 @@ func byKill(s Signals) (Classification, bool) {
 		return Classification{Kind: KindNetwork, Source: src + ",api_error", Message: msg}, true
 	}
 	return Classification{Kind: k, Source: src, Message: msg}, true
-}
-
-// bySuccess handles exit 0 with no error flagged.
-func bySuccess(s Signals) Classification {
-	st := s.Structured
-	if q := strings.TrimSpace(st.Question); st.Present && q != "" {
-		// The agent asked its human a typed question: through its own
-		// protocol (codex app-server's request_user_input) or through a tool
-		// the CLI could not serve (Claude's AskUserQuestion, disabled in
-		// print mode). It stopped for the answer.
-		return Classification{Kind: KindInputRequired, Source: "structured:question", Message: q, Question: q}
-	}
-	if st.Present && st.PermissionDenials > 0 {
-		// Claude stopped at a permission it was denied and said what it
-		// needs; granting it (a human answer) is what changes the outcome.
-		msg := st.ResultText
-		if len(st.DeniedTools) > 0 {
-			msg = strings.TrimSuffix(fmt.Sprintf("denied: %s; %s", strings.Join(st.DeniedTools, ", "), msg), "; ")
-		}
-		return Classification{Kind: KindInputRequired, Source: "structured:permission_denials", Message: msg}
-	}
-	if st.Present && !st.Finished {
-		// The CLI's structured stream began but never reached its own
-		// end-of-run record (claude result, codex turn.completed, gemini
-		// result, opencode's last step_finish), yet it exited 0: the stream
-		// was cut or garbled, and calling that a success would be a guess.
-		// codex's app-server driver says the same of a conversation cut
-		// short (appserver: errEnded).
-		msg := "the agent exited 0 but its output stream ended before its final event (truncated or malformed output)"
-		if last := strings.TrimSpace(st.ResultText); last != "" {
-			msg += "; last output: " + last
-		}
-		return Classification{Kind: KindUnknown, Source: "structured:unfinished", Message: msg}
-	}
-	if q, ok := QuestionLine(finalMessage(s)); ok {
-		return Classification{Kind: KindInputRequired, Source: "protocol:question_line", Message: q, Question: q}
-	}
-	if st.NoFinalMessage != "" && st.Present && st.Finished && strings.TrimSpace(st.ResultText) == "" {
-		// The agent can end a refused turn with exit 0 and no message;
-		// calling that a success would be a confident guess.
-		return Classification{Kind: KindUnknown, Source: "structured:no_agent_message", Message: st.NoFinalMessage}
-	}
-	return Classification{Kind: KindSucceeded, Source: "exit_code", Message: st.ResultText}
-}
-
-// finalMessage is the agent's last message: its structured final text, or
-// for an agent without structured output the end of its stdout.
-func finalMessage(s Signals) string {
-	if s.Structured.Present {
-		return s.Structured.ResultText
-	}
-	return s.Stdout
-}
-
-// byStructured reads typed fields. Families that typed fields cannot split
-// (server_error: network vs provider; 429: rate vs usage) are narrowed by
-// the phrase table, but only within the family.
-func byStructured(st Structured, text string) (Classification, bool) {
-	if !st.Present {
-		return Classification{}, false
-	}
-	sc := func(k Kind, src string) (Classification, bool) {
-		return Classification{Kind: k, Source: "structured:" + src}, true
-	}
-	switch {
-	case st.Subtype == "error_max_turns":
-		return sc(KindMaxTurns, "subtype")
-	case st.TerminalReason == "max_turns":
-		return sc(KindMaxTurns, "terminal_reason")
-	case st.TerminalReason == "prompt_too_long":
-		return sc(KindContextExhausted, "terminal_reason")
-	case st.StopReason == "refusal":
-		return sc(KindRefused, "stop_reason")
-	case st.APIError == "connection_failed":
-		// The request never reached the provider: the operator's network.
-		return sc(KindNetwork, "api_error")
-	}
-	src := "error_type=" + st.ErrorType
-	switch st.ErrorType {
-	case "authentication_failed":
-		// Claude Code reports a 403 (permission_error) under this type too:
-		// a key or account that may not use the API fails every card of the
-		// profile alike, so it pauses the profile like a bad key.
-		if st.APIErrorStatus == 403 {
-			return sc(KindAuthFailed, src+",api_error_status=403")
-		}
-		return sc(KindAuthFailed, src)
-	case "billing_error":
-		return sc(KindQuotaExhausted, src)
-	case "rate_limit":
-		return rateFamily(st, text, src)
-	case "model_not_found":
-		return sc(KindConfigError, src)
-	case "max_output_tokens":
-		return sc(KindAgentFailed, src)
-	case "server_error":
-		return narrow(text, src, KindProviderUnavailable,
-			KindNetwork, KindProviderUnavailable, KindTimeout, KindStalled)
-	}
-	src = "api_error_status=" + strconv.Itoa(st.APIErrorStatus)
-	switch code := st.APIErrorStatus; {
-	case code == 401:
-		return sc(KindAuthFailed, src)
-	case code == 402:
-		return sc(KindQuotaExhausted, src)
-	case code == 403:
-		return sc(KindAuthFailed, src) // the key or account may not use this: every card alike
-	case code == 404:
-		return sc(KindConfigError, src) // unknown model or wrong endpoint
-	case code == 413:
-		return sc(KindContextExhausted, src)
-	case code == 429:
-		return rateFamily(st, text, src)
-	case code >= 500 && code <= 599:
-		return sc(KindProviderUnavailable, src)
-	}
-	return Classification{}, false
-}
-
-// rateFamily splits a 429 into a plan usage window, exhausted credit or a
-// plain rate limit.
-func rateFamily(st Structured, text, src string) (Classification, bool) {
-	if st.RateLimitStatus == "rejected" {
-		return Classification{Kind: KindUsageLimited, Source: "structured:rate_limit_event"}, true
-	}
-	return narrow(text, src, KindRateLimited, KindUsageLimited, KindQuotaExhausted, KindRateLimited)
-}
-
-// narrow lets the first phrase whose kind is allowed pick the kind;
-// otherwise def.
-func narrow(text, src string, def Kind, allowed ...Kind) (Classification, bool) {
-	if p, ok := matchPhraseIn(text, allowed); ok {
-		return Classification{Kind: p.Kind, Source: "structured:" + src + ",phrase:" + p.Name}, true
-	}
-	return Classification{Kind: def, Source: "structured:" + src}, true
-}
-
-// byTextStructure reads the structure in an error text: a status or an error
-// type names a family, which the phrase table narrows; an errno alone means
-// the network. The message is the line that decided.
-//
-// A command agent's stderr is any program's output (a test's "status 401",
-// curl's 404), so there a status or type decides only with a phrase of its
-// family: a bare one must not pause the profile.
-func byTextStructure(text string, anyProgram bool) (Classification, bool) {
-	decide := func(fam family, src string, at int) (Classification, bool) {
-		if p, ok := matchPhraseIn(text, fam.allowed); ok {
-			return Classification{Kind: p.Kind, Source: src + ",phrase:" + p.Name, Message: matchedLine(p, text)}, true
-		}
-		if anyProgram {
-			return Classification{}, false
-		}
-		return Classification{Kind: fam.def, Source: src, Message: lineAt(text, at)}, true
-	}
-	if code, at, ok := textStatus(text); ok {
-		fam, _ := statusFamily(code)
-		return decide(fam, "text:status="+strconv.Itoa(code), at)
-	}
-	if fam, word, at, ok := textType(text); ok {
-		return decide(fam, "text:type="+word, at)
-	}
-	if e, at, ok := textErrno(text); ok {
-		return Classification{Kind: KindNetwork, Source: "text:errno=" + e, Message: lineAt(text, at)}, true
-	}
-	return Classification{}, false
 }
 
 func byExit(s Signals, text string) Classification {

@@ -157,10 +157,12 @@ func TestRuleValidate(t *testing.T) {
 	}
 }
 
-// TestCommandStatusNeedsAPhrase: a command agent's stderr is any program's
-// output, so a bare HTTP status in it ("curl: 404", a test's "401") must not
-// pause the profile; a status with a phrase of its family still decides.
-func TestCommandStatusNeedsAPhrase(t *testing.T) {
+// TestCommandStatusInTestOutput: a command agent's stderr may be a test
+// suite's report, so a bare HTTP status in one ("--- FAIL", a test's
+// "assert status 401") must not pause the profile; a status with a phrase
+// of its family still decides, and so does a status outside test output
+// (TestCommandReadsBareStructure).
+func TestCommandStatusInTestOutput(t *testing.T) {
 	for _, text := range []string{"GET /api/users: HTTP 404 Not Found\n--- FAIL: TestUsers", "assert status 401 == 200"} {
 		c := Classify(Signals{AgentKind: "command", ExitCode: 1, Stderr: text}, nil)
 		if Spec(c.Kind).ProfileLevel() {
@@ -232,9 +234,9 @@ func TestForbiddenSplitsByStructure(t *testing.T) {
 		{"gemini PERMISSION_DENIED", Signals{AgentKind: "gemini", ExitCode: 1, Stderr: `{"error":{"code":403,"message":"Permission denied on resource project demo.","status":"PERMISSION_DENIED"}}`}, KindAuthFailed, "text:status=403"},
 		{"permission_error type", Signals{AgentKind: "claude", ExitCode: 1, Stdout: `{"type":"error","error":{"type":"permission_error","message":"no access"}}`}, KindAuthFailed, "text:type=permission_error"},
 		{"tool EACCES", Signals{AgentKind: "claude", ExitCode: 1, Structured: Structured{Present: true, IsError: true, Finished: true,
-			ErrorMessages: []string{"Error: EACCES: permission denied, open '/etc/shadow'"}}}, KindPermissionDenied, "phrase:tool_permission"},
+			ErrorMessages: []string{"Error: EACCES: permission denied, open '/etc/shadow'"}}}, KindPermissionDenied, "text:errno=EACCES"},
 		{"sandbox denial", Signals{AgentKind: "codex", ExitCode: 1, Structured: Structured{Present: true, IsError: true, Finished: true,
-			ErrorMessages: []string{"exec failed: Permission denied (os error 13)"}}}, KindPermissionDenied, "phrase:tool_permission"},
+			ErrorMessages: []string{"exec failed: Permission denied (os error 13)"}}}, KindPermissionDenied, "text:errno=Permission denied"},
 		{"command: a program's 403 with a sandbox denial", Signals{AgentKind: "command", ExitCode: 1, Stderr: "HTTP 403: blocked by the sandbox"}, KindPermissionDenied, "tool_permission"},
 	}
 	for _, c := range cases {

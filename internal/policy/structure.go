@@ -1,23 +1,33 @@
 package policy
 
-import (
-	"regexp"
-	"strconv"
-)
+import "strconv"
 
 // Structure in free text: the tokens an agent's error text carries in a
 // machine's words, which stay put while the sentences around them change
-// between CLI versions. Classify reads them before the phrase table:
+// between CLI versions and between the programs that print them. Classify
+// reads them before the phrase table, for every agent kind:
 //
-//   - an HTTP status ("API Error: 529", "unexpected status 401", "HTTP 429",
-//     "Error code: 529", `"code": 429`);
-//   - an API error type or code ("rate_limit_error", "insufficient_quota",
-//     "RESOURCE_EXHAUSTED", "authentication_error", litellm's exception names);
-//   - an errno or transport code ("ECONNREFUSED", "UND_ERR_CONNECT_TIMEOUT").
+//   - an HTTP status, in the shapes statuses come in ("API Error: 529",
+//     "unexpected status 401", "HTTP/1.1 429", `"code": 429`, "402 Payment
+//     Required"; structure_status.go);
+//   - an API error type or code ("rate_limit_error", "insufficient_quota"),
+//     a gRPC / google.rpc status name ("RESOURCE_EXHAUSTED", "code =
+//     Unavailable") or a library's error class (openai.AuthenticationError,
+//     litellm.RateLimitError, httpx.ConnectTimeout, reqwest's kind:
+//     ConnectionRefused, Go's "context deadline exceeded";
+//     structure_tokens.go);
+//   - an errno, by name or in its C library words with the shapes Python,
+//     Rust and Windows print it in ("ECONNREFUSED", "[Errno 113] No route
+//     to host", "Read-only file system (os error 30)", "actively refused";
+//     structure_errno.go).
 //
 // A status or a type names a family of kinds; the phrase families then pick
-// the kind within it (a 429 that says "usage limit" is a usage window). The
-// corpus in testdata/corpus.jsonl is the evidence for every token here.
+// the kind within it (a 429 that says "usage limit" is a usage window). A
+// status and a type read together: the type narrows the status's family
+// when its kind is in it, and where they disagree (an invalid_request_error
+// beside an HTTP 401) the status wins, and the source says so; only the
+// catch-all 400 gives way to a specific type beside it. The corpus in
+// testdata/corpus.jsonl is the evidence for the tokens.
 
 // family is a set of kinds one structural token allows, and the kind it
 // means when no phrase narrows it.
@@ -36,13 +46,23 @@ var (
 	// organisation, region or client), the same for every card: auth_failed.
 	// A tool or sandbox denial inside the agent that happens to print a 403
 	// is narrowed to permission_denied by its phrase (tool_permission).
-	famForbidden = family{"403", KindAuthFailed, []Kind{KindRefused, KindPermissionDenied, KindAuthFailed}}
+	famForbidden = family{"403", KindAuthFailed, []Kind{KindRefused, KindPermissionDenied, KindQuotaExhausted, KindAuthFailed}}
 	famNotFound  = family{"404", KindConfigError, []Kind{KindConfigError}}
 	famTimeout   = family{"408", KindTimeout, []Kind{KindTimeout}}
 	famTooLarge  = family{"413", KindContextExhausted, []Kind{KindContextExhausted}}
 	famTooMany   = family{"429", KindRateLimited, []Kind{KindUsageLimited, KindQuotaExhausted, KindRateLimited}}
 	famUsage     = family{"usage", KindUsageLimited, []Kind{KindUsageLimited}}
 	famServer    = family{"5xx", KindProviderUnavailable, []Kind{KindTimeout, KindStalled, KindNetwork, KindProviderUnavailable}}
+
+	// Families of tokens that are not HTTP statuses.
+	famDeadline   = family{"deadline", KindTimeout, []Kind{KindNetwork, KindTimeout}}                            // a request that got no answer in time
+	famNetwork    = family{"network", KindNetwork, []Kind{KindNetwork}}                                          // no server answered: the operator's network
+	famConfig     = family{"config", KindConfigError, []Kind{KindAuthFailed, KindConfigError}}                   // the agent's own configuration, the same for every card
+	famSandbox    = family{"sandbox", KindPermissionDenied, []Kind{KindConfigError, KindPermissionDenied}}       // a file or sandbox denial inside the agent (its own config file denied: its setup)
+	famDisk       = family{"disk", KindWorkspaceSetup, []Kind{KindWorkspaceSetup}}                               // the machine's disk, not the card
+	famRefusal    = family{"refusal", KindRefused, []Kind{KindRefused}}                                          // a content policy declined the request
+	famConnection = family{"connection", KindNetwork, []Kind{KindTimeout, KindNetwork, KindProviderUnavailable}} // an SDK's "no answer came"
+	famQuota      = family{"quota", KindQuotaExhausted, []Kind{KindUsageLimited, KindQuotaExhausted}}            // credit or budget gone (a 402 in other words)
 )
 
 func statusFamily(code int) (family, bool) {
@@ -69,82 +89,91 @@ func statusFamily(code int) (family, bool) {
 	return family{}, false
 }
 
-// statusRes find an HTTP status in text, each in one CLI's or SDK's shape.
-var statusRes = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)\bAPI Error:? ?\(?(\d{3})\b`),          // Claude Code: "API Error: 529 {…}", "API Error (529 {…})"
-	regexp.MustCompile(`(?i)\berror code:? (\d{3})\b`),             // Python SDKs (aider): "Error code: 529 - {…}"
-	regexp.MustCompile(`(?i)\bstatus(?: code)?:? (\d{3})\b`),       // Codex: "unexpected status 401", "last status: 429"; Gemini "got status: 429"
-	regexp.MustCompile(`(?i)\bHTTP(?:/\d(?:\.\d)?)?:? ?(\d{3})\b`), // "HTTP 429:", "HTTP/1.1 503"
-	regexp.MustCompile(`(?i)\berror:? \(?(\d{3})\b`),               // "Error: 400 {…}", "API error (429):", "Error 400:"
-	regexp.MustCompile(`\bcode\\?"?\s*:\s*(\d{3})\b`),              // Gemini JSON: "code": 429, \"code\": 429, code: 429
-	regexp.MustCompile(`(?m)^\s*(\d{3}) [{:]`),                     // "400 {"type":"error",…}"
-	regexp.MustCompile(`\b(\d{3}) status code\b`),                  // Anthropic/OpenAI JS SDKs (cline): "429 status code (no body)"
-	regexp.MustCompile(`(?i)\b(\d{3}) (?:Too Many Requests|Service Unavailable|Bad Gateway|Gateway Timeout|Internal Server Error|Unauthorized|Forbidden|Not Found|Bad Request|Overloaded)\b`),
+// byTextStructure reads the structure in an error text: a status or an
+// error type names a family, which the phrase table narrows; an errno names
+// its own. The message is the line that decided.
+//
+// A command agent's stderr is any program's output: where it shows a test
+// runner's report (lookAlike), a status or a type there may be the code
+// under test answering, so it decides only with a phrase of its family.
+func byTextStructure(text string, anyProgram bool) (Classification, bool) {
+	guarded := lookAlike(text, anyProgram)
+	decide := func(fam family, src string, at int) (Classification, bool) {
+		if fam.name == famDeadline.name {
+			// A deadline is the network's when the connection itself
+			// never came up (Go's "dial tcp …: i/o timeout (context
+			// deadline exceeded)"), else a request that got no answer in
+			// time. The errno decides, not the wrapper's words (undici
+			// wraps every failure in "fetch failed").
+			if e, ok := earliest(text, errnoRows, "errno"); ok && e.fam.name == famNetwork.name {
+				return Classification{Kind: KindNetwork, Source: src + ",errno=" + e.word, Message: lineAt(text, e.at)}, true
+			}
+			fam.allowed = []Kind{KindTimeout}
+		}
+		if len(fam.allowed) == 1 && !guarded {
+			return Classification{Kind: fam.def, Source: src, Message: lineAt(text, at)}, true
+		}
+		if p, ok := matchPhraseIn(text, fam.allowed); ok {
+			return Classification{Kind: p.Kind, Source: src + ",phrase:" + p.Name, Message: matchedLine(p, text)}, true
+		}
+		if guarded {
+			return Classification{}, false
+		}
+		return Classification{Kind: fam.def, Source: src, Message: lineAt(text, at)}, true
+	}
+	tok, hasTok := textToken(text)
+	if code, at, ok := textStatus(text); ok {
+		fam, _ := statusFamily(code)
+		src := "text:status=" + strconv.Itoa(code)
+		if hasTok {
+			switch {
+			case tok.fam.def == fam.def:
+			case fam.name == famBadRequest.name:
+				// A 400 is the catch-all many APIs answer everything with
+				// (Google a bad key, Bedrock a throttle or its own 500): a
+				// specific type beside it says more. A server's type
+				// beside a 400 leaves the 400's phrases a say too (Ollama
+				// types "does not support tools" api_error), all but the
+				// card's input, which the type says it was not.
+				if tok.fam.name == famServer.name {
+					tok.fam.allowed = append(without(famBadRequest.allowed, KindInvalidInput), tok.fam.allowed...)
+				}
+				return decide(tok.fam, src+",type="+tok.word, tok.at)
+			case hasKind(fam.allowed, tok.fam.def):
+				// The type names the kind within the status's family (a 429
+				// whose code is insufficient_quota is exhausted credit).
+				fam.def = tok.fam.def
+				src += ",type=" + tok.word
+			default:
+				// They disagree: the status is what the server answered.
+				src += ",overruled:type=" + tok.word
+			}
+		}
+		return decide(fam, src, at)
+	}
+	if hasTok {
+		return decide(tok.fam, "text:"+tok.by+"="+tok.word, tok.at)
+	}
+	return Classification{}, false
 }
 
-// textStatus returns the first HTTP error status (400–599) text reports and
-// where it stands.
-func textStatus(text string) (int, int, bool) {
-	best, code := -1, 0
-	for _, re := range statusRes {
-		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
-			n, _ := strconv.Atoi(text[m[2]:m[3]])
-			if n < 400 || n > 599 {
-				continue
-			}
-			if best < 0 || m[2] < best {
-				best, code = m[2], n
-			}
-			break
+// without returns a copy of ks without k.
+func without(ks []Kind, k Kind) []Kind {
+	var out []Kind
+	for _, x := range ks {
+		if x != k {
+			out = append(out, x)
 		}
 	}
-	return code, best, best >= 0
+	return out
 }
 
-// typeToken is an API error type or code and the family it names.
-type typeToken struct {
-	re  *regexp.Regexp
-	fam family
-}
-
-func tok(words string, fam family) typeToken {
-	return typeToken{regexp.MustCompile(`\b(` + words + `)\b`), fam}
-}
-
-// typeTokens are error types and codes as the APIs and SDKs spell them.
-var typeTokens = []typeToken{
-	tok(`usage_limit_reached|FreeUsageLimitError`, famUsage),
-	tok(`insufficient_quota|billing_error`, famPayment),
-	tok(`context_length_exceeded|ContextWindowExceededError`, famTooLarge),
-	tok(`rate_limit_error|rate_limit_exceeded|provider_rate_limit_exceeded|rateLimitExceeded|RATE_LIMIT_EXCEEDED|RESOURCE_EXHAUSTED|RateLimitError`, famTooMany),
-	tok(`authentication_error|UNAUTHENTICATED|API_KEY_INVALID|ACCESS_TOKEN_TYPE_UNSUPPORTED|AuthenticationError`, famUnauthorized),
-	tok(`permission_error|PERMISSION_DENIED|client_validation_error|PermissionDeniedError`, famForbidden),
-	tok(`not_found_error|model_not_found|NotFoundError|ProviderInitError|ProviderModelNotFoundError|NOT_FOUND`, famNotFound),
-	tok(`overloaded_error|server_is_overloaded|api_error|UNAVAILABLE|stream_read_error|internalServerException|InternalServerError|ServiceUnavailableError|APIConnectionError`, famServer),
-	tok(`invalid_request_error|INVALID_ARGUMENT|BadRequestError|invalid_value`, famBadRequest),
-}
-
-// textType returns the family of the first error type or code in text, the
-// token itself and where it stands.
-func textType(text string) (family, string, int, bool) {
-	best, fam, word := -1, family{}, ""
-	for _, t := range typeTokens {
-		if loc := t.re.FindStringIndex(text); loc != nil && (best < 0 || loc[0] < best) {
-			best, fam, word = loc[0], t.fam, text[loc[0]:loc[1]]
+// hasKind reports whether k is one of ks.
+func hasKind(ks []Kind, k Kind) bool {
+	for _, x := range ks {
+		if x == k {
+			return true
 		}
 	}
-	return fam, word, best, best >= 0
-}
-
-// errnoRe finds an errno or transport error code: the request never got an
-// answer from a server, which is the operator's network (proxy, DNS,
-// firewall), not the provider.
-var errnoRe = regexp.MustCompile(`\b(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNABORTED|EPIPE|UND_ERR_[A-Z_]+|ConnectionRefused|FailedToOpenSocket)\b`)
-
-func textErrno(text string) (string, int, bool) {
-	loc := errnoRe.FindStringIndex(text)
-	if loc == nil {
-		return "", 0, false
-	}
-	return text[loc[0]:loc[1]], loc[0], true
+	return false
 }

@@ -9,8 +9,9 @@ import (
 // prints it. It is read back from Classification.Source.
 type Why struct {
 	// By is the deciding signal: rule, killed, structured, status, type,
-	// errno, protocol (the QUESTION: line), phrase, exit_code or fallback
-	// (nothing recognised the text).
+	// errno, protocol (the QUESTION: line), phrase, exit_code, exit0 (a
+	// clean exit with error text nothing recognised) or fallback (nothing
+	// recognised the text).
 	By     string `json:"by"`
 	Detail string `json:"detail,omitempty"` // the rule, field, status, type, errno or exit code
 	// Phrase is the phrase row (its rule id) that decided or narrowed the
@@ -40,15 +41,21 @@ func Explain(c Classification) Why {
 		case "status":
 			w.Words = fmt.Sprintf("the HTTP status %s in the error text", val)
 		case "type":
-			w.Words = fmt.Sprintf("the API error type or code %s in the error text", val)
+			w.Words = fmt.Sprintf("the error type, code, gRPC status or library error class %s in the error text", val)
 		case "errno":
-			w.Words = fmt.Sprintf("the errno %s in the error text: the request never got an answer from a server", val)
+			w.Words = fmt.Sprintf("the errno or system error %q in the error text", val)
+			if t, ok := earliest(val, errnoRows, "errno"); ok && t.fam.name == famNetwork.name {
+				w.Words += ": the request never got an answer from a server"
+			}
 		}
 	case "protocol":
 		w = Why{By: "protocol", Detail: detail, Words: "the agent's final message ends with drover's QUESTION: line (the question protocol the default prompt asks for)"}
 	case "phrase":
 		w = Why{By: "phrase", Words: "a phrase family of the built-in table"}
 		rest = parts
+	case "exit0":
+		w = Why{By: "exit0", Detail: detail, Words: "the agent exited 0 with error text and no final message, and nothing recognised the text: unknown, which counts toward max_attempts"}
+		rest = nil
 	case "exit_code", "signal":
 		if c.Kind == KindUnknown {
 			w = Why{By: "fallback", Detail: detail, Words: "nothing recognised the error text: unknown, which counts toward max_attempts (add a match rule to the profile if this recurs)"}
@@ -62,6 +69,12 @@ func Explain(c Classification) Why {
 		w = Why{By: kind, Detail: detail, Words: "source " + c.Source}
 	}
 	for _, p := range rest {
+		if what, ok := strings.CutPrefix(p, "overruled:"); ok {
+			w.Words += fmt.Sprintf(" (the status wins over %s beside it, whose kind is not in the status's family)", strings.Replace(what, "=", " ", 1))
+		}
+		if p == "exit0:error_text" {
+			w.Words += " (the agent exited 0, but with error text and no final message)"
+		}
 		if name, ok := strings.CutPrefix(p, "phrase:"); ok {
 			w.Phrase = name
 			for _, row := range Phrases {

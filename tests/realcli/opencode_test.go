@@ -62,6 +62,26 @@ func stepsFor(c cli, s scenario) []fp.Step {
 	return s.steps
 }
 
+// silentRetries are the CLI versions that retry a provider's 429, 402 and
+// 5xx answers, and a stream cut mid-answer, without bound and print nothing
+// while they do: opencode before its bounded retries of 1.18.x (1.3.2,
+// 1.14.41 and 1.18.3 were each still retrying a 500 after 200s; 1.18.33
+// reports it after five tries). drover sees a run that says nothing and
+// never ends, which only its own timeout stops: those cells get a short
+// timeout and expect that (a counted timeout), the truth drover can tell.
+var silentRetries = map[string]bool{"opencode@1.3.2": true}
+
+// retriedForever are the scenarios such a CLI retries without bound.
+var retriedForever = []string{"rate_limit", "credit_balance", "usage_limit", "server_error", "unavailable", "overloaded", "reset_midstream"}
+
+// forCLI is scenario s as c can play it.
+func forCLI(c cli, s scenario) scenario {
+	if silentRetries[c.kind+"@"+c.version] && contains(retriedForever, s.name) {
+		s.timeout, s.want = "45s", retryKill("timeout")
+	}
+	return s
+}
+
 // TestOpencodeResume: a card whose opencode run stops at a permission the
 // headless run rejected parks with the question; after `drover card
 // answer` the next attempt continues the same session (run --session <id>)

@@ -39,7 +39,7 @@ func matrix(t *testing.T, kind string, args ...string) {
 			groups := map[int][]scenario{}
 			for _, s := range scenarios {
 				if (s.kinds == nil || contains(s.kinds, kind)) && selected(s) {
-					groups[s.maxTurns] = append(groups[s.maxTurns], s)
+					groups[s.maxTurns] = append(groups[s.maxTurns], forCLI(c, s))
 				}
 			}
 			for turns, ss := range groups {
@@ -127,6 +127,7 @@ func runGroup(t *testing.T, c cli, turns int, ss []scenario) {
 			cd := h.settled(ids[s.name], deadline)
 			key := c.kind + "@" + c.version + "/" + s.name
 			errs := check(h, s, cd)
+			h.keepLog(c, s, cd)
 			why, known := wrongFor(c, s)
 			switch {
 			case len(errs) > 0 && known:
@@ -421,6 +422,30 @@ func (h *harness) profile(name string) agentRow {
 	}
 	h.t.Fatalf("no profile %s in drover agent ls", name)
 	return agentRow{}
+}
+
+// keepVar, when set, names a directory where each cell's first run log is
+// kept as <kind>@<version>[+mode]/<scenario>.log: what a new CLI version
+// printed, to capture fixtures from (internal/agent/*/testdata).
+const keepVar = "DROVER_REALCLI_KEEP"
+
+func (h *harness) keepLog(c cli, s scenario, cd card) {
+	dir := os.Getenv(keepVar)
+	if dir == "" || len(cd.Runs) == 0 {
+		return
+	}
+	out, err := h.drover("logs", cd.Runs[0].ID)
+	if err != nil {
+		h.t.Logf("%s: %v", keepVar, err)
+		return
+	}
+	cell := filepath.Join(dir, c.kind+"@"+c.version+strings.Join(append([]string{""}, c.args...), "+"))
+	if err := os.MkdirAll(cell, 0o755); err == nil {
+		err = os.WriteFile(filepath.Join(cell, s.name+".log"), []byte(out), 0o644)
+	}
+	if err != nil {
+		h.t.Logf("%s: %v", keepVar, err)
+	}
 }
 
 func (h *harness) runLog(cd card) string {

@@ -1,32 +1,14 @@
 package claude
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/drover-dev/drover/internal/agent/internal/fixtures"
 )
 
-// FuzzClaudeParser: any line sequence is parsed without panicking. Seeds
-// are every line of every captured fixture.
+// FuzzClaudeParser: any stdout and stderr is parsed without panicking
+// (fixtures.Fuzz; seeds are the captured fixtures and the committed corpus
+// under testdata/fuzz).
 func FuzzClaudeParser(f *testing.F) {
-	dirs, _ := filepath.Glob("testdata/*/stdout")
-	for _, d := range dirs {
-		b, err := os.ReadFile(d)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, l := range bytes.Split(b, []byte("\n")) {
-			f.Add(l)
-		}
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		p := NewParser()
-		for _, l := range bytes.Split(data, []byte("\n")) {
-			p.Feed(l)
-		}
-		p.Feed(data)
-		_ = p.Structured()
-		_, _, _, _ = p.Progress()
-	})
+	fixtures.Fuzz(f, "testdata", func() fixtures.Parser { return NewParser() })
 }

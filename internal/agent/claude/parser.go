@@ -1,7 +1,6 @@
 package claude
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -121,21 +120,10 @@ type denial struct {
 // Feed reads one stdout line. It never panics; a line that is not a JSON
 // event is recorded in Structured().ParseErrors and otherwise ignored.
 func (p *Parser) Feed(line []byte) {
-	defer func() {
-		if r := recover(); r != nil { // belt and braces: bad input must never kill a run
-			p.parseError(fmt.Sprintf("parser panic: %v", r), line)
-		}
-	}()
+	defer p.bad.Recover(line)
 	var ev event
-	if ok, why := jsonl.Decode(line, &ev); !ok {
-		if why != "" {
-			p.parseError(why, bytes.TrimSpace(line))
-		}
+	if !jsonl.Start(&p.bad, &p.s, line, &ev, func() string { return ev.SessionID }) {
 		return
-	}
-	p.s.Present = true
-	if ev.SessionID != "" {
-		p.s.SessionID = ev.SessionID
 	}
 	switch ev.Type {
 	case "assistant":
@@ -153,8 +141,6 @@ func (p *Parser) Feed(line []byte) {
 		p.result(&ev)
 	}
 }
-
-func (p *Parser) parseError(why string, line []byte) { p.bad.Add(why, line) }
 
 func (p *Parser) assistant(ev *event) {
 	m := ev.Message
@@ -353,18 +339,7 @@ func (p *Parser) result(ev *event) {
 }
 
 // addError appends an error text unless it repeats the last one.
-func (p *Parser) addError(t string) {
-	t = strings.TrimSpace(t)
-	if t == "" {
-		return
-	}
-	if n := len(p.s.ErrorMessages); n > 0 && p.s.ErrorMessages[n-1] == t {
-		return
-	}
-	if len(p.s.ErrorMessages) < 100 {
-		p.s.ErrorMessages = append(p.s.ErrorMessages, t)
-	}
-}
+func (p *Parser) addError(t string) { jsonl.AddError(&p.s.ErrorMessages, t) }
 
 // Structured returns what was read so far. Slices are copies.
 func (p *Parser) Structured() policy.Structured {

@@ -3,7 +3,6 @@ package codex
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -86,11 +85,7 @@ type event struct {
 // --json, anything else plain text.
 // In --json mode a line that is not an event goes to ParseErrors.
 func (p *Parser) Feed(line []byte) {
-	defer func() {
-		if r := recover(); r != nil {
-			p.parseError(fmt.Sprintf("parser panic: %v", r), line)
-		}
-	}()
+	defer p.bad.Recover(line)
 	line = bytes.TrimRight(line, "\r\n")
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
@@ -123,11 +118,11 @@ func (p *Parser) Feed(line []byte) {
 		return
 	}
 	if trimmed[0] != '{' {
-		p.parseError("not a JSON event", trimmed)
+		p.bad.Add("not a JSON event", trimmed)
 		return
 	}
 	if err := json.Unmarshal(trimmed, &ev); err != nil {
-		p.parseError(err.Error(), trimmed)
+		p.bad.Add(err.Error(), trimmed)
 		return
 	}
 	p.event(&ev)
@@ -232,20 +227,10 @@ func (p *Parser) FeedStderr(line []byte) {
 func status(msg string) int { return codexerr.Status(msg) }
 
 func (p *Parser) addError(t string) {
-	t = strings.TrimSpace(t)
-	if t == "" {
-		return
+	if t = jsonl.AddError(&p.s.ErrorMessages, t); t != "" {
+		p.lastLine = excerpt.Clip(t, 200)
 	}
-	if n := len(p.s.ErrorMessages); n > 0 && p.s.ErrorMessages[n-1] == t {
-		return
-	}
-	if len(p.s.ErrorMessages) < maxKept {
-		p.s.ErrorMessages = append(p.s.ErrorMessages, t)
-	}
-	p.lastLine = excerpt.Clip(t, 200)
 }
-
-func (p *Parser) parseError(why string, line []byte) { p.bad.Add(why, line) }
 
 // Structured returns what was read so far. Slices are copies.
 func (p *Parser) Structured() policy.Structured {

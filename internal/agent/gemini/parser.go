@@ -2,7 +2,6 @@ package gemini
 
 import (
 	"bytes"
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -119,21 +118,10 @@ var statusTypes = map[string]string{
 // Feed reads one stdout line. It never panics; a line that is not a JSON
 // event is recorded in Structured().ParseErrors and otherwise ignored.
 func (p *Parser) Feed(line []byte) {
-	defer func() {
-		if r := recover(); r != nil { // bad input must never kill a run
-			p.parseError(fmt.Sprintf("parser panic: %v", r), line)
-		}
-	}()
+	defer p.bad.Recover(line)
 	var ev event
-	if ok, why := jsonl.Decode(line, &ev); !ok {
-		if why != "" {
-			p.parseError(why, bytes.TrimSpace(line))
-		}
+	if !jsonl.Start(&p.bad, &p.s, line, &ev, func() string { return ev.SessionID }) {
 		return
-	}
-	p.s.Present = true
-	if ev.SessionID != "" {
-		p.s.SessionID = ev.SessionID
 	}
 	switch ev.Type {
 	case "message":
@@ -273,20 +261,10 @@ func (p *Parser) FeedStderr(line []byte) {
 
 // addError appends an error text unless it repeats the last one.
 func (p *Parser) addError(t string) {
-	t = strings.TrimSpace(t)
-	if t == "" {
-		return
-	}
-	p.lastLine = excerpt.Clip(t, 200)
-	if n := len(p.s.ErrorMessages); n > 0 && p.s.ErrorMessages[n-1] == t {
-		return
-	}
-	if len(p.s.ErrorMessages) < maxKept {
-		p.s.ErrorMessages = append(p.s.ErrorMessages, t)
+	if t = jsonl.AddError(&p.s.ErrorMessages, t); t != "" {
+		p.lastLine = excerpt.Clip(t, 200)
 	}
 }
-
-func (p *Parser) parseError(why string, line []byte) { p.bad.Add(why, line) }
 
 // Structured returns what was read so far. Slices are copies.
 func (p *Parser) Structured() policy.Structured {

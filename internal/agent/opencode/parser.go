@@ -3,7 +3,6 @@ package opencode
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +24,11 @@ type Parser struct {
 	s        policy.Structured
 	lastLine string
 	bad      jsonl.Problems // lines that were not events
+	// text: the output is not JSON events at all (the first line was not
+	// one): opencode printed text (its usage for an argument it refused,
+	// or a run without --format json). Its lines are then the output
+	// classification reads as text, not bad events.
+	text bool
 }
 
 // NewParser returns an empty parser.
@@ -70,23 +74,21 @@ type toolState struct {
 }
 
 // Feed reads one stdout line. It never panics; a line that is not a JSON
-// event is recorded in Structured().ParseErrors and otherwise ignored.
+// event is recorded in Structured().ParseErrors and otherwise ignored,
+// unless the output began with text (opencode's usage, a text-mode run):
+// then nothing in it is structured, and classification reads the text.
 func (p *Parser) Feed(line []byte) {
-	defer func() {
-		if r := recover(); r != nil { // bad input must never kill a run
-			p.parseError(fmt.Sprintf("parser panic: %v", r), line)
-		}
-	}()
-	var ev event
-	if ok, why := jsonl.Decode(line, &ev); !ok {
-		if why != "" {
-			p.parseError(why, bytes.TrimSpace(line))
+	defer p.bad.Recover(line)
+	if t := bytes.TrimSpace(line); p.text || (!p.s.Present && len(t) > 0 && t[0] != '{') {
+		p.text = true
+		if len(t) > 0 {
+			p.lastLine = excerpt.Clip(string(t), 200)
 		}
 		return
 	}
-	p.s.Present = true
-	if ev.SessionID != "" {
-		p.s.SessionID = ev.SessionID
+	var ev event
+	if !jsonl.Start(&p.bad, &p.s, line, &ev, func() string { return ev.SessionID }) {
+		return
 	}
 	switch ev.Type {
 	case "step_start":
@@ -244,20 +246,10 @@ func (p *Parser) responseBody(body string) {
 }
 
 func (p *Parser) addError(t string) {
-	t = strings.TrimSpace(t)
-	if t == "" {
-		return
-	}
-	p.lastLine = excerpt.Clip(t, 200)
-	if n := len(p.s.ErrorMessages); n > 0 && p.s.ErrorMessages[n-1] == t {
-		return
-	}
-	if len(p.s.ErrorMessages) < maxKept {
-		p.s.ErrorMessages = append(p.s.ErrorMessages, t)
+	if t = jsonl.AddError(&p.s.ErrorMessages, t); t != "" {
+		p.lastLine = excerpt.Clip(t, 200)
 	}
 }
-
-func (p *Parser) parseError(why string, line []byte) { p.bad.Add(why, line) }
 
 // Structured returns what was read so far. Slices are copies.
 func (p *Parser) Structured() policy.Structured {

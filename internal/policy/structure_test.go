@@ -1,0 +1,187 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+)
+
+// structureCase is one text, the kind it must get and a part of the source
+// that says which structure decided.
+type structureCase struct {
+	text string
+	want Kind
+	src  string
+}
+
+// checkStructure classifies each text as a failed run's stderr of the
+// given agent kind.
+func checkStructure(t *testing.T, agentKind string, cases []structureCase) {
+	t.Helper()
+	for _, c := range cases {
+		got := Classify(Signals{AgentKind: agentKind, ExitCode: 1, Stderr: c.text}, nil)
+		if got.Kind != c.want || !strings.Contains(got.Source, c.src) {
+			t.Errorf("%s: %q → %s (%s); want %s (%s)", agentKind, c.text, got.Kind, got.Source, c.want, c.src)
+		}
+	}
+}
+
+// TestStatusShapes: an HTTP status in each shape it comes in decides its
+// family, for a command agent as for a CLI kind.
+func TestStatusShapes(t *testing.T) {
+	cases := []structureCase{
+		{`HTTP/1.1 401 Unauthorized`, KindAuthFailed, "status=401"},
+		{`{"error": {"message": "nope", "status": 401}}`, KindAuthFailed, "status=401"},
+		{`upstream answered status_code=402`, KindQuotaExhausted, "status=402"},
+		{`Request failed with status code 404`, KindConfigError, "status=404"},
+		{`statusCode: 429`, KindRateLimited, "status=429"},
+		{`OpenAI API error 402: {"error":{"message":"no more","code":402}}`, KindQuotaExhausted, "status=402"},
+		{`402 Payment Required`, KindQuotaExhausted, "status=402"},
+		{`{'error': {'message': 'x', 'code': 402}}`, KindQuotaExhausted, "status=402"},
+		{`HTTP Error 403: Forbidden`, KindAuthFailed, "status=403"},
+		{`proxy: 503 Service Unavailable`, KindProviderUnavailable, "status=503"},
+		{`the gateway returned 502`, KindProviderUnavailable, "status=502"},
+		{`got a 401 error from the API`, KindAuthFailed, "status=401"},
+		{`<html><head><title>504 Gateway Time-out</title></head>`, KindProviderUnavailable, "status=504"},
+	}
+	checkStructure(t, "command", cases)
+	checkStructure(t, "claude", cases)
+}
+
+// TestStatusLookAlikes: a number that is not an answer from a server never
+// decides: a file name, a line count, a duration, a port, an exit code, a
+// test's expectation.
+func TestStatusLookAlikes(t *testing.T) {
+	for _, text := range []string{
+		"wrote report-401.log",
+		"main.go:404: undefined: foo",
+		"401 lines changed, 12 files",
+		"request took 429ms",
+		"listening on :5000",
+		"process finished with exit code: 404",
+		"status 404 tests passed",
+		"error: 3 of 500 items left",
+		"expected status 200, got status 401",
+		"assert resp.status_code == 401",
+		"--- FAIL: TestLogin (0.01s)\n    login_test.go:31: got HTTP 401, want 200",
+		"login_test.go:31: got status 401, want 200",
+		"build 500 failed? no: built 500 objects",
+		"--- FAIL: TestProviderLookup (0.00s)\n    provider_test.go:12: provider 'x' not found",
+		"FAILED tests/test_auth.py::test_bad_key - AssertionError: invalid api key not rejected",
+		"FAILED tests/test_client.py::test_retry - TimeoutError",
+	} {
+		c := Classify(Signals{AgentKind: "command", ExitCode: 1, Stderr: text}, nil)
+		if strings.Contains(c.Source, "status=") || Spec(c.Kind).ProfileLevel() {
+			t.Errorf("%q → %s (%s): a look-alike decided", text, c.Kind, c.Source)
+		}
+	}
+}
+
+// TestStatusAndTypeTogether: the type narrows the status's family where its
+// kind is in it; where they disagree, the status wins and says so.
+func TestStatusAndTypeTogether(t *testing.T) {
+	checkStructure(t, "command", []structureCase{
+		{`API Error: 401 {"type":"error","error":{"type":"invalid_request_error","message":"x-api-key header is required"}}`, KindAuthFailed, "status=401,overruled:type=invalid_request_error"},
+		{`Error code: 429 - {'error': {'code': 'insufficient_quota'}}`, KindQuotaExhausted, "status=429,type=insufficient_quota"},
+		{`HTTP 404: {"error":{"type":"rate_limit_error"}}`, KindConfigError, "overruled:type=rate_limit_error"},
+	})
+	// The same between typed fields: claude's rate_limit type beside a
+	// 401 status is the key.
+	c := Classify(Signals{AgentKind: "claude", ExitCode: 1, Structured: Structured{Present: true, IsError: true, Finished: true,
+		ErrorType: "rate_limit", APIErrorStatus: 401, ErrorMessages: []string{"something"}}}, nil)
+	if c.Kind != KindAuthFailed || !strings.Contains(c.Source, "overruled:error_type=rate_limit") {
+		t.Errorf("rate_limit type with status 401 → %s (%s); want auth_failed, the type overruled", c.Kind, c.Source)
+	}
+	w := Explain(c)
+	if !strings.Contains(w.Words, "status wins") {
+		t.Errorf("explain %+v does not say the status won", w)
+	}
+}
+
+// TestCommandReadsBareStructure: a command agent reads a bare status, a
+// gRPC or google.rpc status name and an error class as the claude kind does
+// (issue 21: 402, 404 and UNAUTHENTICATED came out unknown).
+func TestCommandReadsBareStructure(t *testing.T) {
+	checkStructure(t, "command", []structureCase{
+		{"Error: 402 {\"error\":\"no\"}", KindQuotaExhausted, "status=402"},
+		{"unexpected status 404 Not Found", KindConfigError, "status=404"},
+		{`{"error":{"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}`, KindAuthFailed, "UNAUTHENTICATED"},
+		{"rpc error: code = Unavailable desc = connection closed before server preface received", KindProviderUnavailable, "type=Unavailable"},
+		{"rpc error: code = Unauthenticated desc = bad token", KindAuthFailed, "type=Unauthenticated"},
+		{"grpc._channel._InactiveRpcError: status = StatusCode.RESOURCE_EXHAUSTED", KindRateLimited, "type=RESOURCE_EXHAUSTED"},
+		{"rpc error: code = DeadlineExceeded desc = context deadline exceeded", KindTimeout, "type=DeadlineExceeded"},
+	})
+}
+
+// TestLibraryErrorClasses: the error classes of the client libraries agent
+// CLIs are built on decide without a phrase.
+func TestLibraryErrorClasses(t *testing.T) {
+	checkStructure(t, "command", []structureCase{
+		{"openai.AuthenticationError: something we never saw", KindAuthFailed, "type=AuthenticationError"},
+		{"litellm.RateLimitError: brand new words", KindRateLimited, "type=RateLimitError"},
+		{"litellm.BudgetExceededError: Budget has been exceeded! Current cost: 10.2, Max budget: 10.0", KindQuotaExhausted, "type=BudgetExceededError"},
+		{"litellm.ContentPolicyViolationError: blocked", KindRefused, "type=ContentPolicyViolationError"},
+		{"httpx.ConnectTimeout: timed out", KindNetwork, "type=ConnectTimeout"},
+		{"httpx.ReadTimeout: The read operation timed out", KindTimeout, "type=ReadTimeout"},
+		{"anthropic.APITimeoutError: Request timed out.", KindTimeout, "type=APITimeoutError"},
+		{"litellm.Timeout: Connection timed out after 600.0 seconds.", KindTimeout, "type=Timeout"},
+		{`Post "https://api.example.com/v1/messages": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`, KindTimeout, "type=context deadline exceeded"},
+		{`Post "https://api.example.com/v1/messages": dial tcp 10.0.0.1:443: i/o timeout (context deadline exceeded)`, KindNetwork, "errno=i/o timeout"},
+		{"TypeError: fetch failed\n  [cause]: HeadersTimeoutError: Headers Timeout Error\n  code: 'UND_ERR_HEADERS_TIMEOUT'", KindTimeout, "HeadersTimeoutError"},
+		{"[cause]: ConnectTimeoutError: Connect Timeout Error (attempted address: api.example.com:443)", KindNetwork, "type=ConnectTimeoutError"},
+		{`reqwest::Error { kind: Request, source: hyper_util::client::legacy::Error(Connect, ConnectError("tcp connect error", Os { code: 111, kind: ConnectionRefused, message: "Connection refused" })) }`, KindNetwork, "errno="},
+		{"ConfigInvalidError: Unrecognized key: providers", KindConfigError, "type=ConfigInvalidError"},
+		{"[LLM call error] ReadTimeout: Connection failed after 3 attempts", KindTimeout, "type=ReadTimeout"},
+		{"openai.APIConnectionError: Error communicating with OpenAI", KindNetwork, "type=APIConnectionError"},
+		{"litellm.APIConnectionError: Bad response code, expected 200: {'status_code': 400, 'headers': {':exception-type': 'internalServerException'}}", KindProviderUnavailable, "type=internalServerException"},
+		{"litellm.APIConnectionError: OllamaException - litellm.Timeout: Connection timed out after 600.0 seconds.", KindTimeout, "type=Timeout"},
+		{`Post "/api.example.com/v1/chat/completions": unsupported protocol scheme ""`, KindConfigError, "type=unsupported protocol scheme"},
+		{"Request was blocked by Gemini: BlockedReason.PROHIBITED_CONTENT", KindRefused, "type=PROHIBITED_CONTENT"},
+		{`{"name": "ThrottlingException", "$fault": "client"}`, KindRateLimited, "type=ThrottlingException"},
+		{"botocore.exceptions.ClientError: An error occurred (ExpiredTokenException) when calling the InvokeModel operation", KindAuthFailed, "type=ExpiredTokenException"},
+		{"AccessDeniedException: You don't have access to the model with the specified model ID.", KindAuthFailed, "type=AccessDeniedException"},
+	})
+	// A 400 beside a server's type: the 400's phrases still narrow it
+	// (not to the card's input, which the type says it was not).
+	checkStructure(t, "command", []structureCase{
+		{`400 Bad Request {"message":"llama3 does not support tools","type":"api_error"}`, KindConfigError, "status=400,type=api_error,phrase:model_without_tools"},
+		{`400 Bad Request {"message":"boom","type":"api_error"}`, KindProviderUnavailable, "status=400,type=api_error"},
+	})
+	// Class names inside other words, and a timeout that is a test's name.
+	for _, text := range []string{
+		"--- FAIL: TestReadTimeout: got nil",
+		"func handleAPIConnectionErrors() {}",
+		"ThrottlingExceptionHandler registered",
+	} {
+		c := Classify(Signals{AgentKind: "command", ExitCode: 1, Stderr: text}, nil)
+		if strings.Contains(c.Source, "type=") {
+			t.Errorf("%q → %s (%s): a class name inside another word decided", text, c.Kind, c.Source)
+		}
+	}
+}
+
+// TestErrnoWords: errnos by name and in the C library's words, in Python's,
+// Rust's and Windows' shapes.
+func TestErrnoWords(t *testing.T) {
+	checkStructure(t, "command", []structureCase{
+		{"connect EHOSTUNREACH 10.1.2.3:443", KindNetwork, "errno=EHOSTUNREACH"},
+		{"OSError: [Errno 113] No route to host", KindNetwork, "errno=No route to host"},
+		{"dial tcp 10.1.2.3:443: connect: network is unreachable", KindNetwork, "errno=network is unreachable"},
+		{"No connection could be made because the target machine actively refused it. (127.0.0.1:8080)", KindNetwork, "errno=actively refused it"},
+		{"An existing connection was forcibly closed by the remote host.", KindNetwork, "errno=forcibly closed by the remote host"},
+		{"failed to initialize rollout recorder: Read-only file system (os error 30)", KindPermissionDenied, "errno=Read-only file system"},
+		{"Error: EROFS: read-only file system, open '/repo/out.txt'", KindPermissionDenied, "errno=EROFS"},
+		{"PermissionError: [Errno 13] Permission denied: '/etc/hosts'", KindPermissionDenied, "errno=Permission denied"},
+		{"write /tmp/x: no space left on device", KindWorkspaceSetup, "errno=no space left on device"},
+		{"Error: self-signed certificate in certificate chain", KindConfigError, "errno=self-signed certificate"},
+		{`Post "https://api.example.com": x509: certificate signed by unknown authority`, KindConfigError, "errno=x509: certificate"},
+		{"Unexpected error occurred: [SSL: WRONG_VERSION_NUMBER] wrong version number (_ssl.c:1000)", KindConfigError, "errno=WRONG_VERSION_NUMBER"},
+		{"ssl.SSLEOFError: [SSL: UNEXPECTED_EOF_WHILE_READING] EOF occurred in violation of protocol (_ssl.c:1006)", KindNetwork, "errno=UNEXPECTED_EOF_WHILE_READING"},
+	})
+	// "Permission denied" alone is an API's words as often as a file's
+	// (Gemini's 403 says "Permission denied on resource project"): not an
+	// errno without its shape.
+	c := Classify(Signals{AgentKind: "command", ExitCode: 1, Stderr: "Permission denied on resource project demo."}, nil)
+	if strings.Contains(c.Source, "errno") {
+		t.Errorf("bare 'Permission denied' read as an errno: %s (%s)", c.Kind, c.Source)
+	}
+}
