@@ -61,7 +61,6 @@ func (d *decoder) build(f *file, baseDir string) {
 		d.check(r.x == 0 || r.x >= time.Hour, "retention."+r.key, "%s is shorter than an hour (a slip for days?); write days (90d), a Go duration (720h), or 0 / forever to keep everything", r.x)
 	}
 	d.verify("verify", cfg.Verify)
-	d.codex(&cfg.Codex)
 	d.agents(f, cfg)
 }
 

@@ -77,45 +77,19 @@ type agentsFile struct {
 	Profiles map[string]profileFile `yaml:"profiles"`
 }
 
+// profileFile is a profile as written: agent.Profile's keys, a spec_schema
+// in YAML or as a JSON string, and the profile's own verify step.
 type profileFile struct {
-	Kind           string            `yaml:"kind"`
-	Command        string            `yaml:"command"`
-	Args           []string          `yaml:"args"`
-	ArgsMode       string            `yaml:"args_mode"`
-	Env            map[string]string `yaml:"env" cfg:"secret"`
-	EnvPassthrough []string          `yaml:"env_passthrough" cfg:"verbatim"`
-	Prompt         string            `yaml:"prompt"`
-	Timeout        time.Duration     `yaml:"timeout"`
-	StallTimeout   time.Duration     `yaml:"stall_timeout"`
-	Provider       string            `yaml:"provider"`
-	SpecSchema     any               `yaml:"spec_schema"` // YAML, or JSON in a string
-	Match          []matchRule       `yaml:"match"`
-	PriceIn        float64           `yaml:"price_in_per_mtok"`
-	PriceOut       float64           `yaml:"price_out_per_mtok"`
-	MaxLogBytes    int64             `yaml:"max_log_bytes"`
-	Resume         string            `yaml:"resume"`
-	MCP            string            `yaml:"mcp"`
-	appServer
-	Verify *Verify `yaml:"verify"`
+	agent.Profile
+	SpecSchema any     `yaml:"spec_schema"`
+	Verify     *Verify `yaml:"verify"`
 }
 
-func (p *profileFile) setDefaults() {
-	p.Prompt, p.Timeout, p.StallTimeout, p.Resume, p.MCP = "stdin", time.Hour, 5*time.Minute, agent.ResumeAuto, agent.MCPAuto
-}
+func (p *profileFile) setDefaults() { p.Profile = newProfile("", "") }
 
-type matchRule struct { // a policy.Rule whose regex is kept as written
-	Name     string      `yaml:"name"`
-	Regex    string      `yaml:"regex" cfg:"verbatim"`
-	ExitCode *int        `yaml:"exit_code"`
-	Kind     policy.Kind `yaml:"kind"`
-}
-
-// appServer holds the keys only codex in app-server mode reads (Symphony's
-// codex.approval_policy, …), in codex: and in a codex profile.
-type appServer struct {
-	ApprovalPolicy    any    `json:"approval_policy,omitempty" yaml:"approval_policy"`
-	ThreadSandbox     string `json:"thread_sandbox,omitempty" yaml:"thread_sandbox"`
-	TurnSandboxPolicy any    `json:"turn_sandbox_policy,omitempty" yaml:"turn_sandbox_policy"`
+// newProfile is a profile of kind with the defaults of the keys it leaves out.
+func newProfile(name, kind string) agent.Profile {
+	return agent.Profile{Name: name, Kind: kind, Prompt: "stdin", Timeout: time.Hour, StallTimeout: 5 * time.Minute, Resume: agent.ResumeAuto, MCP: agent.MCPAuto}
 }
 
 // The values codex app-server 0.171.0 takes (its AskForApproval,
@@ -282,11 +256,13 @@ const InitServerPort = 4840
 // app-server settings apply when codex.command runs `codex app-server`;
 // with `codex exec` they are not used and are listed in Config.Ignored.
 type Codex struct {
-	Command      string        `json:"command,omitempty" yaml:"command" cfg:"verbatim"`
-	TurnTimeout  time.Duration `json:"turn_timeout,omitempty" yaml:"turn_timeout_ms"`
-	ReadTimeout  time.Duration `json:"read_timeout,omitempty" yaml:"read_timeout_ms"`
-	StallTimeout time.Duration `json:"stall_timeout,omitempty" yaml:"stall_timeout_ms"`
-	appServer
+	Command           string        `json:"command,omitempty" yaml:"command" cfg:"verbatim"`
+	TurnTimeout       time.Duration `json:"turn_timeout,omitempty" yaml:"turn_timeout_ms"`
+	ReadTimeout       time.Duration `json:"read_timeout,omitempty" yaml:"read_timeout_ms"`
+	StallTimeout      time.Duration `json:"stall_timeout,omitempty" yaml:"stall_timeout_ms"`
+	ApprovalPolicy    any           `json:"approval_policy,omitempty" yaml:"approval_policy"`
+	ThreadSandbox     string        `json:"thread_sandbox,omitempty" yaml:"thread_sandbox"`
+	TurnSandboxPolicy any           `json:"turn_sandbox_policy,omitempty" yaml:"turn_sandbox_policy"`
 }
 
 // Retention is how long drover keeps history (see docs/reliability.md,

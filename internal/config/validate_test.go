@@ -272,4 +272,9 @@ func TestCodexAppServerKeys(t *testing.T) {
 	if err != nil || !slices.Contains(cfg.Ignored, "codex.approval_policy") {
 		t.Errorf("codex exec: err %v, ignored %v", err, cfg.Ignored)
 	}
+	// Beside profiles of the file's own, no key of codex: is used, and each says so.
+	cfg, err = Parse([]byte("---\nagents: {profiles: {a: {kind: sim}}}\ncodex: {command: codex, turn_timeout_ms: 5000, thread_sandbox: rw}\n---\nhello\n"), "/srv/proj")
+	if err != nil || strings.Join(cfg.Ignored, " ") != "codex.command codex.turn_timeout_ms codex.thread_sandbox" {
+		t.Errorf("codex: beside profiles: err %v, ignored %v", err, cfg.Ignored)
+	}
 }

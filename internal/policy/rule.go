@@ -12,8 +12,8 @@ import (
 // neither condition never matches.
 type Rule struct {
 	Name     string `json:"name" yaml:"name"`
-	Regex    string `json:"regex" yaml:"regex"`         // matched against stdout+stderr
-	ExitCode *int   `json:"exit_code" yaml:"exit_code"` // matched against the exit code
+	Regex    string `json:"regex" yaml:"regex" cfg:"verbatim"` // matched against stdout+stderr
+	ExitCode *int   `json:"exit_code" yaml:"exit_code"`        // matched against the exit code
 	Kind     Kind   `json:"kind" yaml:"kind"`
 }
 
