@@ -208,18 +208,8 @@ type Workspace struct {
 	Cleanup string `json:"cleanup" yaml:"cleanup"` // workspace.Cleanup*
 }
 
-// Hooks are shell scripts run in the workspace (Symphony's hooks: section).
-// They are passed to the shell as written: $VARS are not expanded by drover.
-type Hooks struct {
-	AfterCreate  string        `json:"after_create" yaml:"after_create" cfg:"verbatim"`
-	BeforeRun    string        `json:"before_run" yaml:"before_run" cfg:"verbatim"`
-	AfterRun     string        `json:"after_run" yaml:"after_run" cfg:"verbatim"`
-	BeforeRemove string        `json:"before_remove" yaml:"before_remove" cfg:"verbatim"`
-	Timeout      time.Duration `json:"timeout" yaml:"timeout"`
-}
-
 type hooksFile struct {
-	Hooks
+	workspace.Hooks
 	SymphonyTimeout time.Duration `yaml:"timeout_ms"` // whole milliseconds
 }
 
