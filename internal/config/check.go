@@ -17,7 +17,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/drover-dev/drover/internal/board"
-	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/suggest"
 	"github.com/drover-dev/drover/internal/workspace"
 )
@@ -29,8 +28,7 @@ func (d *decoder) build(f *file, baseDir string) {
 	cfg := &f.Config
 	boardOK := true
 	if err := cfg.Board.Validate(); err != nil {
-		path, msg, _ := strings.Cut(err.Error(), ": ")
-		d.errf(path, "%s", msg)
+		d.report(err)
 		boardOK = false
 	}
 	d.tracker(f, cfg, boardOK)
@@ -73,6 +71,21 @@ func (d *decoder) oneOf(path, s string, list []string, what string) bool {
 	return false
 }
 
+// report adds the problems another package's Validate found: each error
+// (one, or several joined) reads "KEY.PATH: message".
+func (d *decoder) report(err error) {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		if e != nil {
+			path, msg, _ := strings.Cut(e.Error(), ": ")
+			d.errf(path, "%s", msg)
+		}
+	}
+}
+
 func (d *decoder) atLeast(path string, x, least int) {
 	d.check(x >= least, path, "%d is not allowed; use %d or more", x, least)
 }
@@ -88,62 +101,36 @@ func (d *decoder) column(b board.Board, path, name string) (board.Column, bool) 
 	return c, ok
 }
 
+// policy fills Config.Policy in from the file: a kind's entry replaces its
+// default's cap and schedule where it gives them, its backoff fills in
+// over policy.backoff. policy.Config.Validate checks the result.
 func (d *decoder) policy(f *file, cfg *Config, boardOK bool) {
 	pc := &cfg.Policy
-	d.check(pc.MaxAttempts != 0, "policy.max_attempts", "0 is not allowed; use a positive number, or -1 for unbounded")
-	d.backoff("policy.backoff", pc.Backoff)
-	d.atLeast("policy.release_churn_cap", pc.ReleaseChurnCap, 1)
-	d.atLeast("policy.continuation_cap", pc.ContinuationCap, 1)
-	d.atLeast("policy.breaker.threshold", pc.BreakerThreshold, 1)
-	d.positive("policy.breaker.window", pc.BreakerWindow)
-	d.positive("policy.breaker.cooldown", pc.BreakerCooldown)
-	d.positive("policy.correlation.window", pc.CorrelationWindow)
-	d.check(pc.CorrelationCards == -1 || pc.CorrelationCards >= 2, "policy.correlation.cards", "%d is not allowed; use 2 or more, or -1 to turn it off", pc.CorrelationCards)
-	d.check(pc.RepeatCap == -1 || pc.RepeatCap >= 2, "policy.repeat_cap", "%d is not allowed; use 2 or more, or -1 to turn it off", pc.RepeatCap)
-	kinds := kindNames()
 	for _, k := range slices.Sorted(maps.Keys(f.Policy.Kinds)) {
-		kf, p := f.Policy.Kinds[k], "policy.kinds."+string(k)
-		if !d.oneOf(p, string(k), kinds, "a failure kind") {
-			continue
-		}
-		kp := pc.Kinds[k]
-		if kf.Cap != nil {
-			kp.Cap = kf.Cap
-			d.atLeast(p+".cap", *kf.Cap, 1)
-		}
-		switch {
-		case d.has(p+".tiers") && d.has(p+".backoff"):
-			d.errf(p, "sets both tiers and backoff; keep one (tiers are fixed delays, backoff is exponential)")
-		case d.has(p + ".tiers"):
+		kf, kp, p := f.Policy.Kinds[k], pc.Kinds[k], "policy.kinds."+string(k)
+		kp.Cap = cmp.Or(kf.Cap, kp.Cap)
+		if d.has(p+".tiers") || d.has(p+".backoff") {
 			kp.Tiers, kp.Backoff = kf.Tiers, nil
-			d.check(len(kf.Tiers) > 0, p+".tiers", "must be a non-empty list of durations, e.g. [1m, 5m, 15m]")
-		case d.has(p + ".backoff"): // what it leaves out is policy.backoff's
+		}
+		if d.has(p + ".backoff") {
 			b := pc.Backoff
 			d.decode(&kf.Backoff, reflect.ValueOf((*backoffFile)(&b)).Elem(), p+".backoff", "")
-			d.backoff(p+".backoff", b)
-			kp.Tiers, kp.Backoff = nil, &b
+			kp.Backoff = &b
 		}
 		pc.Kinds[k] = kp
 	}
 	if c, ok := cfg.Board.First(board.RoleBlocked); ok && !d.has("policy.failed_state") {
 		pc.FailedState = c.Name
 	}
-	if c, ok := cfg.Board.Column(pc.FailedState); boardOK && ok {
-		d.check(c.Role == board.RoleBlocked || c.Role == board.RoleCancelled, "policy.failed_state", "%q has role %s; a give-up state must be a sink that automation never reads as ready (a column with role blocked or cancelled)", c.Name, c.Role)
-	} else if boardOK {
-		d.column(cfg.Board, "policy.failed_state", pc.FailedState)
-	}
 	// Symphony's retry-backoff cap applies when policy.backoff.max is unset.
 	if !d.has("policy.backoff.max") && d.has(d.rename("dispatch.max_retry_backoff")) {
 		pc.Backoff.Max = max(cfg.Dispatch.MaxRetryBackoff, pc.Backoff.Base)
 	}
-}
-
-func (d *decoder) backoff(path string, b policy.Backoff) {
-	d.positive(path+".base", b.Base)
-	d.positive(path+".max", b.Max)
-	d.check(b.Jitter >= 0 && b.Jitter <= 1, path+".jitter", "%v is out of range; use a fraction from 0 to 1 (e.g. 0.1)", b.Jitter)
-	d.check(b.Max >= b.Base, path+".max", "%s is less than base %s; raise max or lower base", b.Max, b.Base)
+	b := &cfg.Board
+	if !boardOK {
+		b = nil // its columns are refused already
+	}
+	d.report(pc.Validate(b))
 }
 
 func (d *decoder) notify(path string, url *string, events []string) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/workspace"
 )
 
@@ -155,6 +156,7 @@ policy:
   backoff: {base: 2s}
   kinds:
     network: {cap: 5}
+    rate_limited: {cap: -1}
     timeout: {backoff: {base: 30s, max: 10m}}
 agent: {max_retry_backoff_ms: 60000}
 hooks: {timeout_ms: 1500}
@@ -181,6 +183,9 @@ policy_note: x
 	n := p.Kinds["network"]
 	if *n.Cap != 5 || len(n.Tiers) != 3 {
 		t.Errorf("network keeps default tiers with a new cap: %+v", n)
+	}
+	if r := p.Kinds["rate_limited"]; *r.Cap != -1 || p.Cap("rate_limited") != policy.NoCap {
+		t.Errorf("rate_limited: cap -1 is no cap: %+v", r)
 	}
 	if to := p.Kinds["timeout"]; to.Backoff == nil || to.Backoff.Base != 30*time.Second || to.Backoff.Max != 10*time.Minute {
 		t.Errorf("timeout = %+v", to)
