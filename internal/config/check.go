@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -143,26 +142,19 @@ func (d *decoder) notify(path string, url *string, events []string) {
 	}
 }
 
-var dayBoundaryRe = regexp.MustCompile(`^([01]?\d|2[0-3]):([0-5]\d)(?:\s+(\S+))?$`)
-
 func (d *decoder) limits(l *Limits) {
 	const fix = "%v is negative; use 0 for %s or a positive amount in USD"
 	d.check(l.MaxCostPerDayUSD >= 0, "limits.max_cost_per_day_usd", fix, l.MaxCostPerDayUSD, "no limit")
 	d.check(l.MaxCostPerCardUSD >= 0, "limits.max_cost_per_card_usd", fix, l.MaxCostPerCardUSD, "no limit")
 	d.check(l.EstimatedCostPerRunUSD >= 0, "limits.estimated_cost_per_run_usd", fix, l.EstimatedCostPerRunUSD, "the average of recent runs")
 	l.DayBoundary = strings.TrimSpace(l.DayBoundary)
-	m := dayBoundaryRe.FindStringSubmatch(l.DayBoundary)
-	if m == nil {
+	f := strings.Fields(l.DayBoundary + " UTC") // HH:MM, the zone, UTC
+	if at, err := time.Parse("15:04", f[0]); err != nil || len(f) > 3 {
 		d.errf("limits.day_boundary", "%q is not a time of day; write HH:MM with an optional zone, e.g. \"00:00 UTC\" or \"06:00 Europe/Berlin\"", l.DayBoundary)
-		return
-	}
-	h, _ := strconv.Atoi(m[1])
-	mi, _ := strconv.Atoi(m[2])
-	l.dayOffset = time.Duration(h)*time.Hour + time.Duration(mi)*time.Minute
-	if loc, err := time.LoadLocation(cmp.Or(m[3], "UTC")); err != nil {
-		d.errf("limits.day_boundary", "zone %q is unknown; use UTC or an IANA name such as America/New_York", m[3])
+	} else if loc, err := time.LoadLocation(f[1]); err != nil {
+		d.errf("limits.day_boundary", "zone %q is unknown; use UTC or an IANA name such as America/New_York", f[1])
 	} else {
-		l.dayLoc = loc
+		l.dayOffset, l.dayLoc = time.Duration(at.Hour())*time.Hour+time.Duration(at.Minute())*time.Minute, loc
 	}
 }
 
