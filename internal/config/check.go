@@ -113,7 +113,7 @@ func (d *decoder) policy(f *file, cfg *Config, boardOK bool) {
 		}
 		if d.has(p + ".backoff") {
 			b := pc.Backoff
-			d.decode(&kf.Backoff, reflect.ValueOf((*backoffFile)(&b)).Elem(), p+".backoff", "")
+			d.decode(&kf.Backoff, reflect.ValueOf(&b).Elem(), p+".backoff", "")
 			kp.Backoff = &b
 		}
 		pc.Kinds[k] = kp

@@ -56,8 +56,7 @@ func defaults() *file {
 	}}
 	f.Hooks.Timeout, f.Tracker.Kind = time.Minute, TrackerNative
 	p := &f.Config.Policy
-	f.Policy = policyFile{MaxAttempts: &p.MaxAttempts, FailedState: &p.FailedState, Backoff: (*backoffFile)(&p.Backoff),
-		ReleaseChurnCap: &p.ReleaseChurnCap, ContinuationCap: &p.ContinuationCap, RepeatCap: &p.RepeatCap}
+	f.Policy.Config = p
 	f.Policy.Breaker.Threshold, f.Policy.Breaker.Window, f.Policy.Breaker.Cooldown = &p.BreakerThreshold, &p.BreakerWindow, &p.BreakerCooldown
 	f.Policy.Correlation.Cards, f.Policy.Correlation.Window = &p.CorrelationCards, &p.CorrelationWindow
 	return f
@@ -109,16 +108,13 @@ var (
 	MCPModes    = []string{agent.MCPAuto, agent.MCPOff}
 )
 
-// policyFile is policy: in the file's shape over Config.Policy: its fields
-// point into it, so what the file gives overwrites policy.Defaults().
+// policyFile is policy: in the file's shape over Config.Policy, which it
+// embeds: what the file gives overwrites policy.Defaults(), the keys that
+// policy.Config holds flat through the pointers into it.
 type policyFile struct {
-	MaxAttempts     *int                     `yaml:"max_attempts"`
-	FailedState     *string                  `yaml:"failed_state"`
-	Backoff         *backoffFile             `yaml:"backoff"`
-	ReleaseChurnCap *int                     `yaml:"release_churn_cap"`
-	ContinuationCap *int                     `yaml:"continuation_cap"`
-	Kinds           map[policy.Kind]kindFile `yaml:"kinds"`
-	Breaker         struct {
+	*policy.Config
+	Kinds   map[policy.Kind]kindFile `yaml:"kinds"`
+	Breaker struct {
 		Threshold *int           `yaml:"threshold"`
 		Window    *time.Duration `yaml:"window"`
 		Cooldown  *time.Duration `yaml:"cooldown"`
@@ -127,13 +123,6 @@ type policyFile struct {
 		Cards  *int           `yaml:"cards"`
 		Window *time.Duration `yaml:"window"`
 	} `yaml:"correlation"`
-	RepeatCap *int `yaml:"repeat_cap"`
-}
-
-type backoffFile struct { // a policy.Backoff
-	Base   time.Duration `yaml:"base"`
-	Max    time.Duration `yaml:"max"`
-	Jitter float64       `yaml:"jitter"`
 }
 
 type kindFile struct {
