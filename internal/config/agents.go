@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/agent/registry"
 	"github.com/drover-dev/drover/internal/board"
-	"github.com/drover-dev/drover/internal/policy"
 )
 
 // agents checks the profiles and builds them. With none, Symphony's
@@ -106,28 +104,10 @@ func (d *decoder) profile(path string, p agent.Profile) agent.Profile {
 	d.check(p.PriceOutPerMTok >= 0, path+"price_out_per_mtok", "%v is negative; prices are 0 or more", p.PriceOutPerMTok)
 	d.check(p.MaxLogBytes >= 0, path+"max_log_bytes", "%d is negative; use 0 for the default", p.MaxLogBytes)
 	for i, m := range p.Match {
-		d.rule(fmt.Sprintf("%smatch[%d]", path, i), m)
+		d.report(fmt.Sprintf("%smatch[%d].", path, i), m.Validate())
 	}
 	d.appServer(path, &p)
 	return p
-}
-
-func (d *decoder) rule(path string, m policy.Rule) {
-	if _, err := regexp.Compile(m.Regex); err != nil {
-		d.errf(path+".regex", "does not compile: %v", err)
-	}
-	d.check(m.Regex != "" || m.ExitCode != nil, path, "matches nothing; give a regex, an exit_code or both")
-	if m.Kind != policy.KindSucceeded {
-		d.oneOf(path+".kind", string(m.Kind), kindNames(), "a failure kind")
-	}
-}
-
-func kindNames() []string {
-	s := make([]string, len(policy.Kinds))
-	for i, k := range policy.Kinds {
-		s[i] = string(k)
-	}
-	return s
 }
 
 // schemaDoc is a spec_schema written in YAML (or as a JSON string) as JSON.

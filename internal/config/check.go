@@ -27,7 +27,7 @@ func (d *decoder) build(f *file, baseDir string) {
 	cfg := &f.Config
 	boardOK := true
 	if err := cfg.Board.Validate(); err != nil {
-		d.report(err)
+		d.report("", err)
 		boardOK = false
 	}
 	d.tracker(f, cfg, boardOK)
@@ -71,8 +71,8 @@ func (d *decoder) oneOf(path, s string, list []string, what string) bool {
 }
 
 // report adds the problems another package's Validate found: each error
-// (one, or several joined) reads "KEY.PATH: message".
-func (d *decoder) report(err error) {
+// (one, or several joined) reads "KEY.PATH: message", the path under prefix.
+func (d *decoder) report(prefix string, err error) {
 	errs := []error{err}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		errs = j.Unwrap()
@@ -80,7 +80,7 @@ func (d *decoder) report(err error) {
 	for _, e := range errs {
 		if e != nil {
 			path, msg, _ := strings.Cut(e.Error(), ": ")
-			d.errf(path, "%s", msg)
+			d.errf(prefix+path, "%s", msg)
 		}
 	}
 }
@@ -129,7 +129,7 @@ func (d *decoder) policy(f *file, cfg *Config, boardOK bool) {
 	if !boardOK {
 		b = nil // its columns are refused already
 	}
-	d.report(pc.Validate(b))
+	d.report("", pc.Validate(b))
 }
 
 func (d *decoder) notify(path string, url *string, events []string) {

@@ -28,6 +28,8 @@ func TestProblemsNamePathLineAndFix(t *testing.T) {
 		{"agents:\n  profiles:\n    c:\n      kind: claude\n      max_log_bytes: lots", 6, "agents.profiles.c.max_log_bytes", `"lots" is not a whole number (e.g. 10)`},
 		{"agents:\n  profiles:\n    c:\n      kind: claude\n      env:\n        TOKEN: [a]", 7, "agents.profiles.c.env.TOKEN", "must be a string, not a list"},
 		{"agents:\n  profiles:\n    c:\n      kind: claude\n      verify:\n        timeout: 0s", 7, "agents.profiles.c.verify.timeout", "use a positive duration"},
+		{"agents:\n  profiles:\n    c:\n      kind: sim\n      match:\n        - name: x\n          kind: network", 7, "agents.profiles.c.match[0].regex", "the rule matches nothing; give a regex, an exit_code or both"},
+		{"agents:\n  profiles:\n    c:\n      kind: sim\n      match:\n        - regex: x\n          kind: netwrk", 8, "agents.profiles.c.match[0].kind", `"netwrk" is not a failure kind (did you mean "network"?)`},
 		{"policy:\n  max_attempts: 2.5", 3, "policy.max_attempts", `"2.5" is not a whole number`},
 		{"policy:\n  max_attempts: \"3\"", 3, "policy.max_attempts", `"3" is not a whole number`},
 		{"policy:\n  backoff:\n    jitter: 1.5", 4, "policy.backoff.jitter", "use a fraction from 0 to 1"},

@@ -55,10 +55,7 @@ func (c Config) Validate(b *board.Board) error {
 	positive(c.CorrelationWindow, "correlation.window", "10m")
 	check(c.CorrelationCards == -1 || c.CorrelationCards >= 2, "correlation.cards", "%d is not allowed; use 2 or more, or -1 to turn it off", c.CorrelationCards)
 	check(c.RepeatCap == -1 || c.RepeatCap >= 2, "repeat_cap", "%d is not allowed; use 2 or more, or -1 to turn it off", c.RepeatCap)
-	names := make([]string, len(Kinds))
-	for i, k := range Kinds {
-		names[i] = string(k)
-	}
+	names := kindNames()
 	for _, k := range slices.Sorted(maps.Keys(c.Kinds)) {
 		kp, key, s := c.Kinds[k], "kinds."+string(k), Spec(k)
 		switch {
