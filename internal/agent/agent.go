@@ -161,3 +161,14 @@ func (l Launch) String() string {
 	b.WriteString(strings.Join(l.EnvNames, " "))
 	return b.String()
 }
+
+// IsEnvName reports whether s is a variable name (letters, digits and _,
+// not starting with a digit).
+func IsEnvName(s string) bool {
+	for i, r := range s {
+		if r != '_' && (r < 'A' || r > 'Z') && (r < 'a' || r > 'z') && (i == 0 || r < '0' || r > '9') {
+			return false
+		}
+	}
+	return s != ""
+}

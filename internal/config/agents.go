@@ -92,10 +92,10 @@ func (d *decoder) profile(path string, p agent.Profile) agent.Profile {
 		}
 	}
 	for i, v := range p.EnvPassthrough {
-		d.check(isEnvName(v), fmt.Sprintf("%senv_passthrough[%d]", path, i), "%q is not an environment variable name (letters, digits and _, not starting with a digit)", v)
+		d.check(agent.IsEnvName(v), fmt.Sprintf("%senv_passthrough[%d]", path, i), "%q is not an environment variable name (letters, digits and _, not starting with a digit)", v)
 	}
 	for _, k := range slices.Sorted(maps.Keys(p.Env)) {
-		d.check(isEnvName(k), path+"env."+k, "is not an environment variable name (letters, digits and _, not starting with a digit)")
+		d.check(agent.IsEnvName(k), path+"env."+k, "is not an environment variable name (letters, digits and _, not starting with a digit)")
 	}
 	d.oneOf(path+"prompt", p.Prompt, PromptModes, "a prompt mode")
 	d.oneOf(path+"resume", p.Resume, ResumeModes, "a resume mode")
