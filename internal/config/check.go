@@ -48,9 +48,6 @@ func (d *decoder) build(f *file, baseDir string) {
 	s := &cfg.Server
 	s.Host = cmp.Or(s.Host, "127.0.0.1")
 	d.check(s.Port >= 0 && s.Port <= 65535, "server.port", "%d is out of range; use 1-65535, or 0 to turn the server off", s.Port)
-	if s.Port != 0 && s.AuthToken == "" && s.Host != "localhost" && s.Host != "::1" && !strings.HasPrefix(s.Host, "127.") {
-		d.warnf("server.host", "%s is reachable from other machines and server.auth_token is empty: anyone who can reach it can move cards", s.Host)
-	}
 	for _, r := range []struct {
 		key string
 		x   time.Duration
