@@ -40,7 +40,7 @@ func (d *decoder) build(f *file, baseDir string) {
 	if msg := rootProblem(cfg.Workspace.Root, baseDir); msg != "" {
 		d.errf("workspace.root", "%s", msg)
 	}
-	d.oneOf("workspace.cleanup", cfg.Workspace.Cleanup, []string{workspace.CleanupNever, workspace.CleanupOnDone, workspace.CleanupOnSink}, "a cleanup mode")
+	d.oneOf("workspace.cleanup", cfg.Workspace.Cleanup, workspace.Cleanups, "a cleanup mode")
 	alias(d, "hooks.timeout", &f.Hooks.Timeout, "hooks.timeout_ms", f.Hooks.SymphonyTimeout)
 	cfg.Hooks = f.Hooks.Hooks
 	d.check(cfg.Hooks.Timeout > 0, "hooks.timeout", "0 is not allowed; hooks need a time limit (e.g. 60s)")

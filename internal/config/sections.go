@@ -49,7 +49,7 @@ func defaults() *file {
 		Policy:    policy.Defaults(),
 		Limits:    Limits{DayBoundary: "00:00 UTC"},
 		Notify:    Notify{Slack: Slack{Events: []string{"blocked", "gave_up", "parked", "profile_paused", "spend_paused", "config_error"}}},
-		Workspace: Workspace{Cleanup: workspace.CleanupOnDone},
+		Workspace: Workspace{Cleanup: workspace.DefaultCleanup},
 		Dispatch:  Dispatch{Lease: 30 * time.Second, PollInterval: 5 * time.Second, MaxConcurrent: 4, MaxTurns: 20, MaxRetryBackoff: 5 * time.Minute},
 		Retention: Retention{Events: DefaultRetainEvents, Runs: DefaultRetainRuns, Logs: DefaultRetainLogs},
 		Verify:    Verify{Timeout: DefaultVerifyTimeout},
