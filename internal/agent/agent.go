@@ -97,51 +97,52 @@ type Result struct {
 	Forced *policy.Classification
 }
 
-// Profile is a named agent configuration from WORKFLOW.md's agents.profiles.
+// Profile is a named agent configuration from WORKFLOW.md's agents.profiles;
+// its yaml tags are the keys (a spec_schema is read by the config package).
 type Profile struct {
-	Name    string   `json:"name"`
-	Kind    string   `json:"kind"` // a kind of agent/registry
-	Command string   `json:"command"`
-	Args    []string `json:"args"`
+	Name    string   `json:"name" yaml:"-"`
+	Kind    string   `json:"kind" yaml:"kind"` // a kind of agent/registry
+	Command string   `json:"command" yaml:"command"`
+	Args    []string `json:"args" yaml:"args"`
 	// ArgsMode says how Args meet the kind's default arguments:
 	// ArgsAppend ("" or "append", the default) puts them after the
 	// defaults; ArgsReplace makes them the whole argument list.
-	ArgsMode string            `json:"args_mode,omitempty"`
-	Env      map[string]string `json:"-"`
+	ArgsMode string            `json:"args_mode,omitempty" yaml:"args_mode"`
+	Env      map[string]string `json:"-" yaml:"env" cfg:"secret"`
 	// EnvPassthrough names variables of drover's own environment the
 	// agent inherits, on top of proc.BaseEnvKeys, CommonPassEnv and the
 	// kind's Registration.PassEnv (the registry merges those in).
-	EnvPassthrough []string       `json:"env_passthrough,omitempty"`
-	Prompt         string         `json:"prompt"` // stdin (default), file, arg
-	Timeout        time.Duration  `json:"timeout"`
-	StallTimeout   time.Duration  `json:"stall_timeout"`
-	Provider       string         `json:"provider"`
-	SpecSchema     map[string]any `json:"spec_schema,omitempty"`
-	Match          []policy.Rule  `json:"match,omitempty"` // tried before the built-in classification
+	EnvPassthrough []string       `json:"env_passthrough,omitempty" yaml:"env_passthrough" cfg:"verbatim"`
+	Prompt         string         `json:"prompt" yaml:"prompt"` // stdin (default), file, arg
+	Timeout        time.Duration  `json:"timeout" yaml:"timeout"`
+	StallTimeout   time.Duration  `json:"stall_timeout" yaml:"stall_timeout"`
+	Provider       string         `json:"provider" yaml:"provider"`
+	SpecSchema     map[string]any `json:"spec_schema,omitempty" yaml:"-"`
+	Match          []policy.Rule  `json:"match,omitempty" yaml:"match"` // tried before the built-in classification
 	// Price per million tokens, used when the agent reports tokens but no cost.
-	PriceInPerMTok  float64 `json:"price_in_per_mtok"`
-	PriceOutPerMTok float64 `json:"price_out_per_mtok"`
-	MaxLogBytes     int64   `json:"max_log_bytes"`
+	PriceInPerMTok  float64 `json:"price_in_per_mtok" yaml:"price_in_per_mtok"`
+	PriceOutPerMTok float64 `json:"price_out_per_mtok" yaml:"price_out_per_mtok"`
+	MaxLogBytes     int64   `json:"max_log_bytes" yaml:"max_log_bytes"`
 	// Resume says whether the attempt after a human's answer continues the
 	// agent's earlier session (ResumeAuto, the default, where the kind can)
 	// or starts a new one (ResumeNever).
-	Resume string `json:"resume"`
+	Resume string `json:"resume" yaml:"resume"`
 	// MCP says whether the run gets drover's MCP server (MCPAuto, the
 	// default, for kinds whose Registration.MCP can wire it) or not (MCPOff).
-	MCP string `json:"mcp"`
+	MCP string `json:"mcp" yaml:"mcp"`
 	// MaxTurns is the dispatcher's turn cap for a run (dispatch.max_turns),
 	// set by the dispatcher, not read from the profile; kinds whose program
 	// can bound its turns pass it on (0 = none).
-	MaxTurns int `json:"-"`
+	MaxTurns int `json:"-" yaml:"-"`
 	// Codex app-server settings (Symphony's codex.approval_policy,
 	// codex.thread_sandbox, codex.turn_sandbox_policy): sent with
 	// thread/start and turn/start; only a codex profile in app-server mode
 	// reads them. ApprovalPolicy and TurnSandboxPolicy are JSON values (a
 	// string or an object), TurnSandboxPolicy an object; nil/"" = Codex's
 	// own configuration decides.
-	ApprovalPolicy    any    `json:"approval_policy,omitempty"`
-	ThreadSandbox     string `json:"thread_sandbox,omitempty"`
-	TurnSandboxPolicy any    `json:"turn_sandbox_policy,omitempty"`
+	ApprovalPolicy    any    `json:"approval_policy,omitempty" yaml:"approval_policy"`
+	ThreadSandbox     string `json:"thread_sandbox,omitempty" yaml:"thread_sandbox"`
+	TurnSandboxPolicy any    `json:"turn_sandbox_policy,omitempty" yaml:"turn_sandbox_policy"`
 }
 
 // String is the launch as one line for the run log: the command line (each
@@ -159,4 +160,15 @@ func (l Launch) String() string {
 	b.WriteString("; env: ")
 	b.WriteString(strings.Join(l.EnvNames, " "))
 	return b.String()
+}
+
+// IsEnvName reports whether s is a variable name (letters, digits and _,
+// not starting with a digit).
+func IsEnvName(s string) bool {
+	for i, r := range s {
+		if r != '_' && (r < 'A' || r > 'Z') && (r < 'a' || r > 'z') && (i == 0 || r < '0' || r > '9') {
+			return false
+		}
+	}
+	return s != ""
 }

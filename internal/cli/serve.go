@@ -111,13 +111,6 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 
 // validateForServe refuses configs that could only fail at run time.
 func validateForServe(cfg *config.Config) error {
-	roles := func(state string) (string, bool) {
-		col, ok := cfg.Board.Column(state)
-		return string(col.Role), ok
-	}
-	if err := cfg.Policy.Validate(roles); err != nil {
-		return fmt.Errorf("%w: %v", errConfig, err)
-	}
 	if err := cfg.Tracker.Ready(); err != nil {
 		return fmt.Errorf("%w: %v", errConfig, err)
 	}

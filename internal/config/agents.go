@@ -1,10 +1,11 @@
 package config
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,35 +15,45 @@ import (
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/agent/registry"
 	"github.com/drover-dev/drover/internal/board"
-	"github.com/drover-dev/drover/internal/policy"
 )
 
 // agents checks the profiles and builds them. With none, Symphony's
-// codex.command is a profile named codex, else the sim agent runs.
+// codex: section is a profile named codex, else the sim agent runs.
 func (d *decoder) agents(f *file, cfg *Config) {
-	a := Agents{Default: f.Agents.Default, Profiles: map[string]agent.Profile{}}
+	a := Agents{Default: f.Agents.Default, Profiles: map[string]agent.Profile{}, Verify: map[string]Verify{}}
 	for _, name := range slices.Sorted(maps.Keys(f.Agents.Profiles)) {
 		pf, path := f.Agents.Profiles[name], "agents.profiles."+name
 		if board.ValidateAgentName(name) != nil {
 			d.errf(path, "%q is not a profile name: use lower-case letters, digits, _ and - (at most 40)", name)
 			continue
 		}
-		a.Profiles[name] = d.profile(name, pf)
+		pf.Name = name
+		if pf.SpecSchema != nil {
+			pf.Profile.SpecSchema = d.schemaDoc(path+".spec_schema", pf.SpecSchema)
+		}
+		a.Profiles[name] = d.profile(path+".", pf.Profile)
 		if pf.Verify != nil {
-			if a.Verify == nil {
-				a.Verify = map[string]Verify{}
-			}
 			a.Verify[name] = *pf.Verify
 			d.verify(path+".verify", *pf.Verify)
 		}
 	}
-	switch cx := cfg.Codex; {
-	case len(a.Profiles) == 0 && cx.Command != "":
-		a.Profiles[registry.SymphonyCodexKind] = d.codexProfile(cx)
+	cx := cfg.Codex
+	symphony := len(a.Profiles) == 0 && len(strings.Fields(cx.Command)) > 0
+	unused := "not used: agents.profiles is set (add a profile with kind: codex instead)"
+	switch {
+	case symphony:
+		a.Profiles[registry.SymphonyCodexKind] = d.profile("codex.", d.codexProfile(cx))
+		if d.has("codex.read_timeout_ms") {
+			d.ignore("codex.read_timeout_ms", "not used: drover waits on codex with codex.stall_timeout_ms and codex.turn_timeout_ms")
+		}
 	case len(a.Profiles) == 0:
 		a.Profiles[registry.DemoKind] = newProfile(registry.DemoKind, registry.DemoKind)
-	case cx.Command != "":
-		d.ignore("codex.command", "not used: agents.profiles is set (add a profile with kind: codex instead)")
+		unused = "not used: without codex.command there is no codex profile"
+	}
+	for _, k := range keysOf(reflect.TypeFor[Codex]()) {
+		if !symphony && d.has("codex."+k) {
+			d.ignore("codex."+k, unused)
+		}
 	}
 	names := slices.Sorted(maps.Keys(a.Profiles))
 	if a.Default == "" && len(names) == 1 {
@@ -66,24 +77,12 @@ func (d *decoder) agents(f *file, cfg *Config) {
 	cfg.Agents = a
 }
 
-func newProfile(name, kind string) agent.Profile {
-	f := profileFile{Kind: kind}
-	f.setDefaults()
-	return f.profile(name)
-}
-
-func (f profileFile) profile(name string) agent.Profile {
-	return agent.Profile{Name: name, Kind: f.Kind, Command: f.Command, Args: f.Args, ArgsMode: f.ArgsMode, Env: f.Env,
-		EnvPassthrough: f.EnvPassthrough, Prompt: f.Prompt, Timeout: f.Timeout, StallTimeout: f.StallTimeout,
-		Provider: f.Provider, PriceInPerMTok: f.PriceIn, PriceOutPerMTok: f.PriceOut, MaxLogBytes: f.MaxLogBytes,
-		Resume: f.Resume, MCP: f.MCP}
-}
-
-func (d *decoder) profile(name string, f profileFile) agent.Profile {
-	path, p := "agents.profiles."+name+".", f.profile(name)
-	d.check(d.has(path+"kind"), path+"kind", "missing; set kind to one of %s", strings.Join(registry.Names(), ", "))
-	known := d.has(path+"kind") && d.oneOf(path+"kind", p.Kind, registry.Names(), "an agent kind")
-	if reg, _ := registry.Lookup(p.Kind); known && p.Command == "" {
+// profile checks a profile whose keys are under path (agents.profiles.NAME.,
+// or codex. for Symphony's) and fills in its kind's command.
+func (d *decoder) profile(path string, p agent.Profile) agent.Profile {
+	if p.Kind == "" {
+		d.errf(path+"kind", "missing; set kind to one of %s", strings.Join(registry.Names(), ", "))
+	} else if reg, _ := registry.Lookup(p.Kind); d.oneOf(path+"kind", p.Kind, registry.Names(), "an agent kind") && p.Command == "" {
 		p.Command = reg.DefaultCommand
 		d.check(!reg.RequiresCommand, path+"command", "missing; a %s profile needs the program to run (e.g. command: ./agent.sh)", p.Kind)
 	}
@@ -93,10 +92,10 @@ func (d *decoder) profile(name string, f profileFile) agent.Profile {
 		}
 	}
 	for i, v := range p.EnvPassthrough {
-		d.check(isEnvName(v), fmt.Sprintf("%senv_passthrough[%d]", path, i), "%q is not an environment variable name (letters, digits and _, not starting with a digit)", v)
+		d.check(agent.IsEnvName(v), fmt.Sprintf("%senv_passthrough[%d]", path, i), "%q is not an environment variable name (letters, digits and _, not starting with a digit)", v)
 	}
 	for _, k := range slices.Sorted(maps.Keys(p.Env)) {
-		d.check(isEnvName(k), path+"env."+k, "is not an environment variable name (letters, digits and _, not starting with a digit)")
+		d.check(agent.IsEnvName(k), path+"env."+k, "is not an environment variable name (letters, digits and _, not starting with a digit)")
 	}
 	d.oneOf(path+"prompt", p.Prompt, PromptModes, "a prompt mode")
 	d.oneOf(path+"resume", p.Resume, ResumeModes, "a resume mode")
@@ -104,44 +103,11 @@ func (d *decoder) profile(name string, f profileFile) agent.Profile {
 	d.check(p.PriceInPerMTok >= 0, path+"price_in_per_mtok", "%v is negative; prices are 0 or more", p.PriceInPerMTok)
 	d.check(p.PriceOutPerMTok >= 0, path+"price_out_per_mtok", "%v is negative; prices are 0 or more", p.PriceOutPerMTok)
 	d.check(p.MaxLogBytes >= 0, path+"max_log_bytes", "%d is negative; use 0 for the default", p.MaxLogBytes)
-	if f.SpecSchema != nil {
-		p.SpecSchema = d.schemaDoc(path+"spec_schema", f.SpecSchema)
+	for i, m := range p.Match {
+		d.report(fmt.Sprintf("%smatch[%d].", path, i), m.Validate())
 	}
-	for i, m := range f.Match {
-		p.Match = append(p.Match, d.rule(fmt.Sprintf("%smatch[%d]", path, i), m))
-	}
-	given := slices.DeleteFunc(slices.Clone(appServerKeys), func(k string) bool { return !d.has(path + k) })
-	for _, k := range given {
-		if p.Kind != registry.SymphonyCodexKind {
-			d.errf(path+k, "only a %s profile in app-server mode reads it; remove it or set kind: %[1]s with args: [app-server]", registry.SymphonyCodexKind)
-		} else if !slices.Contains(p.Args, "app-server") {
-			d.ignore(path+k, "not used: the profile runs `codex exec`; only app-server mode (args: [app-server]) reads it")
-		}
-	}
-	if p.Kind == registry.SymphonyCodexKind {
-		a := d.appServer(path, f.appServer)
-		p.ApprovalPolicy, p.ThreadSandbox, p.TurnSandboxPolicy = a.ApprovalPolicy, a.ThreadSandbox, a.TurnSandboxPolicy
-	}
+	d.appServer(path, &p)
 	return p
-}
-
-func (d *decoder) rule(path string, m matchRule) policy.Rule {
-	if _, err := regexp.Compile(m.Regex); err != nil {
-		d.errf(path+".regex", "does not compile: %v", err)
-	}
-	d.check(m.Regex != "" || m.ExitCode != nil, path, "matches nothing; give a regex, an exit_code or both")
-	if m.Kind != policy.KindSucceeded {
-		d.oneOf(path+".kind", string(m.Kind), kindNames(), "a failure kind")
-	}
-	return policy.Rule(m)
-}
-
-func kindNames() []string {
-	s := make([]string, len(policy.Kinds))
-	for i, k := range policy.Kinds {
-		s[i] = string(k)
-	}
-	return s
 }
 
 // schemaDoc is a spec_schema written in YAML (or as a JSON string) as JSON.
@@ -185,81 +151,67 @@ func compileSchema(name string, doc map[string]any) (sch *jsonschema.Schema, err
 	return c.Compile(url)
 }
 
-// codex checks Symphony's codex: section. Only app-server mode reads its
-// app-server keys; read_timeout_ms no mode reads.
-func (d *decoder) codex(cx *Codex) {
-	app := slices.Contains(strings.Fields(cx.Command), "app-server")
-	exec := "not used: drover runs codex with `exec --json`; run `codex app-server` in codex.command for the app-server keys, or put flags in an agents.profiles entry's args"
+// appServer checks the keys only a codex profile in app-server mode reads
+// (approval_policy, thread_sandbox, turn_sandbox_policy) against what codex
+// app-server takes; another kind refuses them, exec mode ignores them.
+func (d *decoder) appServer(path string, p *agent.Profile) {
+	codex, app := p.Kind == registry.SymphonyCodexKind, slices.Contains(p.Args, "app-server")
 	for _, k := range appServerKeys {
-		if !app && d.has("codex."+k) {
-			d.ignore("codex."+k, exec)
+		if !d.has(path + k) {
+		} else if !codex {
+			d.errf(path+k, "only a %s profile in app-server mode reads it; remove it or set kind: %[1]s with args: [app-server]", registry.SymphonyCodexKind)
+		} else if !app {
+			d.ignore(path+k, "not used: codex runs in exec mode here; only app-server mode (args: [app-server], or codex app-server in codex.command) reads it")
 		}
 	}
-	if d.has("codex.read_timeout_ms") && app {
-		d.ignore("codex.read_timeout_ms", "not used: drover waits on the app-server's messages with codex.stall_timeout_ms and codex.turn_timeout_ms")
-	} else if d.has("codex.read_timeout_ms") {
-		d.ignore("codex.read_timeout_ms", exec)
+	if !codex {
+		return
 	}
-	cx.appServer = d.appServer("codex.", cx.appServer)
-}
-
-// appServer checks approval_policy, thread_sandbox and turn_sandbox_policy
-// under path against what codex app-server takes.
-func (d *decoder) appServer(path string, a appServer) appServer {
 	show := func(v any) string {
 		if s, ok := v.(string); ok {
 			return strconv.Quote(s)
 		}
 		return fmt.Sprint(v)
 	}
-	if a.ApprovalPolicy != nil {
-		s, _ := a.ApprovalPolicy.(string)
-		m, _ := a.ApprovalPolicy.(map[string]any)
+	if p.ApprovalPolicy != nil {
+		s, _ := p.ApprovalPolicy.(string)
+		m, _ := p.ApprovalPolicy.(map[string]any)
 		_, granular := m["granular"]
-		d.check(slices.Contains(approvalPolicies, s) || granular && len(m) == 1, path+"approval_policy", "%s is not an approval policy; use one of %s, or {granular: {…}}", show(a.ApprovalPolicy), strings.Join(approvalPolicies, ", "))
-		a.ApprovalPolicy = jsonCompatible(a.ApprovalPolicy)
+		d.check(slices.Contains(approvalPolicies, s) || granular && len(m) == 1, path+"approval_policy", "%s is not an approval policy; use one of %s, or {granular: {…}}", show(p.ApprovalPolicy), strings.Join(approvalPolicies, ", "))
+		p.ApprovalPolicy = jsonCompatible(p.ApprovalPolicy)
 	}
-	if a.ThreadSandbox != "" {
-		d.oneOf(path+"thread_sandbox", a.ThreadSandbox, threadSandboxes, "a sandbox mode")
+	if p.ThreadSandbox != "" {
+		d.oneOf(path+"thread_sandbox", p.ThreadSandbox, threadSandboxes, "a sandbox mode")
 	}
-	if a.TurnSandboxPolicy != nil {
-		m, _ := a.TurnSandboxPolicy.(map[string]any)
+	if p.TurnSandboxPolicy != nil {
+		m, _ := p.TurnSandboxPolicy.(map[string]any)
 		typ, _ := m["type"].(string)
-		d.check(slices.Contains(turnSandboxTypes, typ), path+"turn_sandbox_policy", "%s is not a sandbox policy; give a mapping whose type is one of %s (e.g. {type: workspaceWrite, networkAccess: false})", show(a.TurnSandboxPolicy), strings.Join(turnSandboxTypes, ", "))
-		a.TurnSandboxPolicy = jsonCompatible(a.TurnSandboxPolicy)
+		d.check(slices.Contains(turnSandboxTypes, typ), path+"turn_sandbox_policy", "%s is not a sandbox policy; give a mapping whose type is one of %s (e.g. {type: workspaceWrite, networkAccess: false})", show(p.TurnSandboxPolicy), strings.Join(turnSandboxTypes, ", "))
+		p.TurnSandboxPolicy = jsonCompatible(p.TurnSandboxPolicy)
 	}
-	return a
 }
 
-// codexProfile turns Symphony's codex: section into a profile named codex.
+// codexProfile turns Symphony's codex: section into a profile named codex:
+// "codex … app-server" speaks the app-server protocol with the line's own
+// arguments; "codex exec …" is the whole line (the registry would add exec
+// again); anything else adds flags after drover's own.
 func (d *decoder) codexProfile(cx Codex) agent.Profile {
 	p := newProfile(registry.SymphonyCodexKind, registry.SymphonyCodexKind)
 	fields := strings.Fields(cx.Command)
-	if len(fields) > 0 {
-		p.Command = fields[0]
+	p.Command, p.Args = fields[0], slices.Clip(fields[1:])
+	if len(p.Args) == 0 {
+		p.Args = nil
 	}
 	switch {
-	case slices.Contains(fields, "app-server"):
-		// "codex … app-server": drover speaks the app-server protocol
-		// with the line's own arguments and the app-server keys.
-		p.Args, p.ArgsMode = fields[1:], agent.ArgsReplace
-		p.ApprovalPolicy, p.ThreadSandbox, p.TurnSandboxPolicy = cx.ApprovalPolicy, cx.ThreadSandbox, cx.TurnSandboxPolicy
-	case len(fields) > 1:
-		// "codex exec …" is the whole line (the registry would add exec
-		// again); anything else adds flags after drover's own.
-		p.Args = fields[1:]
-		if slices.Contains(p.Args, "exec") {
-			p.ArgsMode = agent.ArgsReplace
-			if err := registry.CheckArgs(p.Kind, p.Args); err != nil {
-				d.errf("codex.command", "%q %v", cx.Command, err)
-			}
+	case slices.Contains(p.Args, "app-server"):
+		p.ArgsMode = agent.ArgsReplace
+	case slices.Contains(p.Args, "exec"):
+		p.ArgsMode = agent.ArgsReplace
+		if err := registry.CheckArgs(p.Kind, p.Args); err != nil {
+			d.errf("codex.command", "%q %v", cx.Command, err)
 		}
 	}
-	if cx.TurnTimeout > 0 {
-		p.Timeout = cx.TurnTimeout
-	}
-	if cx.StallTimeout > 0 {
-		p.StallTimeout = cx.StallTimeout
-	}
+	p.Timeout, p.StallTimeout = cmp.Or(cx.TurnTimeout, p.Timeout), cmp.Or(cx.StallTimeout, p.StallTimeout)
+	p.ApprovalPolicy, p.ThreadSandbox, p.TurnSandboxPolicy = cx.ApprovalPolicy, cx.ThreadSandbox, cx.TurnSandboxPolicy
 	return p
 }

@@ -10,14 +10,12 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/drover-dev/drover/internal/board"
-	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/suggest"
 	"github.com/drover-dev/drover/internal/workspace"
 )
@@ -29,8 +27,7 @@ func (d *decoder) build(f *file, baseDir string) {
 	cfg := &f.Config
 	boardOK := true
 	if err := cfg.Board.Validate(); err != nil {
-		path, msg, _ := strings.Cut(err.Error(), ": ")
-		d.errf(path, "%s", msg)
+		d.report("", err)
 		boardOK = false
 	}
 	d.tracker(f, cfg, boardOK)
@@ -43,7 +40,7 @@ func (d *decoder) build(f *file, baseDir string) {
 	if msg := rootProblem(cfg.Workspace.Root, baseDir); msg != "" {
 		d.errf("workspace.root", "%s", msg)
 	}
-	d.oneOf("workspace.cleanup", cfg.Workspace.Cleanup, []string{workspace.CleanupNever, workspace.CleanupOnDone, workspace.CleanupOnSink}, "a cleanup mode")
+	d.oneOf("workspace.cleanup", cfg.Workspace.Cleanup, workspace.Cleanups, "a cleanup mode")
 	alias(d, "hooks.timeout", &f.Hooks.Timeout, "hooks.timeout_ms", f.Hooks.SymphonyTimeout)
 	cfg.Hooks = f.Hooks.Hooks
 	d.check(cfg.Hooks.Timeout > 0, "hooks.timeout", "0 is not allowed; hooks need a time limit (e.g. 60s)")
@@ -51,9 +48,6 @@ func (d *decoder) build(f *file, baseDir string) {
 	s := &cfg.Server
 	s.Host = cmp.Or(s.Host, "127.0.0.1")
 	d.check(s.Port >= 0 && s.Port <= 65535, "server.port", "%d is out of range; use 1-65535, or 0 to turn the server off", s.Port)
-	if s.Port != 0 && s.AuthToken == "" && s.Host != "localhost" && s.Host != "::1" && !strings.HasPrefix(s.Host, "127.") {
-		d.warnf("server.host", "%s is reachable from other machines and server.auth_token is empty: anyone who can reach it can move cards", s.Host)
-	}
 	for _, r := range []struct {
 		key string
 		x   time.Duration
@@ -61,7 +55,6 @@ func (d *decoder) build(f *file, baseDir string) {
 		d.check(r.x == 0 || r.x >= time.Hour, "retention."+r.key, "%s is shorter than an hour (a slip for days?); write days (90d), a Go duration (720h), or 0 / forever to keep everything", r.x)
 	}
 	d.verify("verify", cfg.Verify)
-	d.codex(&cfg.Codex)
 	d.agents(f, cfg)
 }
 
@@ -72,6 +65,21 @@ func (d *decoder) oneOf(path, s string, list []string, what string) bool {
 	}
 	d.errf(path, "%q is not %s%s; use one of %s", s, what, suggest.DidYouMean(suggest.Closest(s, list)), strings.Join(list, ", "))
 	return false
+}
+
+// report adds the problems another package's Validate found: each error
+// (one, or several joined) reads "KEY.PATH: message", the path under prefix.
+func (d *decoder) report(prefix string, err error) {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		if e != nil {
+			path, msg, _ := strings.Cut(e.Error(), ": ")
+			d.errf(prefix+path, "%s", msg)
+		}
+	}
 }
 
 func (d *decoder) atLeast(path string, x, least int) {
@@ -89,62 +97,36 @@ func (d *decoder) column(b board.Board, path, name string) (board.Column, bool) 
 	return c, ok
 }
 
+// policy fills Config.Policy in from the file: a kind's entry replaces its
+// default's cap and schedule where it gives them, its backoff fills in
+// over policy.backoff. policy.Config.Validate checks the result.
 func (d *decoder) policy(f *file, cfg *Config, boardOK bool) {
 	pc := &cfg.Policy
-	d.check(pc.MaxAttempts != 0, "policy.max_attempts", "0 is not allowed; use a positive number, or -1 for unbounded")
-	d.backoff("policy.backoff", pc.Backoff)
-	d.atLeast("policy.release_churn_cap", pc.ReleaseChurnCap, 1)
-	d.atLeast("policy.continuation_cap", pc.ContinuationCap, 1)
-	d.atLeast("policy.breaker.threshold", pc.BreakerThreshold, 1)
-	d.positive("policy.breaker.window", pc.BreakerWindow)
-	d.positive("policy.breaker.cooldown", pc.BreakerCooldown)
-	d.positive("policy.correlation.window", pc.CorrelationWindow)
-	d.check(pc.CorrelationCards == -1 || pc.CorrelationCards >= 2, "policy.correlation.cards", "%d is not allowed; use 2 or more, or -1 to turn it off", pc.CorrelationCards)
-	d.check(pc.RepeatCap == -1 || pc.RepeatCap >= 2, "policy.repeat_cap", "%d is not allowed; use 2 or more, or -1 to turn it off", pc.RepeatCap)
-	kinds := kindNames()
 	for _, k := range slices.Sorted(maps.Keys(f.Policy.Kinds)) {
-		kf, p := f.Policy.Kinds[k], "policy.kinds."+string(k)
-		if !d.oneOf(p, string(k), kinds, "a failure kind") {
-			continue
-		}
-		kp := pc.Kinds[k]
-		if kf.Cap != nil {
-			kp.Cap = kf.Cap
-			d.atLeast(p+".cap", *kf.Cap, 1)
-		}
-		switch {
-		case d.has(p+".tiers") && d.has(p+".backoff"):
-			d.errf(p, "sets both tiers and backoff; keep one (tiers are fixed delays, backoff is exponential)")
-		case d.has(p + ".tiers"):
+		kf, kp, p := f.Policy.Kinds[k], pc.Kinds[k], "policy.kinds."+string(k)
+		kp.Cap = cmp.Or(kf.Cap, kp.Cap)
+		if d.has(p+".tiers") || d.has(p+".backoff") {
 			kp.Tiers, kp.Backoff = kf.Tiers, nil
-			d.check(len(kf.Tiers) > 0, p+".tiers", "must be a non-empty list of durations, e.g. [1m, 5m, 15m]")
-		case d.has(p + ".backoff"): // what it leaves out is policy.backoff's
+		}
+		if d.has(p + ".backoff") {
 			b := pc.Backoff
-			d.decode(&kf.Backoff, reflect.ValueOf((*backoffFile)(&b)).Elem(), p+".backoff", "")
-			d.backoff(p+".backoff", b)
-			kp.Tiers, kp.Backoff = nil, &b
+			d.decode(&kf.Backoff, reflect.ValueOf(&b).Elem(), p+".backoff", "")
+			kp.Backoff = &b
 		}
 		pc.Kinds[k] = kp
 	}
 	if c, ok := cfg.Board.First(board.RoleBlocked); ok && !d.has("policy.failed_state") {
 		pc.FailedState = c.Name
 	}
-	if c, ok := cfg.Board.Column(pc.FailedState); boardOK && ok {
-		d.check(c.Role == board.RoleBlocked || c.Role == board.RoleCancelled, "policy.failed_state", "%q has role %s; a give-up state must be a sink that automation never reads as ready (a column with role blocked or cancelled)", c.Name, c.Role)
-	} else if boardOK {
-		d.column(cfg.Board, "policy.failed_state", pc.FailedState)
-	}
 	// Symphony's retry-backoff cap applies when policy.backoff.max is unset.
 	if !d.has("policy.backoff.max") && d.has(d.rename("dispatch.max_retry_backoff")) {
 		pc.Backoff.Max = max(cfg.Dispatch.MaxRetryBackoff, pc.Backoff.Base)
 	}
-}
-
-func (d *decoder) backoff(path string, b policy.Backoff) {
-	d.positive(path+".base", b.Base)
-	d.positive(path+".max", b.Max)
-	d.check(b.Jitter >= 0 && b.Jitter <= 1, path+".jitter", "%v is out of range; use a fraction from 0 to 1 (e.g. 0.1)", b.Jitter)
-	d.check(b.Max >= b.Base, path+".max", "%s is less than base %s; raise max or lower base", b.Max, b.Base)
+	b := &cfg.Board
+	if !boardOK {
+		b = nil // its columns are refused already
+	}
+	d.report("", pc.Validate(b))
 }
 
 func (d *decoder) notify(path string, url *string, events []string) {
@@ -157,26 +139,19 @@ func (d *decoder) notify(path string, url *string, events []string) {
 	}
 }
 
-var dayBoundaryRe = regexp.MustCompile(`^([01]?\d|2[0-3]):([0-5]\d)(?:\s+(\S+))?$`)
-
 func (d *decoder) limits(l *Limits) {
 	const fix = "%v is negative; use 0 for %s or a positive amount in USD"
 	d.check(l.MaxCostPerDayUSD >= 0, "limits.max_cost_per_day_usd", fix, l.MaxCostPerDayUSD, "no limit")
 	d.check(l.MaxCostPerCardUSD >= 0, "limits.max_cost_per_card_usd", fix, l.MaxCostPerCardUSD, "no limit")
 	d.check(l.EstimatedCostPerRunUSD >= 0, "limits.estimated_cost_per_run_usd", fix, l.EstimatedCostPerRunUSD, "the average of recent runs")
 	l.DayBoundary = strings.TrimSpace(l.DayBoundary)
-	m := dayBoundaryRe.FindStringSubmatch(l.DayBoundary)
-	if m == nil {
+	f := strings.Fields(l.DayBoundary + " UTC") // HH:MM, the zone, UTC
+	if at, err := time.Parse("15:04", f[0]); err != nil || len(f) > 3 {
 		d.errf("limits.day_boundary", "%q is not a time of day; write HH:MM with an optional zone, e.g. \"00:00 UTC\" or \"06:00 Europe/Berlin\"", l.DayBoundary)
-		return
-	}
-	h, _ := strconv.Atoi(m[1])
-	mi, _ := strconv.Atoi(m[2])
-	l.dayOffset = time.Duration(h)*time.Hour + time.Duration(mi)*time.Minute
-	if loc, err := time.LoadLocation(cmp.Or(m[3], "UTC")); err != nil {
-		d.errf("limits.day_boundary", "zone %q is unknown; use UTC or an IANA name such as America/New_York", m[3])
+	} else if loc, err := time.LoadLocation(f[1]); err != nil {
+		d.errf("limits.day_boundary", "zone %q is unknown; use UTC or an IANA name such as America/New_York", f[1])
 	} else {
-		l.dayLoc = loc
+		l.dayOffset, l.dayLoc = time.Duration(at.Hour())*time.Hour+time.Duration(at.Minute())*time.Minute, loc
 	}
 }
 

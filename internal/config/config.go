@@ -28,6 +28,7 @@ import (
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/prompt"
 	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/workspace"
 )
 
 // Config is a loaded, validated WORKFLOW.md with every default filled in.
@@ -39,20 +40,20 @@ type Config struct {
 
 	// The sections, with the yaml tags of those the file holds as they are
 	// (sections.go).
-	Board     board.Board   `json:"board" yaml:"board"`
-	Agents    Agents        `json:"agents"`
-	Policy    policy.Config `json:"policy"`
-	Limits    Limits        `json:"limits" yaml:"limits"`
-	Notify    Notify        `json:"notify" yaml:"notify"`
-	Workspace Workspace     `json:"workspace" yaml:"workspace" cfg:"lenient"`
-	Hooks     Hooks         `json:"hooks"`
-	Dispatch  Dispatch      `json:"dispatch" yaml:"dispatch"`
-	Tracker   Tracker       `json:"tracker"`
-	Store     Store         `json:"store"`
-	Server    Server        `json:"server" yaml:"server" cfg:"lenient"`
-	Codex     Codex         `json:"codex" yaml:"codex" cfg:"lenient"`
-	Retention Retention     `json:"retention" yaml:"retention"`
-	Verify    Verify        `json:"verify" yaml:"verify"` // runs after a clean exit and decides "done"
+	Board     board.Board     `json:"board" yaml:"board"`
+	Agents    Agents          `json:"agents"`
+	Policy    policy.Config   `json:"policy"`
+	Limits    Limits          `json:"limits" yaml:"limits"`
+	Notify    Notify          `json:"notify" yaml:"notify"`
+	Workspace Workspace       `json:"workspace" yaml:"workspace" cfg:"lenient"`
+	Hooks     workspace.Hooks `json:"hooks"`
+	Dispatch  Dispatch        `json:"dispatch" yaml:"dispatch"`
+	Tracker   Tracker         `json:"tracker"`
+	Store     Store           `json:"store"`
+	Server    Server          `json:"server" yaml:"server" cfg:"lenient"`
+	Codex     Codex           `json:"codex" yaml:"codex" cfg:"lenient"`
+	Retention Retention       `json:"retention" yaml:"retention"`
+	Verify    Verify          `json:"verify" yaml:"verify"` // runs after a clean exit and decides "done"
 
 	// Prompt is the Liquid template source: the file's body, or DefaultPrompt
 	// when the body is empty. PromptLine is the file line the body starts on.

@@ -313,6 +313,11 @@ func TestInitTemplateForTrackers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The section goes after the board; the rest is drover init's own file.
+		sec := readTemplate("tracker-" + kind + ".yaml")
+		if i := strings.Index(src, sec); i < 0 || i > strings.Index(src, "# Agent profiles.") || strings.Replace(src, sec, "", 1) != InitTemplate {
+			t.Errorf("%s: the tracker section is not InitTemplate's only addition, before the agents", kind)
+		}
 		cfg := mustParse(t, src)
 		if cfg.Tracker.Kind != kind || !cfg.Tracker.External() {
 			t.Errorf("%s: tracker = %+v", kind, cfg.Tracker)

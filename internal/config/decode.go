@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/suggest"
 )
 
@@ -371,10 +372,10 @@ func (d *decoder) expand(s, path, mode string) string {
 			switch end := strings.IndexByte(rest, '}'); {
 			case rest[0] == '$':
 				name, w = "$", 1
-			case rest[0] == '{' && end > 1 && isEnvName(rest[1:end]):
+			case rest[0] == '{' && end > 1 && agent.IsEnvName(rest[1:end]):
 				name, w = rest[1:end], end+1
 			case rest[0] != '{':
-				for w < len(rest) && isEnvName(rest[:w+1]) {
+				for w < len(rest) && agent.IsEnvName(rest[:w+1]) {
 					w++
 				}
 				name = rest[:w]
@@ -398,13 +399,4 @@ func (d *decoder) expand(s, path, mode string) string {
 		d.unreadable(path, "refers to %s, which is not set; export it or write the value directly", names)
 	}
 	return b.String()
-}
-
-func isEnvName(s string) bool {
-	for i, c := range s {
-		if c != '_' && (c < 'A' || c > 'Z') && (c < 'a' || c > 'z') && (i == 0 || c < '0' || c > '9') {
-			return false
-		}
-	}
-	return s != ""
 }

@@ -52,14 +52,25 @@ func LoadBestEffort(path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseFile(path, abs, data, info)
+}
+
+// parseFile is parseAll of the bytes read from the file at abs, which its
+// errors call name.
+func parseFile(name, abs string, data []byte, info os.FileInfo) (*Config, error) {
 	cfg, err := parseAll(data, filepath.Dir(abs))
 	if e, ok := err.(*Error); ok {
-		e.File = path
+		e.File = name
 	}
 	if cfg != nil {
 		cfg.Path, cfg.ModTime, cfg.Size = abs, info.ModTime(), info.Size()
 	}
 	return cfg, err
+}
+
+func hashOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 func readFile(path string) ([]byte, os.FileInfo, error) {
@@ -120,8 +131,8 @@ func parseAll(data []byte, baseDir string) (*Config, error) {
 		baseDir = abs
 	}
 	d.build(f, baseDir)
-	cfg, sum := &f.Config, sha256.Sum256(data)
-	cfg.Hash, cfg.Prompt, cfg.PromptLine = hex.EncodeToString(sum[:]), body, bodyLine
+	cfg := &f.Config
+	cfg.Hash, cfg.Prompt, cfg.PromptLine = hashOf(data), body, bodyLine
 	compilePrompt(d, cfg)
 	cfg.Ignored, cfg.Warnings = d.ignored, d.warns
 	if len(d.probs) == 0 {

@@ -49,15 +49,14 @@ func defaults() *file {
 		Policy:    policy.Defaults(),
 		Limits:    Limits{DayBoundary: "00:00 UTC"},
 		Notify:    Notify{Slack: Slack{Events: []string{"blocked", "gave_up", "parked", "profile_paused", "spend_paused", "config_error"}}},
-		Workspace: Workspace{Cleanup: workspace.CleanupOnDone},
+		Workspace: Workspace{Cleanup: workspace.DefaultCleanup},
 		Dispatch:  Dispatch{Lease: 30 * time.Second, PollInterval: 5 * time.Second, MaxConcurrent: 4, MaxTurns: 20, MaxRetryBackoff: 5 * time.Minute},
 		Retention: Retention{Events: DefaultRetainEvents, Runs: DefaultRetainRuns, Logs: DefaultRetainLogs},
 		Verify:    Verify{Timeout: DefaultVerifyTimeout},
 	}}
 	f.Hooks.Timeout, f.Tracker.Kind = time.Minute, TrackerNative
 	p := &f.Config.Policy
-	f.Policy = policyFile{MaxAttempts: &p.MaxAttempts, FailedState: &p.FailedState, Backoff: (*backoffFile)(&p.Backoff),
-		ReleaseChurnCap: &p.ReleaseChurnCap, ContinuationCap: &p.ContinuationCap, RepeatCap: &p.RepeatCap}
+	f.Policy.Config = p
 	f.Policy.Breaker.Threshold, f.Policy.Breaker.Window, f.Policy.Breaker.Cooldown = &p.BreakerThreshold, &p.BreakerWindow, &p.BreakerCooldown
 	f.Policy.Correlation.Cards, f.Policy.Correlation.Window = &p.CorrelationCards, &p.CorrelationWindow
 	return f
@@ -77,45 +76,19 @@ type agentsFile struct {
 	Profiles map[string]profileFile `yaml:"profiles"`
 }
 
+// profileFile is a profile as written: agent.Profile's keys, a spec_schema
+// in YAML or as a JSON string, and the profile's own verify step.
 type profileFile struct {
-	Kind           string            `yaml:"kind"`
-	Command        string            `yaml:"command"`
-	Args           []string          `yaml:"args"`
-	ArgsMode       string            `yaml:"args_mode"`
-	Env            map[string]string `yaml:"env" cfg:"secret"`
-	EnvPassthrough []string          `yaml:"env_passthrough" cfg:"verbatim"`
-	Prompt         string            `yaml:"prompt"`
-	Timeout        time.Duration     `yaml:"timeout"`
-	StallTimeout   time.Duration     `yaml:"stall_timeout"`
-	Provider       string            `yaml:"provider"`
-	SpecSchema     any               `yaml:"spec_schema"` // YAML, or JSON in a string
-	Match          []matchRule       `yaml:"match"`
-	PriceIn        float64           `yaml:"price_in_per_mtok"`
-	PriceOut       float64           `yaml:"price_out_per_mtok"`
-	MaxLogBytes    int64             `yaml:"max_log_bytes"`
-	Resume         string            `yaml:"resume"`
-	MCP            string            `yaml:"mcp"`
-	appServer
-	Verify *Verify `yaml:"verify"`
+	agent.Profile
+	SpecSchema any     `yaml:"spec_schema"`
+	Verify     *Verify `yaml:"verify"`
 }
 
-func (p *profileFile) setDefaults() {
-	p.Prompt, p.Timeout, p.StallTimeout, p.Resume, p.MCP = "stdin", time.Hour, 5*time.Minute, agent.ResumeAuto, agent.MCPAuto
-}
+func (p *profileFile) setDefaults() { p.Profile = newProfile("", "") }
 
-type matchRule struct { // a policy.Rule whose regex is kept as written
-	Name     string      `yaml:"name"`
-	Regex    string      `yaml:"regex" cfg:"verbatim"`
-	ExitCode *int        `yaml:"exit_code"`
-	Kind     policy.Kind `yaml:"kind"`
-}
-
-// appServer holds the keys only codex in app-server mode reads (Symphony's
-// codex.approval_policy, …), in codex: and in a codex profile.
-type appServer struct {
-	ApprovalPolicy    any    `json:"approval_policy,omitempty" yaml:"approval_policy"`
-	ThreadSandbox     string `json:"thread_sandbox,omitempty" yaml:"thread_sandbox"`
-	TurnSandboxPolicy any    `json:"turn_sandbox_policy,omitempty" yaml:"turn_sandbox_policy"`
+// newProfile is a profile of kind with the defaults of the keys it leaves out.
+func newProfile(name, kind string) agent.Profile {
+	return agent.Profile{Name: name, Kind: kind, Prompt: "stdin", Timeout: time.Hour, StallTimeout: 5 * time.Minute, Resume: agent.ResumeAuto, MCP: agent.MCPAuto}
 }
 
 // The values codex app-server 0.171.0 takes (its AskForApproval,
@@ -135,16 +108,13 @@ var (
 	MCPModes    = []string{agent.MCPAuto, agent.MCPOff}
 )
 
-// policyFile is policy: in the file's shape over Config.Policy: its fields
-// point into it, so what the file gives overwrites policy.Defaults().
+// policyFile is policy: in the file's shape over Config.Policy, which it
+// embeds: what the file gives overwrites policy.Defaults(), the keys that
+// policy.Config holds flat through the pointers into it.
 type policyFile struct {
-	MaxAttempts     *int                     `yaml:"max_attempts"`
-	FailedState     *string                  `yaml:"failed_state"`
-	Backoff         *backoffFile             `yaml:"backoff"`
-	ReleaseChurnCap *int                     `yaml:"release_churn_cap"`
-	ContinuationCap *int                     `yaml:"continuation_cap"`
-	Kinds           map[policy.Kind]kindFile `yaml:"kinds"`
-	Breaker         struct {
+	*policy.Config
+	Kinds   map[policy.Kind]kindFile `yaml:"kinds"`
+	Breaker struct {
 		Threshold *int           `yaml:"threshold"`
 		Window    *time.Duration `yaml:"window"`
 		Cooldown  *time.Duration `yaml:"cooldown"`
@@ -153,13 +123,6 @@ type policyFile struct {
 		Cards  *int           `yaml:"cards"`
 		Window *time.Duration `yaml:"window"`
 	} `yaml:"correlation"`
-	RepeatCap *int `yaml:"repeat_cap"`
-}
-
-type backoffFile struct { // a policy.Backoff
-	Base   time.Duration `yaml:"base"`
-	Max    time.Duration `yaml:"max"`
-	Jitter float64       `yaml:"jitter"`
 }
 
 type kindFile struct {
@@ -234,18 +197,8 @@ type Workspace struct {
 	Cleanup string `json:"cleanup" yaml:"cleanup"` // workspace.Cleanup*
 }
 
-// Hooks are shell scripts run in the workspace (Symphony's hooks: section).
-// They are passed to the shell as written: $VARS are not expanded by drover.
-type Hooks struct {
-	AfterCreate  string        `json:"after_create" yaml:"after_create" cfg:"verbatim"`
-	BeforeRun    string        `json:"before_run" yaml:"before_run" cfg:"verbatim"`
-	AfterRun     string        `json:"after_run" yaml:"after_run" cfg:"verbatim"`
-	BeforeRemove string        `json:"before_remove" yaml:"before_remove" cfg:"verbatim"`
-	Timeout      time.Duration `json:"timeout" yaml:"timeout"`
-}
-
 type hooksFile struct {
-	Hooks
+	workspace.Hooks
 	SymphonyTimeout time.Duration `yaml:"timeout_ms"` // whole milliseconds
 }
 
@@ -282,11 +235,13 @@ const InitServerPort = 4840
 // app-server settings apply when codex.command runs `codex app-server`;
 // with `codex exec` they are not used and are listed in Config.Ignored.
 type Codex struct {
-	Command      string        `json:"command,omitempty" yaml:"command" cfg:"verbatim"`
-	TurnTimeout  time.Duration `json:"turn_timeout,omitempty" yaml:"turn_timeout_ms"`
-	ReadTimeout  time.Duration `json:"read_timeout,omitempty" yaml:"read_timeout_ms"`
-	StallTimeout time.Duration `json:"stall_timeout,omitempty" yaml:"stall_timeout_ms"`
-	appServer
+	Command           string        `json:"command,omitempty" yaml:"command" cfg:"verbatim"`
+	TurnTimeout       time.Duration `json:"turn_timeout,omitempty" yaml:"turn_timeout_ms"`
+	ReadTimeout       time.Duration `json:"read_timeout,omitempty" yaml:"read_timeout_ms"`
+	StallTimeout      time.Duration `json:"stall_timeout,omitempty" yaml:"stall_timeout_ms"`
+	ApprovalPolicy    any           `json:"approval_policy,omitempty" yaml:"approval_policy"`
+	ThreadSandbox     string        `json:"thread_sandbox,omitempty" yaml:"thread_sandbox"`
+	TurnSandboxPolicy any           `json:"turn_sandbox_policy,omitempty" yaml:"turn_sandbox_policy"`
 }
 
 // Retention is how long drover keeps history (see docs/reliability.md,

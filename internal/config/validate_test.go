@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/workspace"
 )
 
@@ -155,6 +156,7 @@ policy:
   backoff: {base: 2s}
   kinds:
     network: {cap: 5}
+    rate_limited: {cap: -1}
     timeout: {backoff: {base: 30s, max: 10m}}
 agent: {max_retry_backoff_ms: 60000}
 hooks: {timeout_ms: 1500}
@@ -181,6 +183,9 @@ policy_note: x
 	n := p.Kinds["network"]
 	if *n.Cap != 5 || len(n.Tiers) != 3 {
 		t.Errorf("network keeps default tiers with a new cap: %+v", n)
+	}
+	if r := p.Kinds["rate_limited"]; *r.Cap != -1 || p.Cap("rate_limited") != policy.NoCap {
+		t.Errorf("rate_limited: cap -1 is no cap: %+v", r)
 	}
 	if to := p.Kinds["timeout"]; to.Backoff == nil || to.Backoff.Base != 30*time.Second || to.Backoff.Max != 10*time.Minute {
 		t.Errorf("timeout = %+v", to)
@@ -271,5 +276,10 @@ func TestCodexAppServerKeys(t *testing.T) {
 	cfg, err = Parse([]byte("---\ncodex: {command: 'codex exec --json', approval_policy: never}\n---\nhello\n"), "/srv/proj")
 	if err != nil || !slices.Contains(cfg.Ignored, "codex.approval_policy") {
 		t.Errorf("codex exec: err %v, ignored %v", err, cfg.Ignored)
+	}
+	// Beside profiles of the file's own, no key of codex: is used, and each says so.
+	cfg, err = Parse([]byte("---\nagents: {profiles: {a: {kind: sim}}}\ncodex: {command: codex, turn_timeout_ms: 5000, thread_sandbox: rw}\n---\nhello\n"), "/srv/proj")
+	if err != nil || strings.Join(cfg.Ignored, " ") != "codex.command codex.turn_timeout_ms codex.thread_sandbox" {
+		t.Errorf("codex: beside profiles: err %v, ignored %v", err, cfg.Ignored)
 	}
 }

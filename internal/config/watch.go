@@ -1,10 +1,7 @@
 package config
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"path/filepath"
 	"sync"
 )
 
@@ -54,21 +51,16 @@ func (w *Watcher) Check() (cfg *Config, changed bool, err error) {
 		}
 		return w.cur, false, nil
 	}
-	sum := sha256.Sum256(data)
-	hash := hex.EncodeToString(sum[:])
+	hash := hashOf(data)
 	if hash == w.seen {
 		return w.cur, false, nil
 	}
 	w.seen = hash
-	next, perr := Parse(data, filepath.Dir(w.path))
+	next, perr := valid(parseFile(w.path, w.path, data, info))
 	if perr != nil {
-		if e, ok := perr.(*Error); ok {
-			e.File = w.path
-		}
 		w.lastErr = fmt.Errorf("config reload failed, keeping the last good config: %w", perr)
 		return w.cur, false, w.lastErr
 	}
-	next.Path, next.ModTime, next.Size = w.path, info.ModTime(), info.Size()
 	if w.Validate != nil {
 		if verr := w.Validate(next); verr != nil {
 			w.lastErr = fmt.Errorf("config reload refused, keeping the last good config: %w", verr)

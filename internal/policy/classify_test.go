@@ -137,14 +137,13 @@ func TestRetryFields(t *testing.T) {
 }
 
 func TestRuleValidate(t *testing.T) {
-	ok := []Rule{{Name: "a", Regex: "x", Kind: KindNetwork}, {Name: "b", ExitCode: intp(3), Kind: KindSucceeded}}
+	ok := []Rule{{Name: "a", Regex: "x", Kind: KindNetwork}, {Name: "b", ExitCode: intp(3), Kind: KindSucceeded}, {Regex: "x", Kind: KindNetwork}}
 	for _, r := range ok {
 		if err := r.Validate(); err != nil {
 			t.Errorf("%+v: %v", r, err)
 		}
 	}
 	bad := map[string]Rule{
-		"name":      {Regex: "x", Kind: KindNetwork},
 		"regex":     {Name: "a", Regex: "(", Kind: KindNetwork},
 		"exit_code": {Name: "a", Kind: KindNetwork},
 		"kind":      {Name: "a", Regex: "x", Kind: "nope"},

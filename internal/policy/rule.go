@@ -1,8 +1,12 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
+	"strings"
+
+	"github.com/drover-dev/drover/internal/suggest"
 )
 
 // Rule is a per-profile classification override (WORKFLOW.md
@@ -12,28 +16,32 @@ import (
 // neither condition never matches.
 type Rule struct {
 	Name     string `json:"name" yaml:"name"`
-	Regex    string `json:"regex" yaml:"regex"`         // matched against stdout+stderr
-	ExitCode *int   `json:"exit_code" yaml:"exit_code"` // matched against the exit code
+	Regex    string `json:"regex" yaml:"regex" cfg:"verbatim"` // matched against stdout+stderr
+	ExitCode *int   `json:"exit_code" yaml:"exit_code"`        // matched against the exit code
 	Kind     Kind   `json:"kind" yaml:"kind"`
 }
 
-// Validate reports what is wrong with r, naming the field, or nil.
+// Validate reports what is wrong with r: every problem, joined, each
+// "KEY: message" with KEY the rule's key at fault (regex, kind).
 func (r Rule) Validate() error {
-	if r.Name == "" {
-		return fmt.Errorf("name: a match rule needs a name")
-	}
-	if r.Regex == "" && r.ExitCode == nil {
-		return fmt.Errorf("match %q: set regex, exit_code or both", r.Name)
-	}
-	if r.Regex != "" {
-		if _, err := regexp.Compile(r.Regex); err != nil {
-			return fmt.Errorf("match %q: regex: %v", r.Name, err)
-		}
+	var errs []error
+	if _, err := regexp.Compile(r.Regex); err != nil {
+		errs = append(errs, fmt.Errorf("regex: does not compile: %v", err))
+	} else if r.Regex == "" && r.ExitCode == nil {
+		errs = append(errs, errors.New("regex: missing, and so is exit_code: the rule matches nothing; give a regex, an exit_code or both"))
 	}
 	if r.Kind != KindSucceeded && !r.Kind.Valid() {
-		return fmt.Errorf("match %q: kind: %q is not a failure kind", r.Name, r.Kind)
+		errs = append(errs, fmt.Errorf("kind: %q is not a failure kind%s; use one of %s", r.Kind, suggest.DidYouMean(suggest.Closest(string(r.Kind), kindNames())), strings.Join(kindNames(), ", ")))
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+func kindNames() []string {
+	s := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		s[i] = string(k)
+	}
+	return s
 }
 
 // matches reports whether r applies to this exit code and output. An invalid

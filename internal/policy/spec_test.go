@@ -78,20 +78,16 @@ func TestDefaults(t *testing.T) {
 		c.BreakerThreshold != 5 || c.BreakerWindow != 5*time.Minute || c.BreakerCooldown != time.Minute {
 		t.Fatalf("Defaults() = %+v", c)
 	}
-	if err := c.Validate(boardRoles(board.Default())); err != nil {
+	if b := board.Default(); c.Validate(&b) != nil {
+		t.Fatalf("defaults must validate: %v", c.Validate(&b))
+	}
+	if err := c.Validate(nil); err != nil {
 		t.Fatalf("defaults must validate: %v", err)
 	}
 	neg := -1
 	c.Kinds[KindNetwork] = KindPolicy{Cap: &neg}
 	if c.Cap(KindNetwork) != NoCap {
 		t.Error("a negative cap means no cap")
-	}
-}
-
-func boardRoles(b board.Board) func(string) (string, bool) {
-	return func(s string) (string, bool) {
-		c, ok := b.Column(s)
-		return string(c.Role), ok
 	}
 }
 
@@ -104,9 +100,9 @@ func TestValidate(t *testing.T) {
 	}{
 		{"max_attempts 0", func(c *Config) { c.MaxAttempts = 0 }, "policy.max_attempts: 0 is not allowed"},
 		{"unbounded ok", func(c *Config) { c.MaxAttempts = -1 }, ""},
-		{"failed_state empty", func(c *Config) { c.FailedState = "" }, "policy.failed_state: empty"},
-		{"failed_state missing", func(c *Config) { c.FailedState = "stuck" }, `policy.failed_state: no column named "stuck"`},
-		{"failed_state not sink", func(c *Config) { c.FailedState = "ready" }, `policy.failed_state: column "ready" has role eligible`},
+		{"failed_state empty", func(c *Config) { c.FailedState = "" }, `policy.failed_state: "" is not a column on the board`},
+		{"failed_state missing", func(c *Config) { c.FailedState = "stuck" }, `policy.failed_state: "stuck" is not a column on the board (columns: backlog, ready`},
+		{"failed_state not sink", func(c *Config) { c.FailedState = "ready" }, `policy.failed_state: "ready" has role eligible`},
 		{"failed_state done", func(c *Config) { c.FailedState = "done" }, `has role done`},
 		{"failed_state cancelled ok", func(c *Config) { c.FailedState = "cancelled" }, ""},
 		{"backoff base", func(c *Config) { c.Backoff.Base = 0 }, "policy.backoff.base"},
@@ -114,7 +110,7 @@ func TestValidate(t *testing.T) {
 		{"jitter", func(c *Config) { c.Backoff.Jitter = 2 }, "policy.backoff.jitter"},
 		{"churn", func(c *Config) { c.ReleaseChurnCap = 0 }, "policy.release_churn_cap"},
 		{"continuation", func(c *Config) { c.ContinuationCap = -1 }, "policy.continuation_cap"},
-		{"breaker", func(c *Config) { c.BreakerThreshold = 0 }, "policy.breaker_threshold"},
+		{"breaker", func(c *Config) { c.BreakerThreshold = 0 }, "policy.breaker.threshold"},
 		{"unknown kind", func(c *Config) { c.Kinds["nope"] = KindPolicy{} }, `policy.kinds.nope: "nope" is not a failure kind`},
 		{"cap 0", func(c *Config) { c.Kinds[KindNetwork] = KindPolicy{Cap: &zero} }, "policy.kinds.network.cap: 0 is not allowed"},
 		{"cap on counted", func(c *Config) { c.Kinds[KindAgentFailed] = KindPolicy{Cap: &three} }, "policy.kinds.agent_failed.cap: agent_failed counts toward policy.max_attempts"},
@@ -127,7 +123,8 @@ func TestValidate(t *testing.T) {
 	for _, c := range cases {
 		cfg := Defaults()
 		c.mod(&cfg)
-		err := cfg.Validate(boardRoles(board.Default()))
+		b := board.Default()
+		err := cfg.Validate(&b)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: unexpected %v", c.name, err)
@@ -137,8 +134,9 @@ func TestValidate(t *testing.T) {
 	}
 	cfg := Defaults()
 	cfg.MaxAttempts, cfg.FailedState = 0, "nowhere"
-	err := cfg.Validate(boardRoles(board.Default()))
-	if ve, ok := err.(*ValidationError); !ok || len(ve.Problems) != 2 {
+	b := board.Default()
+	err := cfg.Validate(&b)
+	if j, ok := err.(interface{ Unwrap() []error }); !ok || len(j.Unwrap()) != 2 {
 		t.Errorf("all problems are reported at once: %v", err)
 	}
 }

@@ -1,10 +1,6 @@
 package workspace
 
-import (
-	"fmt"
-
-	"github.com/drover-dev/drover/internal/board"
-)
+import "github.com/drover-dev/drover/internal/board"
 
 // Cleanup policies (workspace.cleanup in WORKFLOW.md).
 const (
@@ -15,14 +11,8 @@ const (
 	DefaultCleanup = CleanupOnDone
 )
 
-// ValidCleanup checks a configured policy.
-func ValidCleanup(policy string) error {
-	switch policy {
-	case CleanupNever, CleanupOnDone, CleanupOnSink:
-		return nil
-	}
-	return fmt.Errorf("workspace.cleanup: %q is not one of never, on_done, on_sink", policy)
-}
+// Cleanups are the policies, for the config to check workspace.cleanup by.
+var Cleanups = []string{CleanupNever, CleanupOnDone, CleanupOnSink}
 
 // ShouldRemove reports whether a card's workspace goes when the card enters a
 // column with role. An unknown or empty policy keeps the workspace: losing

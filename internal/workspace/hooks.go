@@ -26,13 +26,15 @@ const DefaultHookTimeout = 60 * time.Second
 // hookTailBytes is how much of a failed hook's output its error carries.
 const hookTailBytes = 1024
 
-// Hooks are shell scripts run in the workspace at points of its lifecycle.
+// Hooks are shell scripts run in the workspace at points of its lifecycle
+// (WORKFLOW.md's hooks: section, Symphony's; drover passes them to the shell
+// as written, $VARS unexpanded).
 type Hooks struct {
-	AfterCreate  string
-	BeforeRun    string
-	AfterRun     string
-	BeforeRemove string
-	Timeout      time.Duration // per hook run; 0 = DefaultHookTimeout
+	AfterCreate  string        `json:"after_create" yaml:"after_create" cfg:"verbatim"`
+	BeforeRun    string        `json:"before_run" yaml:"before_run" cfg:"verbatim"`
+	AfterRun     string        `json:"after_run" yaml:"after_run" cfg:"verbatim"`
+	BeforeRemove string        `json:"before_remove" yaml:"before_remove" cfg:"verbatim"`
+	Timeout      time.Duration `json:"timeout" yaml:"timeout"` // per hook run; 0 = DefaultHookTimeout
 }
 
 // Script returns the script configured for a hook name ("" if none).

@@ -102,7 +102,4 @@ func TestShouldRemove(t *testing.T) {
 			t.Errorf("ShouldRemove(%q, %q) = %v", c.policy, c.role, got)
 		}
 	}
-	if ValidCleanup("on_sink") != nil || ValidCleanup("sometimes") == nil {
-		t.Error("ValidCleanup")
-	}
 }

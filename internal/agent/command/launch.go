@@ -51,7 +51,7 @@ func Describe(p agent.Profile, inv agent.Invocation, spec proc.Spec) agent.Launc
 				a = k + "=" + Redacted
 			}
 		case !strings.HasPrefix(a, "-") && strings.Contains(a, "="):
-			if k, _, _ := strings.Cut(a, "="); secretName.MatchString(k) && isEnvName(k) {
+			if k, _, _ := strings.Cut(a, "="); secretName.MatchString(k) && agent.IsEnvName(k) {
 				a = k + "=" + Redacted
 			}
 		}
@@ -62,17 +62,6 @@ func Describe(p agent.Profile, inv agent.Invocation, spec proc.Spec) agent.Launc
 		argv = append(argv, secretValue.ReplaceAllString(a, Redacted))
 	}
 	return agent.Launch{Argv: argv, EnvNames: names}
-}
-
-// isEnvName reports whether s is a variable name (letters, digits and _,
-// not starting with a digit).
-func isEnvName(s string) bool {
-	for i, r := range s {
-		if r != '_' && (r < 'A' || r > 'Z') && (r < 'a' || r > 'z') && (i == 0 || r < '0' || r > '9') {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // wire adds an MCP wiring to a process: its arguments around the profile's
