@@ -78,7 +78,7 @@ func TestExplainNamesTheProbeCardByIdentifier(t *testing.T) {
 func TestExplainSaysWhatTheNextAttemptHas(t *testing.T) {
 	w := newWorldFrom(t, worldWorkflow(5).Set("policy", "backoff: {base: 1h, max: 1h, jitter: 0}"))
 	ctx := context.Background()
-	c := w.add("fails once", "sim", `{"sim":["agent_failed","succeeded"]}`)
+	c := w.add("fails once", "sim", `{"sim":["unknown","succeeded"]}`)
 	d := w.dispatcher("n1")
 	stop := w.run(d)
 	w.waitFor(c.Identifier, "waiting on its retry", func(c board.Card) bool { return c.NextAttemptAt != nil && c.Claim == nil })
