@@ -99,7 +99,7 @@ func (r *runner) prepare(a attempt, cfg *config.Config, logPath string) (prepare
 	if tp := tracing.Traceparent(a.ctx); tp != "" {
 		p.env["TRACEPARENT"] = tp
 	}
-	p.hooks = workspace.Hooks{AfterCreate: cfg.Hooks.AfterCreate, BeforeRun: cfg.Hooks.BeforeRun, AfterRun: cfg.Hooks.AfterRun, BeforeRemove: cfg.Hooks.BeforeRemove, Timeout: cfg.Hooks.Timeout}
+	p.hooks = cfg.Hooks
 	if p.hooks.AfterCreate != "" || p.hooks.BeforeRun != "" || p.hooks.AfterRun != "" {
 		// Only a run with hooks has a hooks log (a file per run costs an
 		// open and a close) and a hooks environment.

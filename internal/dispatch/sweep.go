@@ -72,7 +72,7 @@ func removeWorkspace(log *slog.Logger, cfg *config.Config, c board.Card, dir str
 	if _, err := os.Lstat(dir); err != nil {
 		return
 	}
-	hooks := workspace.Hooks{BeforeRemove: cfg.Hooks.BeforeRemove, Timeout: cfg.Hooks.Timeout}
+	hooks := cfg.Hooks
 	env := envSlice(map[string]string{"DROVER_CARD_ID": c.ID, "DROVER_CARD_IDENTIFIER": c.Identifier, "DROVER_WORKSPACE": dir})
 	_ = hooks.Run(context.Background(), workspace.HookBeforeRemove, dir, env, nil)
 	if err := workspace.Remove(cfg.Workspace.Root, dir); err != nil {
