@@ -62,7 +62,6 @@ var (
 	famDisk       = family{"disk", KindWorkspaceSetup, []Kind{KindWorkspaceSetup}}                               // the machine's disk, not the card
 	famRefusal    = family{"refusal", KindRefused, []Kind{KindRefused}}                                          // a content policy declined the request
 	famConnection = family{"connection", KindNetwork, []Kind{KindTimeout, KindNetwork, KindProviderUnavailable}} // an SDK's "no answer came"
-	famQuota      = family{"quota", KindQuotaExhausted, []Kind{KindUsageLimited, KindQuotaExhausted}}            // credit or budget gone (a 402 in other words)
 )
 
 func statusFamily(code int) (family, bool) {

@@ -440,7 +440,8 @@ func (h *harness) keepLog(c cli, s scenario, cd card) {
 		return
 	}
 	cell := filepath.Join(dir, c.kind+"@"+c.version+strings.Join(append([]string{""}, c.args...), "+"))
-	if err := os.MkdirAll(cell, 0o755); err == nil {
+	err = os.MkdirAll(cell, 0o755)
+	if err == nil {
 		err = os.WriteFile(filepath.Join(cell, s.name+".log"), []byte(out), 0o644)
 	}
 	if err != nil {
