@@ -315,7 +315,15 @@ func (a *app) agentCmd() *cobra.Command {
 				}
 				t.row(name, r.Kind, r.State, ts(r.Until), excerpt.Line(r.Reason, 60), r.Command)
 			}
-			return t.flush()
+			if err := t.flush(); err != nil {
+				return err
+			}
+			for _, r := range rows {
+				if r.Probe != "" {
+					fmt.Fprintf(a.out, "\n%s is held: %s\n  the next probe tests %s\n", r.Name, r.Reason, r.Probe)
+				}
+			}
+			return nil
 		}),
 	}, &cobra.Command{
 		Use:   "resume NAME",

@@ -24,7 +24,7 @@ func basisOf(cfg *config.Config, c board.Card, profile string) map[string]string
 	p, _ := cfg.Agents.Profile(profile)
 	return map[string]string{
 		"card":    hashOf(c.Title, c.Body, string(c.Spec), strings.Join(labels, "\x1f"), c.Agent, strings.Join(blockers, "\x1f")),
-		"profile": hashOf(jsonString(p)),
+		"profile": hashOf(jsonString(p), envString(p.Env)),
 		"setup":   hashOf(cfg.Hooks.AfterCreate, cfg.Hooks.BeforeRun, cfg.Hooks.AfterRun),
 		"verify":  hashOf(jsonString(cfg.VerifyFor(profile))),
 		"prompt":  hashOf(cfg.Prompt),
@@ -43,4 +43,16 @@ func hashOf(parts ...string) string {
 func jsonString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// envString is a profile's environment as sorted name=value lines (the
+// profile's JSON leaves it out: its values may be secrets, here only
+// hashed).
+func envString(env map[string]string) string {
+	lines := make([]string, 0, len(env))
+	for k, v := range env {
+		lines = append(lines, k+"="+v)
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
 }

@@ -73,6 +73,10 @@ func breakerChange(env routeEnv, bs map[string]breaker, fin board.Run, card poli
 	}
 	profileLevel := policy.Spec(dec.Kind).ProfileLevel()
 	switch {
+	case st.Fingerprint != "" && dec.Kind == policy.KindSucceeded && st.State != policy.BreakerPaused:
+		// Any success of a held profile (a run that was live, the probe)
+		// shows the fault is gone.
+		st = policy.ProbeResult(cfg.Policy, st, true, now)
 	case hold != nil && hold.New:
 		st = policy.OpenHold(cfg.Policy, *hold, cls.Kind, policy.NormalizeError(cls.Message), fin.ID, now)
 	case hold != nil && hold.Probe:

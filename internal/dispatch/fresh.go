@@ -61,7 +61,7 @@ func freshness(ctx context.Context, st store.Store, cfg *config.Config, c board.
 	if k := policy.Kind(last.Kind); !policy.Spec(k).Counts {
 		f.Changed = append(f.Changed, fmt.Sprintf("time: %s is a kind time can heal (%s)", k, policy.Spec(k).WhatCanChange))
 	}
-	f.Repeats = policy.Repeats(ordered(runs, last), changes)
+	f.Repeats = policy.Repeats(ordered(runs, last), changes, nil)
 	f.Text = freshText(f, last, c)
 	bs, err := readBreakers(ctx, st)
 	if err != nil {
@@ -89,7 +89,7 @@ func freshText(f *Fresh, last *board.Run, c board.Card) string {
 		return "the next attempt has something new: " + strings.Join(f.Changed, "; ")
 	}
 	s := fmt.Sprintf("nothing new since attempt %d: the same card, profile, setup and prompt, and no edit, comment or answer since", last.Attempt)
-	if f.RepeatCap > 0 && last.Fingerprint != "" {
+	if f.RepeatCap > 0 && policy.Informative(last.Fingerprint) {
 		s += fmt.Sprintf("; %d identical failure(s) in a row so far, and at %d (policy.repeat_cap) the card is blocked", f.Repeats, f.RepeatCap)
 	}
 	return s + fmt.Sprintf("; to give it something new: drover card edit %s, or a comment with what to do differently", c.Identifier)

@@ -81,7 +81,7 @@ func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []boar
 	taken := 0
 	var batch []claimReq
 	inState := map[string]int{} // the batch's claims by the state they leave
-	for _, c := range cards {
+	for _, c := range probeOrder(ctx, d.o.Store, cfg, cards, breakers, now) {
 		profile := profileOf(cfg, c)
 		bok, probe, bwhy := policy.Allow(breakers[profile].BreakerState, now)
 		if probe && probing[profile] {

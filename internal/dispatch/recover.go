@@ -138,17 +138,18 @@ func (d *Dispatcher) recoverCard(ctx context.Context, c board.Card, mine bool) e
 		cls = got
 	}
 	if len(cfg.VerifyFor(open.Agent).Commands) > 0 {
-		cls = unverified(cls)
+		cls = unverified(cls, open.Report)
 	}
 	// The route joins the run's trace, whoever started it.
 	return d.routes.route(tracing.RunContext(ctx, open.ID), routeReq{cardID: c.ID, claim: *c.Claim, run: *open, cls: cls, recovering: true})
 }
 
 // unverified is the verdict on a recovered run of a profile with a verify
-// step: its checks never ran, so a clean exit (or the agent's drover_done)
-// is not done; it is retried as interrupted. Other verdicts stand.
-func unverified(cls policy.Classification) policy.Classification {
-	if cls.Kind != policy.KindSucceeded && cls.Kind != policy.KindInterrupted {
+// step: its checks never ran, so a run that would be done (a clean exit, or
+// the agent's drover_done, whatever its exit) is not; it is retried as
+// interrupted. Other verdicts stand.
+func unverified(cls policy.Classification, rep *board.AgentReport) policy.Classification {
+	if policy.ApplyReport(cls, rep).Kind != policy.KindSucceeded && cls.Kind != policy.KindInterrupted {
 		return cls
 	}
 	return policy.Classification{Kind: policy.KindInterrupted, Source: policy.UnverifiedSource,

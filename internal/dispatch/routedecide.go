@@ -82,7 +82,7 @@ func decideRoute(env routeEnv, req routeReq, f routeFacts) (routing, error) {
 	r.ch.Comments = routeComments(env, next, fin, dec, r.ch.Events[0])
 	r.notices = routeNotices(env, next, &fin, dec, r.ch.Comments)
 	if hold != nil && hold.New {
-		r.ch.Uncount = hold.Uncount
+		r.ch.Uncount = &store.Uncount{Agent: fin.Agent, Fingerprint: fp, Since: hold.Since}
 	}
 	bc := breakerChange(env, f.breakers, fin, card, cls, dec, hold)
 	r.ch.AgentState, r.ch.Events, r.notices = bc.state, append(r.ch.Events, bc.events...), append(r.notices, bc.notices...)
@@ -137,7 +137,8 @@ func decide(env routeEnv, req routeReq, f routeFacts, cls policy.Classification,
 		History: history, Now: env.now, Rand: env.rand, FailedState: cfg.Policy.FailedState, BlockedState: blockedColumn(cfg),
 		EligibleState: column(cfg, board.RoleEligible), ParkedState: column(cfg, board.RoleParked),
 		CompletedState: completedColumn(cfg), LogPath: fin.LogPath, Workspace: fin.Workspace, AgentProfile: fin.Agent,
-		ProfileBreakerTripped: outage(f.breakers, fin.Agent), Report: f.stored.Report, Hold: hold, Changes: f.changes})
+		ProfileBreakerTripped: outage(f.breakers, fin.Agent), Report: f.stored.Report, Hold: hold, Changes: f.changes,
+		NextBasis: basisOf(cfg, f.card, fin.Agent)})
 }
 
 // nextCard is the card as the decision leaves it: unclaimed, in its next

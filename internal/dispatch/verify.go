@@ -27,8 +27,16 @@ import (
 // returns the verdict with it and the step's result (nil when none ran).
 func (r *runner) verify(a attempt, cfg *config.Config, ws prepared, logPath string, cls policy.Classification) (policy.Classification, *board.VerifyResult) {
 	v := cfg.VerifyFor(a.profile)
-	if len(v.Commands) == 0 || a.ctx.Err() != nil || policy.ApplyReport(cls, r.report(a)).Kind != policy.KindSucceeded {
+	if len(v.Commands) == 0 {
 		return cls, nil
+	}
+	rep, known := r.report(a)
+	if known && policy.ApplyReport(cls, rep).Kind != policy.KindSucceeded {
+		return cls, nil // not done (an unread report may say done: the step runs)
+	}
+	if sig, stopped := r.stoppedBy(a); stopped {
+		// Stopped before its checks could run: not done, whatever it said.
+		return policy.Classify(sig, nil), nil
 	}
 	env := ws.hookEnv
 	if env == nil {
@@ -42,8 +50,10 @@ func (r *runner) verify(a attempt, cfg *config.Config, ws prepared, logPath stri
 	ctx, sp := tracing.Start(a.ctx, tracing.SpanHook, tracing.Hook("verify"))
 	vr := workspace.Verify(ctx, ws.dir, v.Commands, env, v.Timeout, log)
 	if sig, stopped := r.stoppedBy(a); stopped {
+		// drover stopped the checks: they did not fail, and the next prompt
+		// must not say they did.
 		tracing.End(sp, context.Cause(a.ctx))
-		return policy.Classify(sig, nil), &vr
+		return policy.Classify(sig, nil), nil
 	}
 	if vr.Passed {
 		tracing.End(sp, nil)
@@ -56,15 +66,17 @@ func (r *runner) verify(a attempt, cfg *config.Config, ws prepared, logPath stri
 	return policy.Classification{Kind: policy.KindVerifyFailed, Message: msg, Source: policy.VerifySource}, &vr
 }
 
-// report is the agent's own report on the attempt's run, as stored.
-func (r *runner) report(a attempt) *board.AgentReport {
+// report is the agent's own report on the attempt's run, as stored; known
+// is false when it could not be read.
+func (r *runner) report(a attempt) (*board.AgentReport, bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), verifyReadTimeout)
 	defer cancel()
 	run, err := r.st.GetRun(ctx, a.run.ID)
 	if err != nil {
-		return nil
+		a.log.Warn("could not read the agent's report before the verify step; the checks run", "err", err)
+		return nil, false
 	}
-	return run.Report
+	return run.Report, true
 }
 
 // verifyMessage is a failed step in words: the command, how it ended, and
@@ -77,7 +89,7 @@ func verifyMessage(vr board.VerifyResult) string {
 	case vr.ExitCode < 0:
 		how = "did not finish"
 	}
-	msg := fmt.Sprintf("verify: `%s` %s after the agent's clean exit", vr.Command, how)
+	msg := fmt.Sprintf("verify: `%s` %s after the agent finished", vr.Command, how)
 	if out := strings.TrimSpace(vr.Output); out != "" {
 		msg += ": " + excerpt.Clip(lastLines(out, 12), 1500)
 	}

@@ -124,8 +124,9 @@ func Observe(cfg Config, st BreakerState, kind Kind, card CardRef, at, retryAt t
 }
 
 func (st BreakerState) open(kind Kind, at, until time.Time, reason string) BreakerState {
+	// A hold's fingerprint stays: a rate limit or an outage while a profile
+	// is held does not make its held failure count again.
 	st.State, st.Kind, st.Reason, st.Since, st.Until, st.ProbeCardID, st.ProbeCard = BreakerOpen, kind, reason, &at, &until, "", ""
-	st.Fingerprint, st.Shape, st.Example, st.Cards, st.FailedProbes = "", "", "", nil, 0
 	return st
 }
 

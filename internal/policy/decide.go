@@ -44,8 +44,10 @@ type Input struct {
 	// the run is not counted and the card waits on the profile.
 	Hold *Hold
 	// Changes are the times a human acted on the card in this retry epoch
-	// (edits, comments, answers, moves), for the repeat cap.
-	Changes []time.Time
+	// (edits, comments, answers, moves), and NextBasis what the next
+	// attempt would run on (board.Run.Basis), for the repeat cap.
+	Changes   []time.Time
+	NextBasis map[string]string
 }
 
 // ProfilePause asks the dispatcher to pause the card's agent profile.
@@ -187,7 +189,7 @@ func Decide(in Input) Decision {
 	case s.Counts && in.Hold != nil:
 		return x.held(d)
 	case s.Counts && in.Config.RepeatOn() && !x.lastAttempt():
-		if n := Repeats(in.History, in.Changes); n >= in.Config.RepeatCap {
+		if n := Repeats(in.History, in.Changes, in.NextBasis); n >= in.Config.RepeatCap {
 			d.Outcome = board.OutcomeBlocked
 			return x.repeatBlock(d, n)
 		}
@@ -204,7 +206,7 @@ func (x *decider) held(d Decision) Decision {
 	h := x.in.Hold
 	prof := nonEmpty(h.Profile, x.in.AgentProfile, "PROFILE")
 	d.Verb, d.Outcome, d.Counted, d.Event = VerbDefer, board.OutcomeDeferred, false, board.EvDeferred
-	at := x.schedule(&d, h.Until.Sub(x.in.Now))
+	at := x.schedule(&d, h.CardUntil.Sub(x.in.Now))
 	switch {
 	case h.Probe:
 		d.Explain = fmt.Sprintf("%s, the probe of held agent profile %s, failed the same way (%s: %s); not counted; %s stays held and the next probe runs at %s",

@@ -29,17 +29,69 @@ var folds = []struct {
 	re  *regexp.Regexp
 	sub string
 }{
-	{regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]"), ""},                                                           // terminal colours
-	{regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>()\[\]{}]+`), "<url>"},                                    // URLs
-	{regexp.MustCompile(`"(?:[^"\\\n]|\\.){0,200}"|'(?:[^'\\\n]|\\.){0,200}'|` + "`[^`\\n]{0,200}`"), "<q>"},         // quoted values
+	{regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]"), ""},                        // terminal colours
+	{regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>()\[\]{}]+`), "<url>"}, // URLs
+	{quoted, ""}, // quoted values: see foldQuoted
 	{regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?`), "<time>"}, // timestamps
 	{regexp.MustCompile(`\b\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\b`), "<time>"},                                         // clock times
-	{regexp.MustCompile(`(?:[A-Za-z]:)?(?:[~.]{0,2}[/\\][^\s/\\:"'<>()\[\]{},;]+){2,}[/\\]?`), "<path>"},             // paths of two or more segments
-	{regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`), "<id>"},  // UUIDs
-	{regexp.MustCompile(`\b[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}\b`), "<id>"},                                          // ULIDs (run and card ids)
-	{regexp.MustCompile(`\b(?:0x)?[0-9a-fA-F]*[0-9][0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*\b`), "<hex>"},                    // hex with letters and digits
-	{regexp.MustCompile(`\d+(?:\.\d+)?`), "#"},                                                                       // numbers
-	{regexp.MustCompile(`\s+`), " "},                                                                                 // white space
+	{path, ""}, // paths of two or more segments
+	{regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`), "<id>"}, // UUIDs
+	{regexp.MustCompile(`\b[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}\b`), "<id>"},                                         // ULIDs (run and card ids)
+	{regexp.MustCompile(`\b(?:0x)?[0-9a-fA-F]*[0-9][0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*\b`), "<hex>"},                   // hex with letters and digits
+	{number, ""},                     // numbers: see foldNumbers
+	{regexp.MustCompile(`\s+`), " "}, // white space
+}
+
+var (
+	path   = regexp.MustCompile(`(?:[A-Za-z]:)?(?:[~.]{0,2}[/\\][^\s/\\:"'<>()\[\]{},;]+){2,}[/\\]?`)
+	quoted = regexp.MustCompile(`"(?:[^"\\\n]|\\.){0,200}"|'(?:[^'\\\n]|\\.){0,200}'|` + "`[^`\\n]{0,200}`")
+	number = regexp.MustCompile(`\d+(?:\.\d+)?`)
+	// status is the text before a number that makes it an HTTP status or an
+	// error code, which names the fault (404 is not 500) and is kept.
+	status = regexp.MustCompile(`(?i)(?:status|code|http(?:/[\d.]+)?|error)[\s:=(]*$`)
+)
+
+// foldPath folds a path of two or more segments to its last one: where a
+// file lives differs between cards and machines, which file failed does
+// not ("<path>/go.mod", "<path>/store").
+func foldPath(p string) string {
+	base := strings.TrimRight(p, "/\\")
+	if i := strings.LastIndexAny(base, "/\\"); i >= 0 {
+		base = base[i+1:]
+	}
+	return "<path>/" + base
+}
+
+// foldQuoted folds a quoted value that is data, the part of a message that
+// differs between occurrences: one with a digit, a path separator or more
+// than four words (a title, a sentence of the user's). A quoted word or two
+// ("permission denied", 'map', a JSON key or type) names the fault and is
+// kept.
+func foldQuoted(q string) string {
+	inner := q[1 : len(q)-1]
+	if strings.ContainsAny(inner, "0123456789/\\") || strings.Count(inner, " ") > 3 {
+		return "<q>"
+	}
+	return q
+}
+
+// foldNumbers folds numbers to #, except a three-digit status after the
+// words that make it one ("status 404", "HTTP/1.1 503", "code: 429").
+func foldNumbers(s string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range number.FindAllStringIndex(s, -1) {
+		b.WriteString(s[last:m[0]])
+		n := s[m[0]:m[1]]
+		if len(n) == 3 && n[0] >= '1' && n[0] <= '5' && status.MatchString(s[max(0, m[0]-16):m[0]]) {
+			b.WriteString(n)
+		} else {
+			b.WriteString("#")
+		}
+		last = m[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // longToken is a word of eight or more letters, digits, _ or -; one with
@@ -69,11 +121,23 @@ func NormalizeError(msg string) string {
 		if i == tokenFold {
 			s = longToken.ReplaceAllStringFunc(s, foldToken)
 		}
-		s = f.re.ReplaceAllString(s, f.sub)
+		switch f.re {
+		case quoted:
+			s = quoted.ReplaceAllStringFunc(s, foldQuoted)
+		case number:
+			s = foldNumbers(s)
+		case path:
+			s = path.ReplaceAllStringFunc(s, foldPath)
+		default:
+			s = f.re.ReplaceAllString(s, f.sub)
+		}
 	}
 	s = strings.TrimSpace(s)
 	if len(s) > fingerprintText {
-		s = strings.ToValidUTF8(s[:fingerprintText], "")
+		// The head names the fault, and so does the tail: warnings or a
+		// banner printed first must not hide the error that ends the text.
+		half := (fingerprintText - len(" … ")) / 2
+		s = strings.ToValidUTF8(s[:half], "") + " … " + strings.ToValidUTF8(s[len(s)-half:], "")
 	}
 	return s
 }
@@ -108,12 +172,14 @@ func Informative(fp string) bool {
 }
 
 // FingerprintOf is the fingerprint of a verdict: made from its message,
-// except for a verdict that rests on an exit code alone (an agent that
-// failed with no error text: Classify's message then is drover's own words,
-// the same for every such failure), which is fingerprinted by its exit.
+// except for a verdict whose message is drover's own words, the same for
+// every such failure: an agent that failed with no error text (an exit
+// code alone), or a run drover stopped itself (a timeout, a stall), which
+// are fingerprinted by their exit and tell too little to hold a profile or
+// block a card on.
 func FingerprintOf(c Classification, exitCode int) string {
 	msg := c.Message
-	if c.Kind == KindAgentFailed && (strings.HasPrefix(c.Source, "exit_code:") || c.Source == "signal") {
+	if c.Kind == KindAgentFailed && (strings.HasPrefix(c.Source, "exit_code:") || c.Source == "signal") || strings.HasPrefix(c.Source, "killed:") {
 		msg = ""
 	}
 	return Fingerprint(c.Kind, msg, exitCode)

@@ -38,9 +38,12 @@ type Hold struct {
 	// New: this run's routing opens the hold (the breaker was closed);
 	// Probe: this run was the held profile's probe and failed alike.
 	New, Probe bool
-	// Uncount lists the counted runs of other cards that showed the
-	// failure within the window: they did not spend their cards' budgets.
-	Uncount []string
+	// Since is the start of the window whose runs of the fingerprint the
+	// new hold uncounts (they did not spend their cards' budgets).
+	Since time.Time
+	// CardUntil is when this card may run again: Until, or for a probe that
+	// failed alike a cooldown later still, so the next probe is another card.
+	CardUntil time.Time
 }
 
 // CorrelationOn reports whether correlation across cards is enabled.
@@ -56,7 +59,7 @@ func (c Config) CorrelationOn() bool { return c.CorrelationCards > 0 }
 // the other kinds have their own rules (a breaker, a pause, a block), and
 // two failures without text are alike in too little.
 func HoldFor(cfg Config, st BreakerState, fp string, kind Kind, card CardRef, profile string, peers []Peer, now time.Time) *Hold {
-	if !Informative(fp) || !Spec(kind).Counts || !known(kind) {
+	if !Informative(fp) || !Spec(kind).Counts || !known(kind) || !cfg.CorrelationOn() {
 		return nil
 	}
 	if st.Fingerprint == fp && st.state() != BreakerClosed && st.state() != BreakerPaused {
@@ -65,16 +68,18 @@ func HoldFor(cfg Config, st BreakerState, fp string, kind Kind, card CardRef, pr
 		if st.Until != nil && st.Until.After(now) {
 			h.Until = *st.Until
 		}
+		h.CardUntil = h.Until
 		if h.Probe {
-			h.Until = now.Add(holdCooldown(cfg, st.FailedProbes+1))
+			wait := holdCooldown(cfg, st.FailedProbes+1)
+			h.Until, h.CardUntil = now.Add(wait), now.Add(2*wait)
 		}
 		return h
 	}
-	if !cfg.CorrelationOn() || st.state() != BreakerClosed {
+	if st.state() != BreakerClosed {
 		return nil
 	}
 	seen := map[string]bool{card.ID: true}
-	var cards, uncount []string
+	var cards []string
 	var first *time.Time
 	for _, r := range peers {
 		if r.Fingerprint != fp || r.FinishedAt == nil || r.FinishedAt.Before(now.Add(-cfg.CorrelationWindow)) {
@@ -82,9 +87,6 @@ func HoldFor(cfg Config, st BreakerState, fp string, kind Kind, card CardRef, pr
 		}
 		if first == nil || r.FinishedAt.Before(*first) {
 			first = r.FinishedAt
-		}
-		if r.Counted && r.CardID != card.ID {
-			uncount = append(uncount, r.ID)
 		}
 		if !seen[r.CardID] {
 			seen[r.CardID] = true
@@ -94,8 +96,9 @@ func HoldFor(cfg Config, st BreakerState, fp string, kind Kind, card CardRef, pr
 	if len(seen) < max(cfg.CorrelationCards, 2) || succeededSince(peers, *first) {
 		return nil
 	}
-	return &Hold{Fingerprint: fp, Profile: profile, Cards: append(cards, card.String()), Until: now.Add(cfg.BreakerCooldown),
-		New: true, Uncount: uncount}
+	until := now.Add(cfg.BreakerCooldown)
+	return &Hold{Fingerprint: fp, Profile: profile, Cards: append(cards, card.String()), Until: until, CardUntil: until,
+		New: true, Since: now.Add(-cfg.CorrelationWindow)}
 }
 
 // holdCooldown is the wait before the next probe after n probes failed

@@ -80,18 +80,12 @@ func TestHoldFor(t *testing.T) {
 				t.Fatalf("hold = %+v (%s), want %q", h, got, c.want)
 			}
 			if got == "new" {
-				counted := 0
-				for _, p := range c.peers {
-					if p.Counted {
-						counted++
-					}
-				}
-				if len(h.Uncount) != counted || h.Cards[len(h.Cards)-1] != "DRV-3" || !h.Until.Equal(t0.Add(time.Minute)) {
-					t.Errorf("new hold %+v: want every peer's counted run uncounted, this card last, until the cooldown", h)
+				if !h.Since.Equal(t0.Add(-cf.CorrelationWindow)) || h.Cards[len(h.Cards)-1] != "DRV-3" || !h.Until.Equal(t0.Add(time.Minute)) || !h.CardUntil.Equal(h.Until) {
+					t.Errorf("new hold %+v: want the window's runs uncounted, this card last, until the cooldown", h)
 				}
 			}
-			if got == "probe" && !h.Until.Equal(t0.Add(2*time.Minute)) {
-				t.Errorf("probe hold until %s, want twice the cooldown", h.Until)
+			if got == "probe" && (!h.Until.Equal(t0.Add(2*time.Minute)) || !h.CardUntil.Equal(t0.Add(4*time.Minute))) {
+				t.Errorf("probe hold until %s, the probe card until %s; want twice the cooldown, and the card a cooldown later still (the next probe is another card)", h.Until, h.CardUntil)
 			}
 		})
 	}
@@ -148,6 +142,7 @@ func TestDecideHeld(t *testing.T) {
 	} {
 		in := input(Defaults(), KindUnknown, hist(KindUnknown, KindUnknown, KindUnknown, KindUnknown, KindUnknown, KindUnknown, KindUnknown, KindUnknown, KindUnknown))
 		h := c.h
+		h.CardUntil = h.Until
 		in.Hold = &h
 		d := Decide(in)
 		if d.Verb != VerbDefer || d.Counted || d.Outcome != board.OutcomeDeferred || d.NextState != "ready" || d.NextAttemptAt == nil || !d.NextAttemptAt.Equal(c.h.Until) {
@@ -160,3 +155,24 @@ func TestDecideHeld(t *testing.T) {
 }
 
 func ptr(t time.Time) *time.Time { return &t }
+
+// TestHoldSurvivesARateLimit: a rate limit (or an outage) while a profile
+// is held and probing opens the breaker for its own reason but keeps the
+// hold: the held failure still does not count.
+func TestHoldSurvivesARateLimit(t *testing.T) {
+	cfg := Defaults()
+	fp := Fingerprint(KindUnknown, "account suspended", 1)
+	st := OpenHold(cfg, Hold{Fingerprint: fp, Cards: []string{"DRV-1", "DRV-2", "DRV-3"}, Until: t0}, KindUnknown, "account suspended", "r1", t0.Add(-time.Minute))
+	st = StartProbe(st, CardRef{ID: "c9", Identifier: "DRV-9"})
+	st, _ = Observe(cfg, st, KindRateLimited, CardRef{ID: "c9", Identifier: "DRV-9"}, t0, time.Time{})
+	if st.State != BreakerOpen || st.Fingerprint != fp {
+		t.Fatalf("after a rate limit on the probe: %+v, want open with the hold kept", st)
+	}
+	if h := HoldFor(cfg, st, fp, KindUnknown, CardRef{ID: "c4", Identifier: "DRV-4"}, "claude", nil, t0); h == nil {
+		t.Fatal("the held failure is counted again after a rate limit")
+	}
+	st = ProbeResult(cfg, StartProbe(st, CardRef{ID: "c9"}), false, t0)
+	if st.Fingerprint != fp {
+		t.Fatalf("a probe failing for a profile-level kind dropped the hold: %+v", st)
+	}
+}

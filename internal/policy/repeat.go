@@ -30,12 +30,20 @@ func (c Config) RepeatOn() bool { return c.RepeatCap > 0 }
 // success or a question ends the streak. changes are the times a human
 // acted on the card. A failure without error text never repeats: an exit
 // code alone says too little about what failed.
-func Repeats(history []board.Run, changes []time.Time) int {
+//
+// next, when set, is the basis the next attempt would run on: a card, a
+// profile or a prompt changed since the finishing run was claimed gives
+// the next attempt something new, as does a change after that claim (a
+// comment written while it ran), and the streak is the finishing run alone.
+func Repeats(history []board.Run, changes []time.Time, next map[string]string) int {
 	n := len(history)
 	if n == 0 || !Informative(history[n-1].Fingerprint) {
 		return 0
 	}
 	cur := history[n-1]
+	if changedBetween(changes, cur.ClaimedAt, farFuture) || next != nil && len(cur.Basis) > 0 && !sameBasis(cur.Basis, next) {
+		return 1
+	}
 	count, later := 1, cur
 	for i := n - 2; i >= 0; i-- {
 		r := history[i]
@@ -53,6 +61,8 @@ func Repeats(history []board.Run, changes []time.Time) int {
 	}
 	return count
 }
+
+var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func sameBasis(a, b map[string]string) bool {
 	if len(a) != len(b) {

@@ -50,7 +50,7 @@ func TestRepeats(t *testing.T) {
 			if c.name == "text changes every time" {
 				h[len(h)-1].Fingerprint = Fingerprint(KindUnknown, "cannot find gamma", 1)
 			}
-			if got := Repeats(h, c.changes); got != c.want {
+			if got := Repeats(h, c.changes, nil); got != c.want {
 				t.Errorf("Repeats = %d, want %d", got, c.want)
 			}
 		})
@@ -60,19 +60,19 @@ func TestRepeats(t *testing.T) {
 	for i := range h[:2] {
 		h[i].Fingerprint = h[2].Fingerprint
 	}
-	if got := Repeats(h, nil); got != 0 {
+	if got := Repeats(h, nil, nil); got != 0 {
 		t.Errorf("exits without text: Repeats = %d, want 0 (too little to call them one failure)", got)
 	}
 	h = runsOf(b, same, same, same)
 	h[1].Basis = map[string]string{"card": "other", "profile": "2"}
 	h[2].Fingerprint = Fingerprint(KindUnknown, same, 1)
-	if got := Repeats(h, nil); got != 1 {
+	if got := Repeats(h, nil, nil); got != 1 {
 		t.Errorf("an edited card between attempts: Repeats = %d, want 1", got)
 	}
 	h = runsOf(b, same, same, same)
 	h[2].Fingerprint = Fingerprint(KindUnknown, same, 1)
 	h[1].Counted, h[1].Outcome = false, board.OutcomeInterrupted
-	if got := Repeats(h, nil); got != 2 {
+	if got := Repeats(h, nil, nil); got != 2 {
 		t.Errorf("an uncounted run in between is passed over: Repeats = %d, want 2", got)
 	}
 	if d := BasisDiff(map[string]string{"card": "1", "setup": "x"}, map[string]string{"card": "2", "verify": "v"}); strings.Join(d, ",") != "card,setup,verify" {

@@ -74,6 +74,9 @@ func Render(w io.Writer, s State) {
 			until = " until " + a.Until.Format(time.RFC3339)
 		}
 		fmt.Fprintf(w, "  %s: %s%s — %s\n", a.Name, a.State, until, a.Reason)
+		if a.Probe != "" {
+			fmt.Fprintf(w, "      the next probe tests %s\n", a.Probe)
+		}
 		if a.State == "paused" {
 			fmt.Fprintf(w, "      resume: drover agent resume %s\n", a.Name)
 		}

@@ -144,15 +144,23 @@ type Change struct {
 	// breaker changed meanwhile, and decided again.
 	AgentGuard *AgentGuard
 
-	// Uncount marks these finished runs as not counted toward their cards'
-	// max_attempts: their failure turned out to be their profile's (a hold,
-	// policy/hold.go). Runs that are open, or not counted, are left alone.
-	Uncount []string
+	// Uncount marks the finished runs of Uncount.Agent with that failure
+	// fingerprint, finished since Uncount.Since, as not counted toward their
+	// cards' max_attempts: their failure turned out to be their profile's (a
+	// hold, policy/hold.go). It is applied after AgentState, so it sees the
+	// runs that routings guarded on the breaker committed first.
+	Uncount *Uncount
 
 	// AgentCall, when set, is a write on behalf of a live run's agent
 	// (drover mcp): the run must still be open, else ErrConflict. With
 	// ClaimGuard the claim is checked on AgentCall.CardID.
 	AgentCall *AgentCall
+}
+
+// Uncount selects the runs a hold uncounts.
+type Uncount struct {
+	Agent, Fingerprint string
+	Since              time.Time
 }
 
 // AgentGuard names an agent profile's state and the version it must have.

@@ -50,9 +50,21 @@ func Verify(ctx context.Context, dir string, commands []string, env []string, ti
 		case ex.Signaled || ex.Code != 0:
 			res.Passed, res.Command, res.ExitCode, res.Output = false, cmd, ex.Code, strings.TrimSpace(tail.text())
 		}
+		res.Output = printable(res.Output)
 		if !res.Passed {
 			return res
 		}
 	}
 	return res
+}
+
+// printable keeps text a prompt and a terminal can carry: control
+// characters other than newline and tab become spaces.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 {
+			return ' '
+		}
+		return r
+	}, s)
 }

@@ -205,11 +205,6 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 			return fmt.Errorf("%w (run %s already has an outcome)", store.ErrConflict, r.ID)
 		}
 	}
-	for _, id := range ch.Uncount {
-		if _, err := tx.ExecContext(ctx, d.q(`UPDATE runs SET counted = 0 WHERE id = ? AND outcome <> '' AND counted <> 0`), id); err != nil {
-			return err
-		}
-	}
 	for _, c := range ch.Comments {
 		if c.ID == "" {
 			c.ID = board.NewID()
@@ -228,17 +223,8 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		}
 	}
 	if g := ch.AgentGuard; g != nil {
-		lock := ""
-		if d.dialect == postgres {
-			lock = " FOR SHARE" // waits for a breaker write in flight, then reads what it wrote
-		}
-		var v int64
-		err := tx.QueryRowContext(ctx, d.q(`SELECT version FROM agent_states WHERE name = ?`+lock), g.Name).Scan(&v)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		if err := d.agentGuard(ctx, tx, g, now); err != nil {
 			return err
-		}
-		if v != g.Version {
-			return fmt.Errorf("%w (agent %s state changed meanwhile)", store.ErrConflict, g.Name)
 		}
 	}
 	if a := ch.AgentState; a != nil {
@@ -263,6 +249,15 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		}
 		if n, _ := res.RowsAffected(); n != 1 {
 			return fmt.Errorf("%w (agent %s state changed meanwhile)", store.ErrConflict, a.Name)
+		}
+	}
+	if u := ch.Uncount; u != nil {
+		// After the breaker's write: on PostgreSQL that write waited for the
+		// routings guarded on the breaker, so this statement sees the runs
+		// they committed too.
+		if _, err := tx.ExecContext(ctx, d.q(`UPDATE runs SET counted = 0 WHERE agent = ? AND fingerprint = ? AND finished_at >= ?
+			AND outcome <> '' AND counted <> 0`), u.Agent, u.Fingerprint, ms(u.Since)); err != nil {
+			return err
 		}
 	}
 	for _, p := range ch.Progress {
@@ -423,4 +418,34 @@ func (d *DB) progressIn(ctx context.Context, x execer, runID string, p store.Run
 		textArgs([]any{p.LastOutput, p.TokensIn, p.TokensOut, p.CostUSD, msPtr(p.StartedAt), p.LogPath, p.LogPath, p.Workspace, p.Workspace,
 			argv, argv, envNames, envNames, runID})...)
 	return d.wrap(err)
+}
+
+// agentGuard checks that g's agent state is still at g.Version. A guard on
+// "no row yet" (0) inserts the closed row the missing one stands for: on
+// PostgreSQL a row lock cannot be taken on a row that does not exist, but
+// an insert waits for another transaction's insert of the same name, so a
+// breaker write in flight (a hold) is seen either way.
+func (d *DB) agentGuard(ctx context.Context, tx *sql.Tx, g *store.AgentGuard, now time.Time) error {
+	if g.Version == 0 {
+		res, err := tx.ExecContext(ctx, d.q(`INSERT INTO agent_states (name, state, kind, reason, until, data, updated_at)
+			VALUES (?,'closed','','',NULL,'{"state":"closed"}',?) ON CONFLICT (name) DO NOTHING`), g.Name, ms(now))
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			return nil // no row was there: the state is the closed one this routing read
+		}
+	}
+	lock := ""
+	if d.dialect == postgres {
+		lock = " FOR SHARE" // waits for a breaker write in flight, then reads what it wrote
+	}
+	var v int64
+	if err := tx.QueryRowContext(ctx, d.q(`SELECT version FROM agent_states WHERE name = ?`+lock), g.Name).Scan(&v); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if v != g.Version {
+		return fmt.Errorf("%w (agent %s state changed meanwhile)", store.ErrConflict, g.Name)
+	}
+	return nil
 }

@@ -67,7 +67,7 @@ type CopyOptions struct {
 // ErrTargetNotEmpty is returned by Copy when the target already holds rows.
 var ErrTargetNotEmpty = errors.New("the target store is not empty")
 
-// copyBatch is the rows per INSERT: 24 columns × 200 rows stays well below
+// copyBatch is the rows per INSERT: 29 columns × 200 rows stays well below
 // both backends' parameter limits.
 const copyBatch = 200
 

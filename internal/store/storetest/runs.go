@@ -250,19 +250,21 @@ func testRunFingerprints(t *testing.T, s store.Store) {
 	if failed, _ := s.ListRuns(ctx, store.RunFilter{Agent: "claude", Outcome: board.OutcomeFailed}); len(failed) != 2 {
 		t.Fatalf("claude's failed runs = %+v, want two", failed)
 	}
-	open := board.Run{}
-	{
-		c := mkCard(t, s, "open", "ready")
-		must(t, claim(s, c, "n"))
-		rs, _ := s.ListRuns(ctx, store.RunFilter{CardID: c.ID})
-		open = rs[0]
+	counted := func() []bool {
+		var out []bool
+		for _, id := range ids {
+			r, _ := s.GetRun(ctx, id)
+			out = append(out, r.Counted)
+		}
+		return out
 	}
-	must(t, s.Apply(ctx, store.Change{Uncount: []string{ids[0], open.ID}, Events: []board.Event{{Type: "agent_open"}}}))
-	a, _ := s.GetRun(ctx, ids[0])
-	b, _ := s.GetRun(ctx, ids[1])
-	o, _ := s.GetRun(ctx, open.ID)
-	if a.Counted || !b.Counted || o.Counted || !o.Open() {
-		t.Fatalf("after Uncount of the first and an open run: counted %v %v, open run %+v", a.Counted, b.Counted, o)
+	must(t, s.Apply(ctx, store.Change{Uncount: &store.Uncount{Agent: "claude", Fingerprint: "unknown:aa", Since: time.Now().Add(-90 * time.Second)}}))
+	if got := counted(); !got[0] || !got[1] || !got[2] {
+		t.Fatalf("an uncount since after the run finished changed it: counted %v", got)
+	}
+	must(t, s.Apply(ctx, store.Change{Uncount: &store.Uncount{Agent: "claude", Fingerprint: "unknown:aa", Since: time.Now().Add(-3 * time.Minute)}, Events: []board.Event{{Type: "agent_open"}}}))
+	if got := counted(); got[0] || !got[1] || !got[2] {
+		t.Fatalf("after uncounting claude's unknown:aa runs: counted %v, want only the first uncounted (the second is codex's, the third another failure)", got)
 	}
 }
 
