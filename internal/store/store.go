@@ -129,6 +129,12 @@ type Change struct {
 	// no outcome yet: routing the same run twice is refused.
 	Run           *board.Run
 	RunMustBeOpen bool
+	// RunUnreported, with Run, also requires the stored run to have no
+	// agent report yet: routing that read none decided without one, and a
+	// report that landed after its read (drover_block, drover_ask_human,
+	// drover_done) refuses the write with ErrConflict, so routing reads
+	// and decides again with the report.
+	RunUnreported bool
 	Events        []board.Event
 	Comments      []board.Comment
 	Outbox        []OutboxItem

@@ -192,6 +192,9 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		if ch.RunMustBeOpen {
 			cond = " AND outcome = ''"
 		}
+		if ch.RunUnreported {
+			cond += " AND report = ''"
+		}
 		a := runArgs(r, now)
 		args := append(append(a[1:], truthArgs(r)...), r.ID)
 		res, err := tx.ExecContext(ctx, d.q(`UPDATE runs SET card_id=?, attempt=?, retry_epoch=?, claim_epoch=?, node=?, agent=?,
@@ -202,6 +205,9 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 			return err
 		}
 		if n, _ := res.RowsAffected(); n != 1 {
+			if ch.RunUnreported {
+				return fmt.Errorf("%w (run %s already has an outcome, or an agent report its routing did not read)", store.ErrConflict, r.ID)
+			}
 			return fmt.Errorf("%w (run %s already has an outcome)", store.ErrConflict, r.ID)
 		}
 	}

@@ -33,6 +33,55 @@ func agentEvent(c board.Card, r board.Run, typ, reason string) []board.Event {
 	return []board.Event{{CardID: c.ID, RunID: r.ID, Type: typ, Actor: "agent:a", Reason: reason}}
 }
 
+// testLateReportRefusesRouting: a routing that read the run without a
+// report (RunUnreported) is refused with ErrConflict, writing nothing, when
+// the agent's report landed after that read; read again, the routing sees
+// the report and its write goes through with it kept.
+func testLateReportRefusesRouting(t *testing.T, s store.Store) {
+	c, cl, r := liveRun(t, s, "late report", "n1")
+	read, err := s.GetRun(ctx, r.ID) // routing's read: no report yet
+	must(t, err)
+	if read.Report != nil {
+		t.Fatalf("fresh run has a report: %+v", read.Report)
+	}
+	rep := &board.AgentReport{Kind: board.ReportBlock, What: "the endpoint is gone", Where: "spec.endpoint", How: "name another", At: time.Now().UTC().Truncate(time.Millisecond)}
+	must(t, s.Apply(ctx, store.Change{ClaimGuard: &cl, AgentCall: &store.AgentCall{RunID: r.ID, CardID: c.ID, Report: rep}}))
+	fin := read
+	fin.Outcome, fin.Kind = board.OutcomeSucceeded, "succeeded"
+	next := c
+	next.Claim, next.State = nil, "review"
+	err = s.Apply(ctx, store.Change{Card: &next, ClaimGuard: &cl, Run: &fin, RunMustBeOpen: true, RunUnreported: true,
+		Events: []board.Event{{CardID: c.ID, RunID: r.ID, Type: board.EvFinished, Actor: "dispatcher:n1", Reason: "decided without the report"}}})
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("routing decided without the report that landed meanwhile: err = %v, want ErrConflict", err)
+	}
+	got, err := s.GetRun(ctx, r.ID)
+	must(t, err)
+	if !got.Open() || got.Report == nil || got.Report.Kind != board.ReportBlock {
+		t.Fatalf("after the refused routing: run %+v, want still open with the agent's report", got)
+	}
+	if cur, err := s.GetCard(ctx, c.ID); err != nil || cur.Version != c.Version || cur.Claim == nil {
+		t.Fatalf("the refused routing touched the card: %+v, %v", cur, err)
+	}
+	evs, err := s.ListEvents(ctx, store.EventFilter{CardID: c.ID})
+	must(t, err)
+	for _, e := range evs {
+		if e.Type == board.EvFinished {
+			t.Fatalf("the refused routing wrote its event: %+v", e)
+		}
+	}
+	// Decided again with the report read: written, report kept.
+	fin = got
+	fin.Outcome, fin.Kind = board.OutcomeBlocked, "agent_blocked"
+	next.State = "blocked"
+	must(t, s.Apply(ctx, store.Change{Card: &next, ClaimGuard: &cl, Run: &fin, RunMustBeOpen: true, RunUnreported: got.Report == nil}))
+	got, err = s.GetRun(ctx, r.ID)
+	must(t, err)
+	if got.Outcome != board.OutcomeBlocked || got.Report == nil || got.Report.What != rep.What {
+		t.Fatalf("after routing again: run %+v", got)
+	}
+}
+
 // testAgentReportOnce: the first report is stored and read back (GetRun and
 // ListRuns); a second one is refused with ErrConflict and writes nothing,
 // not even its event; routing the run afterwards keeps the report.

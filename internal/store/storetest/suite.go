@@ -55,6 +55,7 @@ func Run(t *testing.T, open Opener) {
 		{"Progress", testProgress},
 		{"RunLaunch", testRunLaunch},
 		{"AgentReportOnce", testAgentReportOnce},
+		{"LateReportRefusesRouting", testLateReportRefusesRouting},
 		{"AgentCallFencing", testAgentCallFencing},
 		{"Events", testEvents},
 		{"Comments", testComments},
