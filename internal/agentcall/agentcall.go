@@ -169,7 +169,7 @@ func (s *Service) Done(ctx context.Context, summary string) (board.AgentReport, 
 
 // Comment adds a comment to the card, by the agent, while the run is live.
 func (s *Service) Comment(ctx context.Context, body string) (board.Comment, error) {
-	body, err := text("text", body, MaxComment, true, true)
+	body, err := text(commentArg, body, MaxComment, true, true)
 	if err != nil {
 		return board.Comment{}, err
 	}

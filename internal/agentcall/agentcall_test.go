@@ -58,6 +58,15 @@ func TestArgumentsAreChecked(t *testing.T) {
 			t.Errorf("%s: err = %v, want an InputError on %s saying %q", tc.name, err, tc.arg, tc.msg)
 		}
 	}
+	// A comment too long is not sent back to drover_comment for its details.
+	_, err := s.Comment(ctx, strings.Repeat("y", MaxComment+1))
+	var ie *InputError
+	if !errors.As(err, &ie) || ie.Field != "text" || !strings.Contains(ie.Msg, "the limit is 8000") || strings.Contains(ie.Msg, "drover_comment") {
+		t.Errorf("long comment: err = %v, want the limit without pointing back at drover_comment", err)
+	}
+	if _, err := s.Block(ctx, long, "w", "h"); err == nil || !strings.Contains(err.Error(), "details can go in drover_comment") {
+		t.Errorf("long what: err = %v, want it to point at drover_comment for the details", err)
+	}
 	evs, _ := st.ListEvents(ctx, store.EventFilter{CardID: c.ID})
 	cs, _ := st.ListComments(ctx, c.ID)
 	if len(evs) != 1 || len(cs) != 0 { // the created event only
