@@ -306,9 +306,34 @@ func (s *State) nodes(ctx context.Context, st store.Store, now time.Time) error 
 				s.Spend.Paused = true
 			}
 		}
+		s.trackerFaults(n, m["tracker_faults"])
 	}
 	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name })
 	return nil
+}
+
+// trackerFaults adds one tracker_fault error per issue whose data the
+// node's tracker sync could not take (a node status's tracker_faults).
+func (s *State) trackerFaults(n store.Node, v any) {
+	list, _ := v.([]any)
+	for _, x := range list {
+		f, _ := x.(map[string]any)
+		str := func(k string) string { v, _ := f[k].(string); return v }
+		msg := str("issue")
+		if c := str("card"); c != "" {
+			msg += " (" + c + ")"
+		}
+		if cm := str("comment"); cm != "" {
+			msg += ", comment " + cm
+		}
+		msg += ": " + str("reason")
+		var since *time.Time
+		if t, err := time.Parse(time.RFC3339Nano, str("since")); err == nil {
+			t = t.UTC()
+			since = &t
+		}
+		s.Errors = append(s.Errors, Error{Code: "tracker_fault", Source: "node:" + n.Name, Message: msg, Since: since, Card: str("card")})
+	}
 }
 
 // statusText turns a status value into words: "" for absent, false or empty.

@@ -189,11 +189,17 @@ type Spend struct {
 //   - projection_failing: changes not yet shown in the external tracker (retried)
 //   - tracker_error: the external tracker is unreachable or rate limited (no card is touched)
 //   - tracker_refused: the tracker refused a projection (the card stays where drover put it)
+//   - tracker_fault: part of one issue's data (a comment, its fields, its refresh) could not be
+//     taken by the tracker's sync; only that issue's card is held, the message names the issue,
+//     the comment and the reason
 type Error struct {
 	Code    string     `json:"code"`
 	Source  string     `json:"source"` // "node:NAME" or "outbox:CHANNEL"
 	Message string     `json:"message"`
 	Since   *time.Time `json:"since"`
+	// Card is the identifier of the card the error is about, when it is
+	// about one (tracker_fault).
+	Card string `json:"card,omitempty"`
 }
 
 // Node is one dispatcher process.
