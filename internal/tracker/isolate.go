@@ -183,6 +183,12 @@ func (p *pass) fault(ctx context.Context, is Issue, c *board.Card, stage, commen
 	return p.event(ctx, *c, is, stage, comment, "skipped: "+reason, false)
 }
 
+// settled drops the faults this pass found for an issue at a stage that
+// has since gone through.
+func (p *pass) settled(issue, stage string) {
+	maps.DeleteFunc(p.faults, func(k string, _ Fault) bool { return strings.HasPrefix(k, faultKey(issue, stage, "")) })
+}
+
 // faultKey names one fault: an issue, a stage, a comment.
 func faultKey(issue, stage, comment string) string { return issue + "\x00" + stage + "\x00" + comment }
 
@@ -238,6 +244,7 @@ func (p *pass) answer(ctx context.Context, b board.Board, c board.Card, is Issue
 			return err
 		}
 		s.log().Info("parked card answered by a tracker comment", "card_id", c.ID, "identifier", c.Identifier, "issue", is.Key, "author", cm.Author)
+		p.settled(is.ID, stageAnswer) // the comments skipped before this one no longer hold the card
 		if changed != "" {
 			reason := fmt.Sprintf("taken: %s had %s; they were removed and the rest taken as the answer", where, changed)
 			if err := p.event(ctx, c, is, stageAnswer, cm.ID, reason, true); err != nil {

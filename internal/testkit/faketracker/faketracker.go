@@ -34,6 +34,7 @@ type Base[K, R any] struct {
 	faults  []*Fault[K]
 	log     []R
 	refused map[string]bool
+	failing map[string]bool
 }
 
 // Start starts the server. Each request is read whole, then answered by
@@ -86,12 +87,28 @@ func (b *Base[K, R]) Inject(f Fault[K]) {
 	b.Unlock()
 }
 
-// Up clears every fault.
+// Up clears every fault, FailFor's too.
 func (b *Base[K, R]) Up() {
 	b.Lock()
 	b.faults = nil
+	b.failing = nil
 	b.Unlock()
 }
+
+// FailFor makes the fake fail (a 5xx) every request about issue id, alone
+// or in a batch, until Up: the tracker failing for one issue only.
+func (b *Base[K, R]) FailFor(id string) {
+	b.Lock()
+	defer b.Unlock()
+	if b.failing == nil {
+		b.failing = map[string]bool{}
+	}
+	b.failing[id] = true
+}
+
+// Fails reports whether requests about issue id fail. The caller holds the
+// lock.
+func (b *Base[K, R]) Fails(id string) bool { return b.failing[id] }
 
 // Refuse makes the fake refuse the write that shows name (GitHub: adding
 // the label answers 422; Linear: issueUpdate to the state answers

@@ -57,6 +57,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, body []byte) {
 		writeJSON(w, http.StatusOK, label(rest[1]))
 	case len(rest) == 1 && rest[0] == "issues" && r.Method == http.MethodGet:
 		s.list(w, r)
+	case len(rest) >= 2 && rest[0] == "issues" && s.Fails(rest[1]):
+		writeJSON(w, http.StatusInternalServerError, msg("Server Error"))
 	case len(rest) >= 2 && rest[0] == "issues":
 		n, err := strconv.Atoi(rest[1])
 		is := s.issues[n]

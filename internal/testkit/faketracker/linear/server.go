@@ -196,6 +196,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, body []byte) {
 	if s.Faulted(w, req.OperationName) {
 		return
 	}
+	for _, id := range append(strs(req.Variables["ids"]), fmt.Sprint(req.Variables["id"]), fmt.Sprint(req.Variables["issueId"])) {
+		if s.Fails(id) {
+			writeJSON(w, http.StatusInternalServerError, map[string]any{"errors": []any{map[string]any{"message": "Internal server error", "extensions": map[string]any{"code": "INTERNAL_SERVER_ERROR"}}}})
+			return
+		}
+	}
 	if s.APIKey != "" && r.Header.Get("Authorization") != s.APIKey {
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"errors": []any{map[string]any{"message": "Authentication required", "extensions": map[string]any{"code": "AUTHENTICATION_ERROR"}}}})
 		return
