@@ -35,6 +35,7 @@ type Base[K, R any] struct {
 	log     []R
 	refused map[string]bool
 	failing map[string]bool
+	corrupt map[string]bool
 }
 
 // Start starts the server. Each request is read whole, then answered by
@@ -92,8 +93,24 @@ func (b *Base[K, R]) Up() {
 	b.Lock()
 	b.faults = nil
 	b.failing = nil
+	b.corrupt = nil
 	b.Unlock()
 }
+
+// Corrupt makes the fake send issue id, wherever it answers with it, with
+// a field of the wrong type (data drover cannot read), until Up.
+func (b *Base[K, R]) Corrupt(id string) {
+	b.Lock()
+	defer b.Unlock()
+	if b.corrupt == nil {
+		b.corrupt = map[string]bool{}
+	}
+	b.corrupt[id] = true
+}
+
+// Corrupted reports whether issue id is sent corrupt. The caller holds the
+// lock.
+func (b *Base[K, R]) Corrupted(id string) bool { return b.corrupt[id] }
 
 // FailFor makes the fake fail (a 5xx) every request about issue id, alone
 // or in a batch, until Up: the tracker failing for one issue only.

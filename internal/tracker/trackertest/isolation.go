@@ -141,6 +141,58 @@ func testTrackerFailsForOneIssue(t *testing.T, kit Kit) {
 	}
 }
 
+// An issue the tracker sends in a shape drover cannot read (a field of the
+// wrong type) holds only its own card, which keeps its last good input and
+// says why; a new issue sent so gets no card yet; the other issues' close
+// and edit land in the same pass; once the issue reads again, its edit is
+// copied and the new one becomes a card.
+func testUnreadableIssue(t *testing.T, kit Kit) {
+	w := NewWorld(t, kit)
+	bad := w.Issue("Bad", `{}`)
+	closed := w.Issue("Closed", `{}`)
+	edited := w.Issue("Edited", `{}`)
+	w.SyncOK()
+	before := w.Card(bad)
+	w.Fake.Edit(bad, "Bad, second title", "Please do it.\n\n```drover\n{}\n```\n")
+	w.Fake.Corrupt(bad)
+	fresh := w.Issue("Fresh, unreadable", `{}`)
+	w.Fake.Corrupt(fresh)
+	w.Fake.Close(closed)
+	w.Fake.Edit(edited, "Edited, second title", "Please do it.\n\n```drover\n{}\n```\n")
+	w.SyncOK()
+	if c := w.Card(closed); c.State != "cancelled" {
+		t.Errorf("the closed issue's card is %s, want cancelled", c.State)
+	}
+	if c := w.Card(edited); c.Title != "Edited, second title" {
+		t.Errorf("the edited issue's card is titled %q", c.Title)
+	}
+	c := w.Card(bad)
+	if c.Title != before.Title || c.State != before.State {
+		t.Errorf("the unreadable issue's card is %s %q, want it as it was", c.State, c.Title)
+	}
+	if e := lastOf(w.Events(c), tracker.EvFault); e == nil || !strings.Contains(e.Reason, "does not decode") {
+		t.Errorf("tracker_fault event %+v, want the issue named unreadable", e)
+	}
+	if n := len(w.Cards()); n != 3 {
+		t.Errorf("%d cards, want 3: the unreadable new issue gets none yet", n)
+	}
+	fs := w.Sync.CurrentFaults()
+	if len(fs) != 2 || fs[0].Stage != "read" || fs[1].Stage != "read" {
+		t.Fatalf("faults %+v, want both unreadable issues", fs)
+	}
+	w.Fake.Up()
+	w.SyncOK()
+	if c := w.Card(bad); c.Title != "Bad, second title" {
+		t.Errorf("once readable, the card is titled %q, want the edit", c.Title)
+	}
+	if c := w.Card(fresh); c.State != "ready" {
+		t.Errorf("once readable, the new issue's card is %s", c.State)
+	}
+	if fs := w.Sync.CurrentFaults(); len(fs) != 0 {
+		t.Errorf("faults %+v once readable, want none", fs)
+	}
+}
+
 // failingStore fails ListCards, as a store whose database broke would.
 type failingStore struct{ store.Store }
 
@@ -208,7 +260,7 @@ func testProjectionOfOneCardFails(t *testing.T, kit Kit) {
 // Property: random hostile content in one issue — control characters,
 // escapes, NULs, bidi overrides, huge text, a broken spec, odd labels, in
 // its title, body, labels, edits and comments, the tracker failing for it,
-// the issue closed — never changes what happens to the other issues in the
+// the issue closed, sent unreadable — never changes what happens to the other issues in the
 // same pass: an edit is copied, a close cancels, an answer is taken, a new
 // issue becomes a card. The hostile issue's card gets only text a card may
 // hold, and the pass never fails.
@@ -253,6 +305,10 @@ func hostileRound(t *testing.T, kit Kit, seed uint64) {
 	if rng.IntN(3) == 0 {
 		w.Fake.FailFor(bad)
 		did = append(did, "failing")
+	}
+	if rng.IntN(4) == 0 {
+		w.Fake.Corrupt(bad)
+		did = append(did, "unreadable")
 	}
 	// What the other issues' people do, in the same poll.
 	w.Fake.Edit(edited, "Edited, second title", spec)

@@ -42,6 +42,7 @@ func Run(t *testing.T, kit Kit) {
 		{"HostileAnswerStopsNothing", testHostileAnswer},
 		{"UnusableAnswerSkippedWithItsReason", testUnusableAnswer},
 		{"TrackerFailingForOneIssueHoldsOnlyIt", testTrackerFailsForOneIssue},
+		{"UnreadableIssueHoldsOnlyItsCard", testUnreadableIssue},
 		{"FailedPassIsATrackerError", testFailedPassShows},
 		{"ProjectionFailingForOneCardHoldsOnlyIt", testProjectionOfOneCardFails},
 		{"HostileIssueChangesNothingElse", testHostileIssueProperty},

@@ -63,6 +63,9 @@ type Fake interface {
 	// id, alone or in a batch, until Up: the tracker failing for that one
 	// issue (its comments, its refresh, writes to it).
 	FailFor(id string)
+	// Corrupt makes the tracker send issue id with a field of the wrong
+	// type (data drover cannot read), until Up.
+	Corrupt(id string)
 	// Calls are the requests since the last call, one line each in the
 	// kind's own terms (Kit.Want compares them).
 	Calls() []string

@@ -344,7 +344,11 @@ func (s *Server) wire(is *Issue) map[string]any {
 	if is.Description != "" {
 		desc = is.Description
 	}
-	return map[string]any{"id": is.ID, "identifier": is.Identifier, "title": is.Title, "description": desc, "priority": is.Priority,
+	var priority any = is.Priority
+	if s.Corrupted(is.ID) {
+		priority = "high" // not a number
+	}
+	return map[string]any{"id": is.ID, "identifier": is.Identifier, "title": is.Title, "description": desc, "priority": priority,
 		"url": "https://linear.app/acme/issue/" + is.Identifier, "updatedAt": is.UpdatedAt.Format(time.RFC3339Nano),
 		"state": map[string]any{"id": st.ID, "name": st.Name, "type": st.Type}, "team": map[string]any{"id": s.Team},
 		"labels": map[string]any{"nodes": labels}, "inverseRelations": map[string]any{"nodes": rels}}
