@@ -56,6 +56,7 @@ func Run(t *testing.T, open Opener) {
 		{"RunLaunch", testRunLaunch},
 		{"AgentReportOnce", testAgentReportOnce},
 		{"LateReportRefusesRouting", testLateReportRefusesRouting},
+		{"AgentBounds", testAgentBounds},
 		{"AgentCallFencing", testAgentCallFencing},
 		{"Events", testEvents},
 		{"Comments", testComments},
