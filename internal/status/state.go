@@ -39,6 +39,9 @@ type State struct {
 	Drover version.Info `json:"drover"`
 	// Retention: what the store keeps and its latest collection.
 	Retention Retention `json:"retention"`
+	// AgentLimits are the caps on what agents write; each running row
+	// counts its run's.
+	AgentLimits AgentLimits `json:"agent_limits"`
 }
 
 // Counts are Symphony's counts plus drover's. Blocked and Parked are totals
@@ -86,6 +89,19 @@ type Running struct {
 	LastOutput string  `json:"last_output"`
 	CostUSD    float64 `json:"cost_usd"`
 	LogPath    string  `json:"log_path"`
+	// AgentComments and AgentProgress are the comments and progress notes
+	// the run's agent wrote (against State.AgentLimits).
+	AgentComments int `json:"agent_comments"`
+	AgentProgress int `json:"agent_progress"`
+}
+
+// AgentLimits are the caps on what agents write (limits.agent_*;
+// negative: no cap).
+type AgentLimits struct {
+	CommentsPerRun  int `json:"comments_per_run"`
+	CommentsPerCard int `json:"comments_per_card"`
+	ProgressPerRun  int `json:"progress_per_run"`
+	ProgressPerCard int `json:"progress_per_card"`
 }
 
 // Retrying is a card waiting for its next attempt. The first five fields are
