@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/agentcall"
@@ -119,14 +118,7 @@ func TestReportDuringRoutingDecidesIt(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		now := time.Now().UTC()
-		claimed := c
-		claimed.Claim = &board.Claim{Owner: "n1", Epoch: c.Version + 1, LeaseUntil: now.Add(time.Minute)}
-		claimed.State = "in_progress"
-		run := board.Run{ID: board.NewID(), CardID: c.ID, Attempt: 1, RetryEpoch: c.RetryEpoch, ClaimEpoch: claimed.Claim.Epoch, Node: "n1", Agent: "sim", ClaimedAt: now}
-		if err := inner.Apply(ctx, store.Change{Card: &claimed, NewRun: &run}); err != nil {
-			t.Fatal(err)
-		}
+		claimed, run := testkit.Claim(t, inner, c, "n1", "sim")
 		calls := &agentcall.Service{Store: inner, RunID: run.ID}
 		st.report = func() error {
 			_, err := calls.Block(ctx, "the staging database refuses connections", "config/db.yaml", "open the firewall, then resume")
