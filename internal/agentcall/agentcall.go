@@ -31,6 +31,37 @@ type Service struct {
 	Store store.Store
 	RunID string
 	Now   func() time.Time // default time.Now
+	// Limits caps how many comments and progress notes the agent may write
+	// (limits.agent_* in WORKFLOW.md); nil: no cap.
+	Limits *Limits
+}
+
+// Limits are the caps on what an agent writes, per run and per card (its
+// runs' rows the store still keeps); negative is no cap. A report needs
+// none: a run reports once, within the argument limits.
+type Limits struct {
+	CommentsPerRun  int
+	CommentsPerCard int
+	ProgressPerRun  int
+	ProgressPerCard int
+}
+
+// limitKeys name the WORKFLOW.md keys of the caps, by bound kind and scope.
+var limitKeys = map[string][2]string{
+	store.BoundComments: {"limits.agent_comments_per_run", "limits.agent_comments_per_card"},
+	store.BoundProgress: {"limits.agent_progress_per_run", "limits.agent_progress_per_card"},
+}
+
+// bound is the store bound of kind under s's limits (nil: none).
+func (s *Service) bound(kind string) *store.AgentBound {
+	l := s.Limits
+	switch {
+	case l == nil:
+		return nil
+	case kind == store.BoundComments:
+		return &store.AgentBound{Kind: kind, PerRun: l.CommentsPerRun, PerCard: l.CommentsPerCard}
+	}
+	return &store.AgentBound{Kind: kind, PerRun: l.ProgressPerRun, PerCard: l.ProgressPerCard}
 }
 
 func (s *Service) now() time.Time {
@@ -79,6 +110,14 @@ func (s *Service) apply(ctx context.Context, r board.Run, c board.Card, ch store
 		ch.AgentCall = &store.AgentCall{RunID: r.ID, CardID: c.ID}
 	}
 	err := s.Store.Apply(ctx, ch)
+	var le *store.LimitError
+	if errors.As(err, &le) {
+		key := limitKeys[le.Kind][0]
+		if le.PerCard {
+			key = limitKeys[le.Kind][1]
+		}
+		return fmt.Errorf("%w: %v (%s): nothing was written; put further notes in a file in the workspace, or say what matters in the final report", ErrRefused, le, key)
+	}
 	if !errors.Is(err, store.ErrConflict) {
 		return err
 	}
@@ -169,7 +208,7 @@ func (s *Service) Done(ctx context.Context, summary string) (board.AgentReport, 
 
 // Comment adds a comment to the card, by the agent, while the run is live.
 func (s *Service) Comment(ctx context.Context, body string) (board.Comment, error) {
-	body, err := text("text", body, MaxComment, true, true)
+	body, err := text(commentArg, body, MaxComment, true, true)
 	if err != nil {
 		return board.Comment{}, err
 	}
@@ -179,7 +218,8 @@ func (s *Service) Comment(ctx context.Context, body string) (board.Comment, erro
 	}
 	cm := board.Comment{ID: board.NewID(), CardID: c.ID, Author: s.actor(r), Body: body, At: s.now()}
 	ch := store.Change{Comments: []board.Comment{cm},
-		Events: []board.Event{s.event(r, board.EvCommented, body, map[string]any{"comment_id": cm.ID})}}
+		AgentCall: &store.AgentCall{RunID: r.ID, CardID: c.ID, Bound: s.bound(store.BoundComments)},
+		Events:    []board.Event{s.event(r, board.EvCommented, body, map[string]any{"comment_id": cm.ID})}}
 	return cm, s.apply(ctx, r, c, ch)
 }
 
@@ -194,7 +234,8 @@ func (s *Service) Progress(ctx context.Context, note string) (board.Event, error
 		return board.Event{}, err
 	}
 	ev := s.event(r, board.EvAgentProgress, note, map[string]any{"note": note})
-	return ev, s.apply(ctx, r, c, store.Change{Events: []board.Event{ev}})
+	return ev, s.apply(ctx, r, c, store.Change{Events: []board.Event{ev},
+		AgentCall: &store.AgentCall{RunID: r.ID, CardID: c.ID, Bound: s.bound(store.BoundProgress)}})
 }
 
 // Card is what the agent may read of its card: the card, the runs before

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,15 @@ func TestArgumentsAreChecked(t *testing.T) {
 		if !errors.As(err, &ie) || ie.Field != tc.arg || !strings.Contains(ie.Msg, tc.msg) {
 			t.Errorf("%s: err = %v, want an InputError on %s saying %q", tc.name, err, tc.arg, tc.msg)
 		}
+	}
+	// A comment too long is not sent back to drover_comment for its details.
+	_, err := s.Comment(ctx, strings.Repeat("y", MaxComment+1))
+	var ie *InputError
+	if !errors.As(err, &ie) || ie.Field != "text" || !strings.Contains(ie.Msg, "the limit is 8000") || strings.Contains(ie.Msg, "drover_comment") {
+		t.Errorf("long comment: err = %v, want the limit without pointing back at drover_comment", err)
+	}
+	if _, err := s.Block(ctx, long, "w", "h"); err == nil || !strings.Contains(err.Error(), "details can go in drover_comment") {
+		t.Errorf("long what: err = %v, want it to point at drover_comment for the details", err)
 	}
 	evs, _ := st.ListEvents(ctx, store.EventFilter{CardID: c.ID})
 	cs, _ := st.ListComments(ctx, c.ID)
@@ -120,5 +130,44 @@ func TestFencedCallsAreRefused(t *testing.T) {
 	}
 	if _, err := (&Service{Store: st}).Comment(ctx, "x"); err == nil || !strings.Contains(err.Error(), "DROVER_RUN_ID") {
 		t.Fatalf("no run id: %v", err)
+	}
+}
+
+// A chatty agent is capped: past limits.agent_comments_per_run (or
+// _per_card, or the progress caps) a call is refused with a tool error
+// naming the key, and nothing is written.
+func TestAgentWritesAreCapped(t *testing.T) {
+	st := testkit.Store(t, testkit.SQLite)
+	s, c, _ := live(t, st)
+	s.Limits = &Limits{CommentsPerRun: 2, CommentsPerCard: -1, ProgressPerRun: 3, ProgressPerCard: -1}
+	ctx := context.Background()
+	for i := range 2 {
+		if _, err := s.Comment(ctx, fmt.Sprint("finding ", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := s.Comment(ctx, "one more")
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "limits.agent_comments_per_run") || !strings.Contains(err.Error(), "the limit is 2") {
+		t.Fatalf("third comment: err = %v, want a refusal naming limits.agent_comments_per_run", err)
+	}
+	for i := range 3 {
+		if _, err := s.Progress(ctx, fmt.Sprint("step ", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Progress(ctx, "step 4"); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "limits.agent_progress_per_run") {
+		t.Fatalf("fourth note: err = %v, want a refusal naming limits.agent_progress_per_run", err)
+	}
+	s.Limits.CommentsPerRun, s.Limits.CommentsPerCard = -1, 2
+	if _, err := s.Comment(ctx, "card full"); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "limits.agent_comments_per_card") {
+		t.Fatalf("comment past the card's cap: err = %v, want a refusal naming limits.agent_comments_per_card", err)
+	}
+	cs, _ := st.ListComments(ctx, c.ID)
+	if len(cs) != 2 {
+		t.Fatalf("%d comments stored, want the 2 the caps allow", len(cs))
+	}
+	// The report is still taken: it is one per run, within its own limits.
+	if _, err := s.Done(ctx, "finished"); err != nil {
+		t.Fatalf("done after the caps: %v", err)
 	}
 }

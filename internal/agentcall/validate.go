@@ -23,6 +23,9 @@ const (
 	MaxSummary  = 8000
 )
 
+// commentArg is drover_comment's argument.
+const commentArg = "text"
+
 // InputError is an argument the agent must fix: it names the argument and
 // the fix, and nothing was written. It is the board's input error, so
 // `drover run` and the API report it as invalid_input like any other bad
@@ -46,7 +49,13 @@ func text(arg, s string, max int, required, multiline bool) (string, error) {
 		return "", nil
 	}
 	if n := utf8.RuneCountInString(s); n > max {
-		return "", &InputError{Field: arg, Msg: fmt.Sprintf("has %d characters; the limit is %d: say it shorter (details can go in drover_comment)", n, max)}
+		where := "details can go in drover_comment"
+		if arg == commentArg {
+			// A comment is where details go: pointing back at it would send
+			// the agent round in a circle.
+			where = "longer material belongs in a file in the workspace, which the next attempt and the reviewer see"
+		}
+		return "", &InputError{Field: arg, Msg: fmt.Sprintf("has %d characters; the limit is %d: say it shorter (%s)", n, max, where)}
 	}
 	for i, r := range s {
 		switch {

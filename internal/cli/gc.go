@@ -52,8 +52,8 @@ with --dry-run) says how many of each it deleted or would delete.`,
 				verb = "would prune (dry run)"
 			}
 			fmt.Fprintf(a.out, "retention: events %s · runs %s · logs %s\n", config.RetentionString(r.Events), config.RetentionString(r.Runs), config.RetentionString(r.Logs))
-			fmt.Fprintf(a.out, "%s: %d events, %d notifications, %d runs, %d logs (%s) in %dms\n",
-				verb, rep.Events, rep.Outbox, rep.Runs, rep.Logs, status.Bytes(rep.LogBytes), rep.DurationMS)
+			fmt.Fprintf(a.out, "%s: %d events, %d notifications, %d agent comments, %d runs, %d logs (%s) in %dms\n",
+				verb, rep.Events, rep.Outbox, rep.Comments, rep.Runs, rep.Logs, status.Bytes(rep.LogBytes), rep.DurationMS)
 			return err
 		}),
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/drover-dev/drover/internal/agentcall"
+	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/dispatch"
 	"github.com/drover-dev/drover/internal/mcpserver"
 	"github.com/drover-dev/drover/internal/version"
 )
@@ -32,10 +34,17 @@ func (a *app) agentService(c *cobra.Command) (*agentcall.Service, error) {
 	if run == "" {
 		return nil, usagef("DROVER_RUN_ID is not set: %s serves the run drover started it in; run it from an agent's environment", c.CommandPath())
 	}
-	if err := a.open(c.Context(), readsStore); err != nil {
+	err := a.open(c.Context(), readsStore)
+	if err != nil {
 		return nil, err
 	}
-	return &agentcall.Service{Store: a.st, RunID: run}, nil
+	cfg := a.cfg.Full
+	if cfg == nil { // no WORKFLOW.md: the defaults
+		if cfg, err = config.Parse(nil, "."); err != nil {
+			return nil, err
+		}
+	}
+	return &agentcall.Service{Store: a.st, RunID: run, Limits: dispatch.AgentLimits(cfg)}, nil
 }
 
 func (a *app) mcpCmd() *cobra.Command {

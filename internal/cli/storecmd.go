@@ -162,7 +162,9 @@ func (a *app) restoreCmd() *cobra.Command {
 		Long: `Replace the SQLite store (--store, DROVER_STORE or WORKFLOW.md) with the drover
 store in FILE, as written by drover backup. FILE is checked first: a drover
 schema this drover knows (a newer one is refused with both versions) and PRAGMA
-integrity_check ok. It refuses while a drover serve is live on the store. The new
+integrity_check ok. It refuses while a drover serve is live on the store, or any
+drover process has it open, and holds the store's lock (PATH.lock) until it is
+done, so a serve started meanwhile refuses to open the store. The new
 store is written beside the old one, synced and renamed over it in one step; the
 old store is kept beside it as PATH.bak-TIME (printed). A PostgreSQL store is
 restored with pg_restore (see drover backup --help).`,

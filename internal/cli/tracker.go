@@ -55,8 +55,9 @@ func (a *app) trackerRunner(t tracker.Tracker, d *dispatch.Dispatcher, log *slog
 	lead := func(ctx context.Context) (bool, error) { return a.st.TryLead(ctx, d.Node(), d.LeaderTTL()) }
 	log = log.With("tracker", t.Kind())
 	return &tracker.Runner{
-		Store:     a.st,
-		Syncer:    &tracker.Syncer{Store: a.st, Tracker: t, Board: b, Log: log, Status: d.SetTrackerError, OwnLabels: ownLabels(d.Config().Tracker)},
+		Store: a.st,
+		Syncer: &tracker.Syncer{Store: a.st, Tracker: t, Board: b, Log: log, Status: d.SetTrackerError, Faults: d.SetTrackerFaults,
+			OwnLabels: ownLabels(d.Config().Tracker)},
 		Projector: &tracker.Projector{Store: a.st, Board: b, Kind: t.Kind(), Log: log},
 		Deliverer: &tracker.Deliverer{Store: a.st, Tracker: t, Lead: lead, Log: log, Refused: d.SetTrackerRefused},
 		Lead:      lead,

@@ -45,9 +45,10 @@ type file struct {
 // defaults is the file with every default: what the file gives overwrites it.
 func defaults() *file {
 	f := &file{Config: Config{
-		Board:     board.Default(),
-		Policy:    policy.Defaults(),
-		Limits:    Limits{DayBoundary: "00:00 UTC"},
+		Board:  board.Default(),
+		Policy: policy.Defaults(),
+		Limits: Limits{DayBoundary: "00:00 UTC", AgentCommentsPerRun: DefaultAgentCommentsPerRun, AgentCommentsPerCard: DefaultAgentCommentsPerCard,
+			AgentProgressPerRun: DefaultAgentProgressPerRun, AgentProgressPerCard: DefaultAgentProgressPerCard},
 		Notify:    Notify{Slack: Slack{Events: []string{"blocked", "gave_up", "parked", "profile_paused", "spend_paused", "config_error"}}},
 		Workspace: Workspace{Cleanup: workspace.DefaultCleanup},
 		Dispatch:  Dispatch{Lease: 30 * time.Second, PollInterval: 5 * time.Second, MaxConcurrent: 4, MaxTurns: 20, MaxRetryBackoff: 5 * time.Minute},
@@ -131,7 +132,18 @@ type kindFile struct {
 	Backoff yaml.Node       `yaml:"backoff"` // decoded over policy.backoff
 }
 
-// Limits is the spend section. Zero means off.
+// Caps on what agents write, by default: enough for any run that reports
+// as it goes (a comment is at most 8,000 characters, a note 500), few
+// enough that a chatty agent cannot grow a card without bound.
+const (
+	DefaultAgentCommentsPerRun  = 100
+	DefaultAgentCommentsPerCard = 1000
+	DefaultAgentProgressPerRun  = 1000
+	DefaultAgentProgressPerCard = 10000
+)
+
+// Limits is the spend section (zero means off) and the caps on what agents
+// write (negative means no cap).
 type Limits struct {
 	MaxCostPerDayUSD  float64 `json:"max_cost_per_day_usd" yaml:"max_cost_per_day_usd"`
 	MaxCostPerCardUSD float64 `json:"max_cost_per_card_usd" yaml:"max_cost_per_card_usd"`
@@ -141,6 +153,14 @@ type Limits struct {
 	// DayBoundary is when a spend day starts: "HH:MM" optionally followed by
 	// an IANA zone name or UTC (default "00:00 UTC").
 	DayBoundary string `json:"day_boundary" yaml:"day_boundary"`
+	// What an agent may write through drover mcp / drover run: comments
+	// (drover_comment) and progress notes (drover_progress) per run and
+	// per card (the rows the store keeps; retention.events prunes them).
+	// A call past a cap is refused with a tool error; negative is no cap.
+	AgentCommentsPerRun  int `json:"agent_comments_per_run" yaml:"agent_comments_per_run"`
+	AgentCommentsPerCard int `json:"agent_comments_per_card" yaml:"agent_comments_per_card"`
+	AgentProgressPerRun  int `json:"agent_progress_per_run" yaml:"agent_progress_per_run"`
+	AgentProgressPerCard int `json:"agent_progress_per_card" yaml:"agent_progress_per_card"`
 
 	dayOffset time.Duration
 	dayLoc    *time.Location

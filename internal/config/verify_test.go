@@ -58,3 +58,17 @@ func TestVerifyAndTruthKeyErrors(t *testing.T) {
 		}
 	}
 }
+
+// The caps on what agents write: their defaults, and a file's own values
+// (negative is no cap).
+func TestAgentWriteLimits(t *testing.T) {
+	def := mustParse(t, "---\n---\nhi\n").Limits
+	if def.AgentCommentsPerRun != DefaultAgentCommentsPerRun || def.AgentCommentsPerCard != DefaultAgentCommentsPerCard ||
+		def.AgentProgressPerRun != DefaultAgentProgressPerRun || def.AgentProgressPerCard != DefaultAgentProgressPerCard {
+		t.Errorf("defaults: %+v", def)
+	}
+	l := mustParse(t, "---\nlimits: {agent_comments_per_run: 5, agent_comments_per_card: 0, agent_progress_per_run: -1, agent_progress_per_card: 7}\n---\nhi\n").Limits
+	if l.AgentCommentsPerRun != 5 || l.AgentCommentsPerCard != 0 || l.AgentProgressPerRun != -1 || l.AgentProgressPerCard != 7 {
+		t.Errorf("limits = %+v", l)
+	}
+}

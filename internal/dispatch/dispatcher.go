@@ -20,6 +20,7 @@ import (
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/tracker"
 )
 
 // Options wires a Dispatcher.
@@ -126,10 +127,15 @@ type NodeStatus struct {
 	TrackerErrorSince *time.Time `json:"tracker_error_since,omitempty"`
 	// TrackerRefused says the tracker refused projections (the cards stay
 	// where drover put them), from TrackerRefusedSince.
-	TrackerRefused      string            `json:"tracker_refused,omitempty"`
-	TrackerRefusedSince *time.Time        `json:"tracker_refused_since,omitempty"`
-	Unusable            map[string]string `json:"unusable_agents,omitempty"`
-	Host                string            `json:"host,omitempty"`
+	TrackerRefused      string     `json:"tracker_refused,omitempty"`
+	TrackerRefusedSince *time.Time `json:"tracker_refused_since,omitempty"`
+	// TrackerFaults are the issues whose data the tracker's sync could
+	// not take as it is (set through SetTrackerFaults): each card's fault
+	// stays with that card, and drover status names the issue, the
+	// comment and the reason.
+	TrackerFaults []tracker.Fault   `json:"tracker_faults,omitempty"`
+	Unusable      map[string]string `json:"unusable_agents,omitempty"`
+	Host          string            `json:"host,omitempty"`
 }
 
 // New checks the options and returns a dispatcher.
@@ -273,6 +279,12 @@ func (d *Dispatcher) SetTrackerError(msg string) {
 		}
 		st.TrackerError, st.TrackerErrorSince = msg, d.self.since(st.TrackerErrorSince)
 	})
+}
+
+// SetTrackerFaults records the issues whose data the tracker's sync could
+// not take as it is (none: nil); the next tick stores them.
+func (d *Dispatcher) SetTrackerFaults(fs []tracker.Fault) {
+	d.self.update(func(st *NodeStatus) { st.TrackerFaults = fs })
 }
 
 // SetTrackerRefused records that the tracker refused a projection.

@@ -8,6 +8,7 @@ import (
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/agent/registry"
 	"github.com/drover-dev/drover/internal/agentcall"
+	"github.com/drover-dev/drover/internal/config"
 )
 
 // MCPServerName is drover's MCP server's name in an agent's config: its
@@ -40,8 +41,16 @@ func (r *runner) mcpServer(p agent.Profile, env map[string]string, logPath strin
 
 // calls are the agent's own calls for a's run, for kinds that run inside
 // drover: the same fenced service drover mcp serves.
-func (r *runner) calls(a attempt) agent.Calls {
-	return &agentcall.Service{Store: r.st, RunID: a.run.ID, Now: r.now}
+func (r *runner) calls(a attempt, cfg *config.Config) agent.Calls {
+	return &agentcall.Service{Store: r.st, RunID: a.run.ID, Now: r.now, Limits: AgentLimits(cfg)}
+}
+
+// AgentLimits are the caps cfg puts on what a run's agent writes
+// (limits.agent_*), for every agentcall.Service drover makes.
+func AgentLimits(cfg *config.Config) *agentcall.Limits {
+	l := cfg.Limits
+	return &agentcall.Limits{CommentsPerRun: l.AgentCommentsPerRun, CommentsPerCard: l.AgentCommentsPerCard,
+		ProgressPerRun: l.AgentProgressPerRun, ProgressPerCard: l.AgentProgressPerCard}
 }
 
 // agentEnv is the agent's DROVER_* environment.

@@ -7,9 +7,11 @@ import (
 	"testing"
 
 	"github.com/drover-dev/drover/internal/agent"
+	"github.com/drover-dev/drover/internal/agentcall"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 // An agent that blocks through its own calls (the sim, as a real agent does
@@ -78,4 +80,70 @@ func TestDroversKillBeatsTheAgentsReport(t *testing.T) {
 	if r.Report == nil || r.Report.What != "cannot reach the staging database" {
 		t.Fatalf("the report was not kept beside drover's reason: %+v", r.Report)
 	}
+}
+
+// lateReport is a store whose first routing write lets the agent's report
+// land first: between routing's read of the run and its write, as an
+// agent's drover_block racing its own exit would.
+type lateReport struct {
+	store.Store
+	report func() error
+	done   bool
+}
+
+func (s *lateReport) Apply(ctx context.Context, ch store.Change) error {
+	if !s.done && ch.Run != nil && ch.Run.Outcome != "" && ch.Card != nil {
+		s.done = true
+		if err := s.report(); err != nil {
+			return err
+		}
+	}
+	return s.Store.Apply(ctx, ch)
+}
+
+// A report that lands after routing read the run (and before it wrote)
+// decides the routing: the card is blocked with the agent's words, not
+// moved to review on the clean exit routing first saw.
+func TestReportDuringRoutingDecidesIt(t *testing.T) {
+	testkit.EachBackend(t, func(t *testing.T, backend testkit.Backend) {
+		ctx := context.Background()
+		inner := testkit.Store(t, backend)
+		st := &lateReport{Store: inner}
+		cfg := worldWorkflow(3).Config(t, t.TempDir())
+		d, err := New(Options{Store: st, Config: cfg, Node: "n1", LogDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := inner.CreateCard(ctx, "DRV", board.Card{Title: "races", State: "ready", Agent: "sim", Spec: []byte(`{"sim":["succeeded"]}`)}, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		claimed, run := testkit.Claim(t, inner, c, "n1", "sim")
+		calls := &agentcall.Service{Store: inner, RunID: run.ID}
+		st.report = func() error {
+			_, err := calls.Block(ctx, "the staging database refuses connections", "config/db.yaml", "open the firewall, then resume")
+			return err
+		}
+		ok := policy.Classification{Kind: policy.KindSucceeded, Message: "exit 0", Source: "exit"}
+		res := &agent.Result{Signals: policy.Signals{AgentKind: "sim", ExitCode: 0}}
+		if err := d.routes.route(ctx, routeReq{cardID: c.ID, claim: *claimed.Claim, run: run, cls: ok, res: res}); err != nil {
+			t.Fatal(err)
+		}
+		if !st.done {
+			t.Fatal("the report was never interleaved with the routing")
+		}
+		got, err := inner.GetCard(ctx, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := inner.GetRun(ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.State != "blocked" || got.BlockReason == nil || got.BlockReason.What != "the staging database refuses connections" ||
+			r.Kind != string(policy.KindAgentBlocked) || r.Outcome != board.OutcomeBlocked || r.Report == nil {
+			t.Fatalf("card %s (%+v), run %s/%s report %+v; want blocked with the agent's report, which landed during routing",
+				got.State, got.BlockReason, r.Outcome, r.Kind, r.Report)
+		}
+	})
 }

@@ -77,7 +77,11 @@ func decideRoute(env routeEnv, req routeReq, f routeFacts) (routing, error) {
 	}
 	next := nextCard(env.cfg, f.card, dec)
 	r := routing{cfg: env.cfg, run: fin, next: next, verb: dec.Verb, path: routePath(req, dec, hold),
-		ch: store.Change{Card: &next, ClaimGuard: &req.claim, LeaseEndedBy: leaseEndedBy, Run: &fin, RunMustBeOpen: true}}
+		ch: store.Change{Card: &next, ClaimGuard: &req.claim, LeaseEndedBy: leaseEndedBy, Run: &fin, RunMustBeOpen: true,
+			// Decided without a report: one that lands before the write
+			// refuses it, and routing decides again with it (a report once
+			// stored never changes, so one read is all there is to guard).
+			RunUnreported: f.stored.Report == nil}}
 	r.ch.Events = []board.Event{finishedEvent(env, fin, next, cls, dec, req.res)}
 	r.ch.Comments = routeComments(env, next, fin, dec, r.ch.Events[0])
 	r.notices = routeNotices(env, next, &fin, dec, r.ch.Comments)

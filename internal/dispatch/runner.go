@@ -141,7 +141,7 @@ func (r *runner) invoke(a attempt, cfg *config.Config, ws prepared, logPath stri
 	r.started(a, ws.dir, logPath, resumed)
 	inv := agent.Invocation{Card: a.card, Run: a.run, Prompt: text, Workspace: ws.dir, LogPath: logPath, Env: ws.env,
 		Timeout: p.Timeout, StallTimeout: p.StallTimeout, Progress: a.progress, ResumeSession: resumed, MCP: r.mcpServer(p, ws.env, logPath),
-		Calls: r.calls(a), Tools: runTools(cfg.Tracker),
+		Calls: r.calls(a, cfg), Tools: runTools(cfg.Tracker),
 		Continue: func(ctx context.Context) bool { return r.wantsWork(ctx, a, cfg) },
 		Started: func(l agent.Launch) {
 			a.log.Info("agent command", "argv", strings.Join(l.Argv, " "), "env", strings.Join(l.EnvNames, " "))

@@ -76,7 +76,7 @@ func dryRun(ctx context.Context, p store.Pruner, cut store.Cutoffs, rep *store.G
 	if err != nil {
 		return err
 	}
-	rep.Events, rep.Outbox, rep.Runs, rep.Logs = n.Events, n.Outbox, n.Runs, n.Logs
+	rep.Events, rep.Outbox, rep.Comments, rep.Runs, rep.Logs = n.Events, n.Outbox, n.Comments, n.Runs, n.Logs
 	// The bytes of the logs that would go: those of old runs and old logs.
 	seen := map[string]bool{}
 	for _, c := range []time.Time{cut.Runs, cut.Logs} {
@@ -174,6 +174,24 @@ func collect(ctx context.Context, p store.Pruner, cut store.Cutoffs, o Options, 
 				if err := pause(); err != nil {
 					return err
 				}
+			}
+		}
+	}
+	if !cut.Events.IsZero() {
+		// Agents' comments go with the events, a window of the comments at a
+		// time (people's comments are kept).
+		for after := ""; ; {
+			n, next, done, err := p.PruneAgentComments(ctx, cut.Events, after, o.Batch)
+			rep.Comments += n
+			if err != nil {
+				return err
+			}
+			if done {
+				break
+			}
+			after = next
+			if err := pause(); err != nil {
+				return err
 			}
 		}
 	}

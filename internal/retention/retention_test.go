@@ -116,3 +116,40 @@ func TestWorkerCollectsOnTheLeaderOnlyAndRecords(t *testing.T) {
 		t.Fatalf("recorded report %+v, %v", r, err)
 	}
 }
+
+// Agents' comments older than retention.events go with the events, over
+// many windows; people's comments and recent agent comments stay.
+func TestCollectPrunesOldAgentComments(t *testing.T) {
+	s, p, _ := seed(t)
+	cs, _ := s.ListCards(ctx, store.CardFilter{})
+	old := time.Now().Add(-200 * config.Day)
+	var comments []board.Comment
+	for i := range 250 {
+		comments = append(comments, board.Comment{CardID: cs[i%2].ID, Author: "agent:sim", Body: "chatter", At: old})
+		if i%50 == 0 {
+			comments = append(comments, board.Comment{CardID: cs[0].ID, Author: "operator", Body: "a person's note", At: old})
+		}
+	}
+	comments = append(comments, board.Comment{CardID: cs[1].ID, Author: "agent:sim", Body: "today's note", At: time.Now()})
+	if err := s.Apply(ctx, store.Change{Comments: comments}); err != nil {
+		t.Fatal(err)
+	}
+	dry, err := retention.Collect(ctx, p, defaults(), time.Now(), retention.Options{DryRun: true, Batch: 100, Pause: -1})
+	if err != nil || dry.Comments != 250 {
+		t.Fatalf("dry run = %+v, %v; want 250 agent comments", dry, err)
+	}
+	rep, err := retention.Collect(ctx, p, defaults(), time.Now(), retention.Options{Batch: 40, Pause: -1})
+	if err != nil || rep.Comments != 250 {
+		t.Fatalf("collection = %+v, %v; want 250 agent comments pruned", rep, err)
+	}
+	left := map[string]int{}
+	for _, c := range cs {
+		got, _ := s.ListComments(ctx, c.ID)
+		for _, cm := range got {
+			left[cm.Body]++
+		}
+	}
+	if left["chatter"] != 0 || left["a person's note"] != 5 || left["today's note"] != 1 {
+		t.Fatalf("comments left %v, want the people's 5 and today's note", left)
+	}
+}

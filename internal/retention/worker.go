@@ -66,8 +66,9 @@ func (w *Worker) Once(ctx context.Context) {
 	}
 	if err != nil {
 		w.Log.Warn("retention: collection failed part-way", "error", err, "events", rep.Events, "runs", rep.Runs, "logs", rep.Logs)
-	} else if rep.Events+rep.Runs+rep.Logs+rep.Outbox > 0 {
-		w.Log.Info("retention: pruned old history", "events", rep.Events, "runs", rep.Runs, "logs", rep.Logs, "log_bytes", rep.LogBytes, "outbox", rep.Outbox, "duration_ms", rep.DurationMS)
+	} else if rep.Events+rep.Runs+rep.Logs+rep.Outbox+rep.Comments > 0 {
+		w.Log.Info("retention: pruned old history", "events", rep.Events, "runs", rep.Runs, "logs", rep.Logs, "log_bytes", rep.LogBytes, "outbox", rep.Outbox,
+			"agent_comments", rep.Comments, "duration_ms", rep.DurationMS)
 	}
 	if err := w.Store.RecordGC(ctx, rep); err != nil {
 		w.Log.Warn("retention: could not record the collection", "error", err)

@@ -23,6 +23,14 @@ func Render(w io.Writer, s State) {
 			Dur(time.Duration(r.ElapsedS*float64(time.Second))), r.Tokens.TotalTokens, r.CostUSD, r.Node, excerpt.Line(r.LastOutput, 60)))
 	}
 	table(w, fmt.Sprintf("RUNNING (%d)", len(s.Running)), "nothing running", "CARD\tAGENT\tATTEMPT\tELAPSED\tTOKENS\tCOST\tNODE\tLAST OUTPUT", rows)
+	if len(s.Running) > 0 {
+		l := s.AgentLimits
+		var parts []string
+		for _, r := range s.Running {
+			parts = append(parts, fmt.Sprintf("%s %s comments, %s notes", r.IssueIdentifier, ofCap(r.AgentComments, l.CommentsPerRun), ofCap(r.AgentProgress, l.ProgressPerRun)))
+		}
+		fmt.Fprintf(w, "  agent writes this run (limits.agent_*): %s\n", strings.Join(parts, " · "))
+	}
 	rows = nil
 	for _, r := range s.Retrying {
 		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s", r.IssueIdentifier, attempts(r.Attempt, r.Counted, r.MaxAttempts), dash(r.Kind),
@@ -188,4 +196,12 @@ func Dur(d time.Duration) string {
 		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 	}
 	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
+}
+
+// ofCap is "n/cap", or n alone when there is no cap.
+func ofCap(n, cap int) string {
+	if cap < 0 {
+		return fmt.Sprint(n)
+	}
+	return fmt.Sprintf("%d/%d", n, cap)
 }

@@ -47,8 +47,8 @@ func renderRetention(w io.Writer, r Retention, now time.Time) {
 		fmt.Fprintln(w, "  no collection yet (the leader runs one hourly; drover gc runs one now)")
 		return
 	}
-	fmt.Fprintf(w, "  last collection %s ago: %d events, %d runs, %d notifications, %d logs (%s) pruned in %dms\n",
-		Dur(now.Sub(g.At)), g.Events, g.Runs, g.Outbox, g.Logs, Bytes(g.LogBytes), g.DurationMS)
+	fmt.Fprintf(w, "  last collection %s ago: %d events, %d runs, %d notifications, %d logs (%s), %d agent comments pruned in %dms\n",
+		Dur(now.Sub(g.At)), g.Events, g.Runs, g.Outbox, g.Logs, Bytes(g.LogBytes), g.Comments, g.DurationMS)
 	if g.Error != "" {
 		fmt.Fprintf(w, "  it stopped early: %s\n", g.Error)
 	}

@@ -23,14 +23,17 @@ func Snapshot(ctx context.Context, st store.Store, cfg *config.Config, now time.
 	now = now.UTC()
 	b := board.Default()
 	maxAttempts := 10
-	var limits config.Limits
+	limits := config.Limits{AgentCommentsPerRun: config.DefaultAgentCommentsPerRun, AgentCommentsPerCard: config.DefaultAgentCommentsPerCard,
+		AgentProgressPerRun: config.DefaultAgentProgressPerRun, AgentProgressPerCard: config.DefaultAgentProgressPerCard}
 	if cfg != nil {
 		b, limits = cfg.Board, cfg.Limits
 		maxAttempts = cfg.Policy.MaxAttempts
 	}
 	s := State{GeneratedAt: now, RateLimits: json.RawMessage("null"),
 		Running: []Running{}, Retrying: []Retrying{}, Blocked: []Blocked{}, Parked: []Parked{},
-		Agents: []Agent{}, Errors: []Error{}, Nodes: []Node{}, Columns: []Column{}, Drover: version.Get()}
+		Agents: []Agent{}, Errors: []Error{}, Nodes: []Node{}, Columns: []Column{}, Drover: version.Get(),
+		AgentLimits: AgentLimits{CommentsPerRun: limits.AgentCommentsPerRun, CommentsPerCard: limits.AgentCommentsPerCard,
+			ProgressPerRun: limits.AgentProgressPerRun, ProgressPerCard: limits.AgentProgressPerCard}}
 
 	counts, err := st.CountByState(ctx)
 	if err != nil {
@@ -91,10 +94,36 @@ func (s *State) running(ctx context.Context, st store.Store, now time.Time, maxA
 			at := ev[0].At.UTC()
 			row.LastEvent, row.LastEventAt = ev[0].Type, &at
 		}
+		row.AgentComments, row.AgentProgress = s.agentWrites(ctx, st, r)
 		s.Running = append(s.Running, row)
 	}
 	sort.SliceStable(s.Running, func(i, j int) bool { return s.Running[i].StartedAt.Before(s.Running[j].StartedAt) })
 	return nil
+}
+
+// agentWrites counts the comments and progress notes r's agent wrote, from
+// the run's events (as many as the caps allow, and some).
+func (s *State) agentWrites(ctx context.Context, st store.Store, r board.Run) (comments, progress int) {
+	l := s.AgentLimits
+	limit := 10000
+	if l.CommentsPerRun >= 0 && l.ProgressPerRun >= 0 {
+		limit = l.CommentsPerRun + l.ProgressPerRun + 200
+	}
+	since := r.ClaimedAt
+	evs, err := st.ListEvents(ctx, store.EventFilter{CardID: r.CardID, Since: &since, Newest: true, Limit: limit})
+	if err != nil {
+		return 0, 0
+	}
+	for _, e := range evs {
+		switch {
+		case e.RunID != r.ID:
+		case e.Type == board.EvCommented && strings.HasPrefix(e.Actor, "agent:"):
+			comments++
+		case e.Type == board.EvAgentProgress:
+			progress++
+		}
+	}
+	return comments, progress
 }
 
 func (s *State) retrying(ctx context.Context, st store.Store, b board.Board, now time.Time, maxAttempts int) error {
@@ -306,9 +335,34 @@ func (s *State) nodes(ctx context.Context, st store.Store, now time.Time) error 
 				s.Spend.Paused = true
 			}
 		}
+		s.trackerFaults(n, m["tracker_faults"])
 	}
 	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name })
 	return nil
+}
+
+// trackerFaults adds one tracker_fault error per issue whose data the
+// node's tracker sync could not take (a node status's tracker_faults).
+func (s *State) trackerFaults(n store.Node, v any) {
+	list, _ := v.([]any)
+	for _, x := range list {
+		f, _ := x.(map[string]any)
+		str := func(k string) string { v, _ := f[k].(string); return v }
+		msg := str("issue")
+		if c := str("card"); c != "" {
+			msg += " (" + c + ")"
+		}
+		if cm := str("comment"); cm != "" {
+			msg += ", comment " + cm
+		}
+		msg += ": " + str("reason")
+		var since *time.Time
+		if t, err := time.Parse(time.RFC3339Nano, str("since")); err == nil {
+			t = t.UTC()
+			since = &t
+		}
+		s.Errors = append(s.Errors, Error{Code: "tracker_fault", Source: "node:" + n.Name, Message: msg, Since: since, Card: str("card")})
+	}
 }
 
 // statusText turns a status value into words: "" for absent, false or empty.

@@ -39,6 +39,9 @@ type State struct {
 	Drover version.Info `json:"drover"`
 	// Retention: what the store keeps and its latest collection.
 	Retention Retention `json:"retention"`
+	// AgentLimits are the caps on what agents write; each running row
+	// counts its run's.
+	AgentLimits AgentLimits `json:"agent_limits"`
 }
 
 // Counts are Symphony's counts plus drover's. Blocked and Parked are totals
@@ -86,6 +89,19 @@ type Running struct {
 	LastOutput string  `json:"last_output"`
 	CostUSD    float64 `json:"cost_usd"`
 	LogPath    string  `json:"log_path"`
+	// AgentComments and AgentProgress are the comments and progress notes
+	// the run's agent wrote (against State.AgentLimits).
+	AgentComments int `json:"agent_comments"`
+	AgentProgress int `json:"agent_progress"`
+}
+
+// AgentLimits are the caps on what agents write (limits.agent_*;
+// negative: no cap).
+type AgentLimits struct {
+	CommentsPerRun  int `json:"comments_per_run"`
+	CommentsPerCard int `json:"comments_per_card"`
+	ProgressPerRun  int `json:"progress_per_run"`
+	ProgressPerCard int `json:"progress_per_card"`
 }
 
 // Retrying is a card waiting for its next attempt. The first five fields are
@@ -189,11 +205,17 @@ type Spend struct {
 //   - projection_failing: changes not yet shown in the external tracker (retried)
 //   - tracker_error: the external tracker is unreachable or rate limited (no card is touched)
 //   - tracker_refused: the tracker refused a projection (the card stays where drover put it)
+//   - tracker_fault: part of one issue's data (a comment, its fields, its refresh) could not be
+//     taken by the tracker's sync; only that issue's card is held, the message names the issue,
+//     the comment and the reason
 type Error struct {
 	Code    string     `json:"code"`
 	Source  string     `json:"source"` // "node:NAME" or "outbox:CHANNEL"
 	Message string     `json:"message"`
 	Since   *time.Time `json:"since"`
+	// Card is the identifier of the card the error is about, when it is
+	// about one (tracker_fault).
+	Card string `json:"card,omitempty"`
 }
 
 // Node is one dispatcher process.

@@ -14,6 +14,7 @@ import (
 	"github.com/drover-dev/drover/internal/status"
 	"github.com/drover-dev/drover/internal/status/statustest"
 	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/testkit"
 )
 
 // seeded is statustest's seeded board and its snapshot at now.
@@ -312,5 +313,37 @@ func TestAttemptsNeverPassTheCap(t *testing.T) {
 	status.Render(&b, s)
 	if out := b.String(); !strings.Contains(out, "2/5 (attempt 6)") || strings.Contains(out, "6/5") {
 		t.Errorf("status shows the attempt past the cap:\n%s", out)
+	}
+}
+
+// A running run's comments and progress notes are counted against the caps.
+func TestAgentWritesCounted(t *testing.T) {
+	st, cfg := statustest.Open(t)
+	ctx := context.Background()
+	c, err := st.CreateCard(ctx, "DRV", board.Card{Title: "chatty", State: "ready", Spec: json.RawMessage(`{}`)}, "op")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, r := testkit.Claim(t, st, c, "n1", "sim")
+	var evs []board.Event
+	for i := range 3 {
+		evs = append(evs, board.Event{CardID: c.ID, RunID: r.ID, Type: board.EvCommented, Actor: "agent:sim", Reason: fmt.Sprint("c", i)})
+	}
+	evs = append(evs, board.Event{CardID: c.ID, RunID: r.ID, Type: board.EvAgentProgress, Actor: "agent:sim", Reason: "p"},
+		board.Event{CardID: c.ID, Type: board.EvCommented, Actor: "operator", Reason: "a person's"})
+	if err := st.Apply(ctx, store.Change{Events: evs}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := status.Snapshot(ctx, st, cfg, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Running) != 1 || s.Running[0].AgentComments != 3 || s.Running[0].AgentProgress != 1 || s.AgentLimits.CommentsPerRun != cfg.Limits.AgentCommentsPerRun {
+		t.Fatalf("running %+v, limits %+v; want 3 comments and 1 note against the caps", s.Running, s.AgentLimits)
+	}
+	var text strings.Builder
+	status.Render(&text, s)
+	if want := fmt.Sprintf("%s 3/%d comments, 1/%d notes", c.Identifier, cfg.Limits.AgentCommentsPerRun, cfg.Limits.AgentProgressPerRun); !strings.Contains(text.String(), want) {
+		t.Fatalf("status text lacks %q:\n%s", want, text.String())
 	}
 }

@@ -26,6 +26,14 @@ type Pruner interface {
 	// PruneOutbox deletes up to limit delivered or dead notifications
 	// created before before. Pending ones are never deleted.
 	PruneOutbox(ctx context.Context, before time.Time, limit int) (int, error)
+	// PruneAgentComments looks at up to limit comments after the one with
+	// id after ("" the first), in id order (ids grow with time, so no
+	// index on the time is needed), and deletes those among them that an
+	// agent (author agent:…) wrote before before. next is the id to go on
+	// after; done says that nothing older than before lies beyond (a
+	// comment older than one after it waits for the next collection).
+	// People's comments are never deleted.
+	PruneAgentComments(ctx context.Context, before time.Time, after string, limit int) (deleted int, next string, done bool, err error)
 	// CountPrunable counts what the cutoffs would delete (a zero time keeps
 	// everything of its kind).
 	CountPrunable(ctx context.Context, c Cutoffs) (Prunable, error)
@@ -44,17 +52,18 @@ type OldRun struct {
 // Cutoffs are the instants before which each kind of history is pruned; a
 // zero time keeps that kind forever.
 type Cutoffs struct {
-	Events time.Time // events, and delivered or dead notifications
+	Events time.Time // events, delivered or dead notifications, and agents' comments
 	Runs   time.Time
 	Logs   time.Time
 }
 
 // Prunable counts what a collection would delete.
 type Prunable struct {
-	Events int `json:"events"`
-	Outbox int `json:"outbox"`
-	Runs   int `json:"runs"`
-	Logs   int `json:"logs"` // runs whose log file would be removed
+	Events   int `json:"events"`
+	Outbox   int `json:"outbox"`
+	Comments int `json:"comments"` // agents' comments
+	Runs     int `json:"runs"`
+	Logs     int `json:"logs"` // runs whose log file would be removed
 }
 
 // GCReport is what one collection did (or, dry, would do).
@@ -63,6 +72,7 @@ type GCReport struct {
 	DryRun   bool      `json:"dry_run"`
 	Events   int       `json:"events"`
 	Outbox   int       `json:"outbox"`
+	Comments int       `json:"comments"` // agents' comments
 	Runs     int       `json:"runs"`
 	Logs     int       `json:"logs"`      // log files removed
 	LogBytes int64     `json:"log_bytes"` // their size

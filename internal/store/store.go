@@ -129,6 +129,12 @@ type Change struct {
 	// no outcome yet: routing the same run twice is refused.
 	Run           *board.Run
 	RunMustBeOpen bool
+	// RunUnreported, with Run, also requires the stored run to have no
+	// agent report yet: routing that read none decided without one, and a
+	// report that landed after its read (drover_block, drover_ask_human,
+	// drover_done) refuses the write with ErrConflict, so routing reads
+	// and decides again with the report.
+	RunUnreported bool
 	Events        []board.Event
 	Comments      []board.Comment
 	Outbox        []OutboxItem
@@ -176,6 +182,41 @@ type AgentCall struct {
 	// Report is stored on the run; the change is refused with ErrConflict
 	// when the run has a report already (one block, ask or done per run).
 	Report *board.AgentReport
+	// Bound, when set, caps what the call adds: the change is refused with
+	// a *LimitError when the run, or the card, holds that many already.
+	Bound *AgentBound
+}
+
+// AgentBound caps the agent-written rows of one kind a call may add to:
+// comments (the comments table, by an agent:… author) or progress notes
+// (agent_progress events). A negative cap is no cap.
+type AgentBound struct {
+	Kind    string // BoundComments or BoundProgress
+	PerRun  int
+	PerCard int
+}
+
+// Kinds of agent-written rows an AgentBound caps.
+const (
+	BoundComments = "comments"
+	BoundProgress = "progress notes"
+)
+
+// LimitError refuses an agent's call that would pass an AgentBound: the
+// run (or the card) holds Count of Kind already, the cap being Limit.
+type LimitError struct {
+	Kind    string
+	PerCard bool // the card's cap, else the run's
+	Limit   int
+	Count   int
+}
+
+func (e *LimitError) Error() string {
+	scope := "this run"
+	if e.PerCard {
+		scope = "this card"
+	}
+	return fmt.Sprintf("%s holds %d agent %s already; the limit is %d", scope, e.Count, e.Kind, e.Limit)
 }
 
 // CycleError refuses a Change with CheckBlockers whose card would wait on

@@ -10,6 +10,7 @@ package tracing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -86,6 +87,11 @@ func checkEnv() (grpc bool, err error) {
 	if v := strings.TrimSpace(os.Getenv("OTEL_TRACES_EXPORTER")); v != "" && v != "otlp" {
 		return false, fmt.Errorf("traces: OTEL_TRACES_EXPORTER=%q: drover exports traces with otlp only; set it to otlp, or to none for no traces", v)
 	}
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"} {
+		if err := checkEndpoint(k); err != nil {
+			return false, err
+		}
+	}
 	for _, k := range []string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
 		// The traces-specific variable wins over the general one.
 		switch v := strings.TrimSpace(os.Getenv(k)); v {
@@ -102,6 +108,35 @@ func checkEnv() (grpc bool, err error) {
 	return false, nil
 }
 
+// checkEndpoint refuses an endpoint variable that is set but is not an
+// http or https URL with a host: the exporter would otherwise fall back to
+// its default endpoint and send the spans where nobody asked.
+func checkEndpoint(k string) error {
+	v := strings.TrimSpace(os.Getenv(k))
+	if v == "" {
+		return nil
+	}
+	fix := "set it to the collector's URL, e.g. http://127.0.0.1:4318 (gRPC: http://127.0.0.1:4317), or unset it for no traces"
+	u, err := url.Parse(v)
+	if err != nil {
+		return fmt.Errorf("traces: %s is not a URL (%v): %s", k, redactedErr(err, v), fix)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("traces: %s=%q is not an http:// or https:// URL with a host: %s", k, u.Redacted(), fix)
+	}
+	return nil
+}
+
+// redactedErr is url.Parse's error without the value it quotes (it may
+// carry credentials).
+func redactedErr(err error, v string) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return strings.ReplaceAll(err.Error(), v, "…")
+}
+
 // endpoint is the configured endpoint without credentials, for the
 // start-up log line.
 func endpoint() string {
@@ -111,7 +146,7 @@ func endpoint() string {
 	}
 	u, err := url.Parse(v)
 	if err != nil {
-		return "(unparsable)"
+		return "(not a URL)" // checkEnv refused it before
 	}
 	u.User = nil
 	return u.Redacted()

@@ -152,3 +152,27 @@ func TestRefusesUnknownProtocolsAndExporters(t *testing.T) {
 		}
 	}
 }
+
+// An endpoint that is not an http(s) URL with a host is refused, naming
+// the variable and the form it takes, instead of exporting to the SDK's
+// default endpoint; a password in it is not repeated.
+func TestRefusesAnEndpointThatIsNotAURL(t *testing.T) {
+	for _, c := range []struct{ env []string }{
+		{[]string{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://[::1"}},
+		{[]string{"OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318"}},
+		{[]string{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://u:s3cret@%zz"}},
+		{[]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "/v1/traces"}},
+	} {
+		otelEnv(t, c.env...)
+		_, err := tracing.Setup(context.Background(), quiet)
+		if err == nil || !strings.Contains(err.Error(), c.env[0]) || !strings.Contains(err.Error(), "http://127.0.0.1:4318") {
+			t.Fatalf("%v: err = %v, want it to name %s and show the form it takes", c.env, err, c.env[0])
+		}
+		if strings.Contains(err.Error(), "s3cret") {
+			t.Fatalf("%v: the error repeats the password: %v", c.env, err)
+		}
+		if _, sdk := otel.GetTracerProvider().(*sdktrace.TracerProvider); sdk {
+			t.Fatal("a refused endpoint installed a provider")
+		}
+	}
+}

@@ -75,6 +75,11 @@ func (w *Deliverer) Tick(ctx context.Context) (delivered, failed int, err error)
 		return rows[i].ID < rows[j].ID
 	})
 	held := map[string]time.Time{} // card → when its oldest pending row is due
+	// suspect is a failed row not yet known to be the tracker's trouble or
+	// its own card's: a row of another card that the tracker takes next
+	// says it was the card's (only that card's rows wait); one that fails
+	// too says it is the tracker's (every row waits).
+	var suspect *failure
 	for i, it := range rows {
 		if at, ok := held[it.CardID]; ok {
 			if err := w.wait(ctx, it, at, "waits for an older projection of the card"); err != nil {
@@ -95,28 +100,56 @@ func (w *Deliverer) Tick(ctx context.Context) (delivered, failed int, err error)
 			}
 			continue
 		}
-		res, stop := w.deliver(ctx, it)
+		res, f := w.deliver(ctx, it)
 		if err := w.Store.MarkOutbox(ctx, it.ID, res); err != nil {
 			return delivered, failed, fmt.Errorf("tracker: recording delivery of %s: %w", it.Key, err)
 		}
 		if res.Delivered {
 			delivered++
+			if suspect != nil {
+				// The tracker answers: the earlier failure was its card's.
+				w.log().Warn("tracker: a projection of one card fails while the others go through; only that card's wait",
+					"card_id", suspect.row.CardID, "key", suspect.row.Key, "until", suspect.res.NextAt, "error", suspect.err)
+				suspect = nil
+			}
 			continue
 		}
 		failed++
 		held[it.CardID] = res.NextAt
-		if stop {
-			// The tracker is the trouble: the other due rows wait too, so
-			// they do not crowd the due rows the notifier reads.
-			for _, rest := range rows[i+1:] {
-				if err := w.wait(ctx, rest, res.NextAt, "waits for the tracker: "+res.Error); err != nil {
-					return delivered, failed, err
-				}
-			}
-			return delivered, failed, nil
+		if f == nil {
+			continue
 		}
+		f.row, f.res = it, res
+		if !f.limited && (suspect == nil || suspect.row.CardID == it.CardID) {
+			suspect = f // try another card's row before blaming the tracker
+			continue
+		}
+		// The tracker is the trouble (a rate limit, or two cards failing in
+		// a row): the other due rows wait too, so they do not crowd the due
+		// rows the notifier reads.
+		w.hold(res.NextAt, f.log, f.err, true)
+		for _, rest := range rows[i+1:] {
+			if err := w.wait(ctx, rest, res.NextAt, "waits for the tracker: "+res.Error); err != nil {
+				return delivered, failed, err
+			}
+		}
+		return delivered, failed, nil
+	}
+	if suspect != nil {
+		// No other card's row to tell by: the row waits on its own backoff
+		// (the tracker's trouble or the card's, one try each time).
+		w.hold(suspect.res.NextAt, suspect.log, suspect.err, false)
 	}
 	return delivered, failed, nil
+}
+
+// failure is a row the tracker failed for its own sake (not refused).
+type failure struct {
+	row     store.OutboxItem
+	res     store.OutboxResult
+	err     error
+	log     *slog.Logger
+	limited bool // a rate limit: the tracker's by definition
 }
 
 // wait moves a row's next try to at without spending one of its attempts.
@@ -141,43 +174,42 @@ func firstOf(rows []store.OutboxItem) (store.OutboxItem, bool) {
 	return store.OutboxItem{}, false
 }
 
-// deliver applies one row's projection and says how to record it; stop is
-// true when the tracker itself is the trouble (no other row is tried now).
-func (w *Deliverer) deliver(ctx context.Context, it store.OutboxItem) (store.OutboxResult, bool) {
+// deliver applies one row's projection and says how to record it; f is
+// set when the tracker failed for its own sake (a rate limit, an outage, or
+// this row's card alone: Tick tells which).
+func (w *Deliverer) deliver(ctx context.Context, it store.OutboxItem) (store.OutboxResult, *failure) {
 	now := w.now()
 	log := w.log().With("card_id", it.CardID, "key", it.Key, "event", it.Event, "attempt", it.Attempts+1)
 	var pr Projection
 	if err := json.Unmarshal(it.Payload, &pr); err != nil || pr.IssueID == "" {
-		return store.OutboxResult{At: now, Dead: true, Error: fmt.Sprintf("payload is not a tracker projection: %v", err)}, false
+		return store.OutboxResult{At: now, Dead: true, Error: fmt.Sprintf("payload is not a tracker projection: %v", err)}, nil
 	}
 	err := w.apply(ctx, pr)
 	if err == nil {
 		w.recovered(log)
 		log.Info("tracker projection delivered", "issue", pr.IssueKey, "to", pr.To, "comment", pr.Comment != "")
-		return store.OutboxResult{Delivered: true, At: now}, false
+		return store.OutboxResult{Delivered: true, At: now}, nil
 	}
 	var rl *RateLimitError
 	switch {
 	case errors.As(err, &rl):
 		// Waiting: a rate limit spends none of the row's attempts.
-		w.hold(rl.Until, log, err)
-		return store.OutboxResult{At: now, NextAt: rl.Until, Error: err.Error(), Waiting: true}, true
+		return store.OutboxResult{At: now, NextAt: rl.Until, Error: err.Error(), Waiting: true}, &failure{err: err, log: log, limited: true}
 	case errors.Is(err, ErrRefused):
 		log.Warn("tracker refused a projection; the card stays where drover put it", "issue", pr.IssueKey, "error", err)
 		w.recordRefusal(ctx, it, pr, err, now)
 		if w.Refused != nil {
 			w.Refused(fmt.Sprintf("%s refused showing %s of %s: %v", w.Tracker.Kind(), describe(pr), pr.Identifier, err))
 		}
-		return store.OutboxResult{At: now, Dead: true, Error: "refused: " + err.Error()}, false
+		return store.OutboxResult{At: now, Dead: true, Error: "refused: " + err.Error()}, nil
 	}
 	r := notify.Retry{MaxAttempts: w.MaxAttempts, BaseBackoff: w.BaseBackoff, MaxBackoff: w.MaxBackoff}
 	if r.Dead(it.Attempts + 1) {
 		log.Error("tracker projection dead: delivery abandoned", "error", err)
-		return store.OutboxResult{At: now, Dead: true, Error: err.Error()}, true
+		return store.OutboxResult{At: now, Dead: true, Error: err.Error()}, &failure{err: err, log: log}
 	}
 	next := now.Add(r.Backoff(it.Attempts+1, 0))
-	w.hold(next, log, err)
-	return store.OutboxResult{At: now, NextAt: next, Error: err.Error()}, true
+	return store.OutboxResult{At: now, NextAt: next, Error: err.Error()}, &failure{err: err, log: log}
 }
 
 // apply makes the tracker show pr: the move, then the comment.
@@ -212,12 +244,13 @@ func describe(pr Projection) string {
 	return "a comment"
 }
 
-// hold stops deliveries until t; the first failure of an outage is logged
-// as an error, the rest are not (reported once).
-func (w *Deliverer) hold(t time.Time, log *slog.Logger, err error) {
+// hold stops every delivery until t when all is set (the tracker is the
+// trouble); the first failure of an outage is logged as an error, the rest
+// are not (reported once).
+func (w *Deliverer) hold(t time.Time, log *slog.Logger, err error, all bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if t.After(w.until) {
+	if all && t.After(w.until) {
 		w.until = t
 	}
 	if !w.down {

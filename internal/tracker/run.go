@@ -20,8 +20,8 @@ type Runner struct {
 	Lead func(ctx context.Context) (bool, error)
 	// Interval is the poll interval (read each time; hot reload).
 	Interval func() time.Duration
-	// Synced is called after a sync pass that may have changed cards (the
-	// dispatcher's Refresh).
+	// Synced is called after each sync pass, which may have changed cards
+	// (the dispatcher's Refresh).
 	Synced func()
 	Log    *slog.Logger
 
@@ -69,9 +69,10 @@ func (r *Runner) lead(ctx context.Context) bool {
 func (r *Runner) poll(ctx context.Context) {
 	for {
 		if r.lead(ctx) {
-			if err := r.Syncer.Pass(ctx); err != nil && ctx.Err() == nil {
-				r.log().Debug("tracker sync pass failed", "error", err)
-			} else if r.Synced != nil {
+			// A failed pass is the Syncer's to report (Status, an error
+			// line); what it wrote before it stopped may still need a tick.
+			_ = r.Syncer.Pass(ctx)
+			if r.Synced != nil {
 				r.Synced()
 			}
 		}

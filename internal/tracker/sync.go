@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/operator"
 	"github.com/drover-dev/drover/internal/store"
 )
@@ -34,16 +35,26 @@ import (
 //     parked: a person's comment is the answer.
 //
 // A failing tracker touches no card: the pass ends, the outage is reported
-// once (Status, the log) and the next poll tries again.
+// once (Status, the log) and the next poll tries again. A fault in one
+// issue's data touches only that issue's card (isolate.go): what can be
+// taken is taken (an answer with its terminal escapes removed), the rest
+// is skipped with a tracker_fault event on the card and an entry in Faults,
+// and the pass goes on with the other issues. A pass that fails for any
+// other reason (the store) is reported through Status too.
 type Syncer struct {
 	Store   store.Store
 	Tracker Tracker
 	Board   func() board.Board
 	Log     *slog.Logger // names the tracker (With("tracker", kind)); the lines add only their own attributes
 	Now     func() time.Time
-	// Status is told the tracker's trouble ("" when it is fine again); the
-	// dispatcher shows it on its node row (drover status errors[]).
+	// Status is told the tracker's trouble, or why the last pass failed
+	// ("" when a pass went through again); the dispatcher shows it on its
+	// node row (drover status errors[], tracker_error).
 	Status func(msg string)
+	// Faults is told the issues whose data the sync could not take as it
+	// is, each time that list changes (nil: none); the dispatcher shows
+	// them on its node row (drover status errors[], tracker_fault).
+	Faults func([]Fault)
 	// OwnLabels are the labels drover itself sets (tracker.roles): they say
 	// where drover put the card, not what the issue asks, so a card does
 	// not copy them (nor is it edited each time drover moves it).
@@ -53,7 +64,10 @@ type Syncer struct {
 	downAt  time.Time // when the current outage began (zero: none)
 	until   time.Time // a rate limit defers polling until then
 	lastErr string
-	dirty   bool // the last changed pass did not finish
+	dirty   bool // the last changed pass did not finish, or left an issue to read again
+	// faults are the issues whose data the last passes could not take,
+	// by faultKey (what Faults was last told).
+	faults map[string]Fault
 }
 
 // Deferred says until when a rate limit holds polling.
@@ -63,24 +77,39 @@ func (s *Syncer) Deferred() time.Time {
 	return s.until
 }
 
-// Pass runs one sync. The error is the store's or the tracker's; either way
-// nothing half-done is left (each card write is its own transaction).
+// Pass runs one sync. The error is the store's or the tracker's, and is
+// reported through Status as well; either way nothing half-done is left
+// (each card write is its own transaction). An issue whose data cannot be
+// taken is no error of the pass: it is shown on its card and in Faults.
 func (s *Syncer) Pass(ctx context.Context) error {
 	if now := s.now(); now.Before(s.Deferred()) {
 		return nil
 	}
 	issues, changed, err := s.Tracker.Candidates(ctx)
 	if err != nil {
-		return s.trouble(err)
+		return s.trouble(ctx, err)
 	}
-	s.fine()
 	if !changed && !s.dirty {
+		s.fine()
 		return nil
 	}
 	// Until this pass ends well, the next one looks again even if the
 	// tracker says nothing changed: what it already told is not lost.
 	s.dirty = true
-	b := s.Board()
+	p := s.begin()
+	err = p.run(ctx, issues)
+	s.end(p, err == nil)
+	if err != nil {
+		return s.failed(ctx, err)
+	}
+	s.dirty = p.again
+	s.fine()
+	return nil
+}
+
+// run is one pass over the candidates and the cards that left them.
+func (p *pass) run(ctx context.Context, issues []Issue) error {
+	s, b := p.s, p.b
 	cards, err := s.Store.ListCards(ctx, store.CardFilter{Tracked: true})
 	if err != nil {
 		return err
@@ -95,20 +124,39 @@ func (s *Syncer) Pass(ctx context.Context) error {
 	var fresh []Issue
 	for _, is := range issues {
 		seen[is.ID] = true
-		if _, ok := byKey[is.ID]; !ok {
-			c, err := s.create(ctx, b, is)
-			if err != nil {
-				if errors.Is(err, store.ErrConflict) {
-					continue // another process created it first
-				}
+		c, had := byKey[is.ID]
+		if is.Fault != "" {
+			// Read only in part: its card keeps its last good input.
+			if err := p.fault(ctx, is, cardPtr(c, had), stageRead, "", is.Fault, true); err != nil {
 				return err
+			}
+			if had {
+				fresh = append(fresh, is) // its answer does not depend on what could not be read
+			}
+			continue
+		}
+		if !had {
+			c, err := s.create(ctx, b, is)
+			switch {
+			case errors.Is(err, store.ErrConflict):
+				continue // another process created it first
+			case err != nil:
+				if err := p.contain(ctx, is, nil, stageCreate, err); err != nil {
+					return err
+				}
+				continue
 			}
 			byKey[is.ID] = c
 		}
 		fresh = append(fresh, is)
 	}
 	for _, is := range fresh {
-		if err := s.update(ctx, b, byKey, is); err != nil {
+		c := byKey[is.ID]
+		stage := stageEdit
+		if b.RoleOf(c.State) == board.RoleParked {
+			stage = stageAnswer
+		}
+		if err := p.contain(ctx, is, &c, stage, s.update(ctx, p, b, byKey, is)); err != nil {
 			return err
 		}
 	}
@@ -119,19 +167,40 @@ func (s *Syncer) Pass(ctx context.Context) error {
 		}
 	}
 	slices.Sort(missing)
-	if len(missing) > 0 {
-		got, err := s.Tracker.Refresh(ctx, missing)
-		if err != nil {
-			return s.trouble(err)
-		}
-		for _, id := range missing {
-			if err := s.gone(ctx, b, byKey[id], got, id); err != nil {
+	if len(missing) == 0 {
+		return nil
+	}
+	got, failed, err := p.refresh(ctx, missing)
+	if err != nil {
+		return err
+	}
+	for _, id := range missing {
+		c := byKey[id]
+		is := Issue{ID: id, Key: c.External.Key, URL: c.External.URL}
+		if ferr, ok := failed[id]; ok {
+			if err := p.contain(ctx, is, &c, stageRefresh, ferr); err != nil {
 				return err
 			}
+			continue
+		}
+		if got, ok := got[id]; ok && got.Fault != "" {
+			if err := p.fault(ctx, got, &c, stageRead, "", got.Fault, true); err != nil {
+				return err
+			}
+			continue // not known to be closed: the card keeps its course
+		}
+		if err := p.contain(ctx, is, &c, stageClose, s.gone(ctx, b, c, got, id)); err != nil {
+			return err
 		}
 	}
-	s.dirty = false
 	return nil
+}
+
+func cardPtr(c board.Card, ok bool) *board.Card {
+	if !ok {
+		return nil
+	}
+	return &c
 }
 
 func (s *Syncer) actor() string { return "tracker:" + s.Tracker.Kind() }
@@ -180,13 +249,16 @@ func (s *Syncer) create(ctx context.Context, b board.Board, is Issue) (board.Car
 
 // update copies changed fields of an issue onto its card while the card is
 // unclaimed and outside a sink, and answers a parked card from a comment.
-func (s *Syncer) update(ctx context.Context, b board.Board, byKey map[string]board.Card, is Issue) error {
+func (s *Syncer) update(ctx context.Context, p *pass, b board.Board, byKey map[string]board.Card, is Issue) error {
 	c := byKey[is.ID]
 	role := b.RoleOf(c.State)
 	// Trackers stamp whole seconds: an update in the second the card was
 	// parked may be the answer.
 	if role == board.RoleParked && !is.UpdatedAt.Before(c.UpdatedAt.Truncate(time.Second)) {
-		return s.answer(ctx, b, c, is)
+		return p.answer(ctx, b, c, is)
+	}
+	if is.Fault != "" {
+		return nil // read only in part: no edit is copied from it
 	}
 	// A blocked card takes the edit too (it is not moved): fixing the issue
 	// and resuming the card runs the fixed input.
@@ -250,32 +322,6 @@ func (s *Syncer) blockers(byKey map[string]board.Card, is Issue, self string) []
 	return out
 }
 
-// answer takes a person's comment made since the card was parked as the
-// answer to its question.
-func (s *Syncer) answer(ctx context.Context, b board.Board, c board.Card, is Issue) error {
-	cs, err := s.Tracker.CommentsSince(ctx, is.ID, c.UpdatedAt)
-	if err != nil {
-		return s.trouble(err)
-	}
-	for _, cm := range cs {
-		if Mine(cm.Body) || strings.TrimSpace(cm.Body) == "" {
-			continue
-		}
-		ops := s.ops(b)
-		ops.Actor = s.actor() + ":" + cm.Author
-		_, err := ops.Answer(ctx, c.ID, cm.Body)
-		var me *board.MoveError
-		if errors.As(err, &me) || errors.Is(err, store.ErrConflict) {
-			return nil // no longer parked
-		}
-		if err == nil {
-			s.log().Info("parked card answered by a tracker comment", "card_id", c.ID, "identifier", c.Identifier, "issue", is.Key, "author", cm.Author)
-		}
-		return err
-	}
-	return nil
-}
-
 // gone handles a card whose issue left the candidates.
 func (s *Syncer) gone(ctx context.Context, b board.Board, c board.Card, got map[string]Issue, id string) error {
 	is, ok := got[id]
@@ -305,40 +351,6 @@ func (s *Syncer) gone(ctx context.Context, b board.Board, c board.Card, got map[
 	return err
 }
 
-// trouble records a failing tracker: a rate limit defers polling; any other
-// failure is an outage, reported once however many polls it lasts.
-func (s *Syncer) trouble(err error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var rl *RateLimitError
-	if errors.As(err, &rl) {
-		s.until = rl.Until
-	}
-	if s.downAt.IsZero() {
-		s.downAt = s.now()
-		s.log().Error("tracker unreachable; no card is touched, polling retries", "error", err) // the caller's logger names the tracker
-	}
-	msg := fmt.Sprintf("%s: %v", s.Tracker.Kind(), err)
-	if msg != s.lastErr && s.Status != nil {
-		s.Status(msg)
-	}
-	s.lastErr = msg
-	return err
-}
-
-func (s *Syncer) fine() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.downAt.IsZero() {
-		s.log().Info("tracker reachable again", "down_for", s.now().Sub(s.downAt).Round(time.Second).String())
-		s.downAt = time.Time{}
-		if s.Status != nil {
-			s.Status("")
-		}
-		s.lastErr = ""
-	}
-}
-
 func (s *Syncer) now() time.Time { return nowOr(s.Now) }
 
 func (s *Syncer) log() *slog.Logger { return logOr(s.Log) }
@@ -349,13 +361,19 @@ var specFence = regexp.MustCompile("(?s)```drover[ \t]*\r?\n(.*?)```")
 
 // cardOf is the card an issue becomes (without state or link), and what
 // keeps it from being one ("" when nothing does). Text a card cannot hold is
-// made to fit (a title is one line, long text is cut) rather than refused:
+// made to fit (a title is one line, long text is cut, control characters
+// in the body are neutralised) rather than refused:
 // only a spec that is not a JSON object is a problem, because guessing what
 // it meant would run an agent on the wrong input.
 func cardOf(is Issue) (board.Card, string) {
 	c := board.Card{Title: oneLine(is.Title), Body: is.Body, Priority: is.Priority, Labels: []string{}, BlockedBy: []string{}, Spec: json.RawMessage("{}")}
 	if c.Title == "" {
-		c.Title = is.Key
+		c.Title = oneLine(is.Key)
+	}
+	if board.ValidateBody(c.Body) != nil {
+		// Pasted terminal output, a stray NUL: its escapes are removed and
+		// other control characters replaced, as the CLI shows agent text.
+		c.Body = excerpt.Terminal(c.Body)
 	}
 	if len(c.Body) > board.MaxBody {
 		c.Body = c.Body[:board.MaxBody]

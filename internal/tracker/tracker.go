@@ -41,6 +41,13 @@ type Issue struct {
 	Priority  int      // 1 highest … 4, 0 none
 	BlockedBy []string // ids of issues this one waits on
 	UpdatedAt time.Time
+	// Fault says what of the issue the tracker could not read (its answer
+	// for it did not decode, its dependencies could not be listed); ""
+	// when it read the whole issue. The syncer makes no card and copies no
+	// edit from an issue with a fault (its card keeps its last good input,
+	// and is not cancelled for it), and shows the fault on the card and in
+	// drover status; the other issues go on.
+	Fault string
 }
 
 // Comment is one comment on an issue.

@@ -109,7 +109,8 @@ func (d *DB) ApplyAll(ctx context.Context, chs []store.Change) ([]error, error) 
 // than the database failing the statement.
 func guardFailed(err error) bool {
 	var cyc *store.CycleError
-	return errors.Is(err, store.ErrConflict) || errors.As(err, &cyc)
+	var le *store.LimitError
+	return errors.Is(err, store.ErrConflict) || errors.As(err, &cyc) || errors.As(err, &le)
 }
 
 func stampEvents(es []board.Event, now time.Time) []board.Event {
@@ -192,6 +193,9 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		if ch.RunMustBeOpen {
 			cond = " AND outcome = ''"
 		}
+		if ch.RunUnreported {
+			cond += " AND report = ''"
+		}
 		a := runArgs(r, now)
 		args := append(append(a[1:], truthArgs(r)...), r.ID)
 		res, err := tx.ExecContext(ctx, d.q(`UPDATE runs SET card_id=?, attempt=?, retry_epoch=?, claim_epoch=?, node=?, agent=?,
@@ -202,6 +206,9 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 			return err
 		}
 		if n, _ := res.RowsAffected(); n != 1 {
+			if ch.RunUnreported {
+				return fmt.Errorf("%w (run %s already has an outcome, or an agent report its routing did not read)", store.ErrConflict, r.ID)
+			}
 			return fmt.Errorf("%w (run %s already has an outcome)", store.ErrConflict, r.ID)
 		}
 	}
@@ -268,8 +275,14 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 	return nil
 }
 
-// agentCall checks that a's run is open and stores its report, once.
+// agentCall checks that a's run is open, that what it adds stays within
+// its bound, and stores its report, once.
 func (d *DB) agentCall(ctx context.Context, tx *sql.Tx, a *store.AgentCall) error {
+	if a.Bound != nil {
+		if err := d.agentBound(ctx, tx, a); err != nil {
+			return err
+		}
+	}
 	if a.Report == nil {
 		var n int
 		if err := tx.QueryRowContext(ctx, d.q(`SELECT COUNT(*) FROM runs WHERE id = ? AND outcome = ''`), a.RunID).Scan(&n); err != nil {
@@ -290,6 +303,51 @@ func (d *DB) agentCall(ctx context.Context, tx *sql.Tx, a *store.AgentCall) erro
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
 		return fmt.Errorf("%w (run %s has ended or has a report already)", store.ErrConflict, a.RunID)
+	}
+	return nil
+}
+
+// agentBound refuses a's call when its run or its card holds its bound's
+// number of agent-written rows already. On PostgreSQL the run's row is
+// locked first, so two calls of one run count one after the other (a card
+// has one live run, so that orders the card's calls too); SQLite has one
+// writer.
+func (d *DB) agentBound(ctx context.Context, tx *sql.Tx, a *store.AgentCall) error {
+	b := a.Bound
+	if d.dialect == postgres {
+		var id string
+		err := tx.QueryRowContext(ctx, d.q(`SELECT id FROM runs WHERE id = ? FOR UPDATE`), a.RunID).Scan(&id)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+	}
+	var perRun, perCard string
+	switch b.Kind {
+	case store.BoundComments:
+		perRun = `SELECT COUNT(*) FROM events WHERE card_id = ? AND run_id = ? AND type = 'commented' AND actor LIKE 'agent:%'`
+		perCard = `SELECT COUNT(*) FROM comments WHERE card_id = ? AND author LIKE 'agent:%'`
+	case store.BoundProgress:
+		perRun = `SELECT COUNT(*) FROM events WHERE card_id = ? AND run_id = ? AND type = 'agent_progress'`
+		perCard = `SELECT COUNT(*) FROM events WHERE card_id = ? AND type = 'agent_progress'`
+	default:
+		return fmt.Errorf("store: unknown agent bound %q", b.Kind)
+	}
+	var n int
+	if b.PerRun >= 0 {
+		if err := tx.QueryRowContext(ctx, d.q(perRun), a.CardID, a.RunID).Scan(&n); err != nil {
+			return err
+		}
+		if n >= b.PerRun {
+			return &store.LimitError{Kind: b.Kind, Limit: b.PerRun, Count: n}
+		}
+	}
+	if b.PerCard >= 0 {
+		if err := tx.QueryRowContext(ctx, d.q(perCard), a.CardID).Scan(&n); err != nil {
+			return err
+		}
+		if n >= b.PerCard {
+			return &store.LimitError{Kind: b.Kind, PerCard: true, Limit: b.PerCard, Count: n}
+		}
 	}
 	return nil
 }

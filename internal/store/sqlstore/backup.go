@@ -129,10 +129,12 @@ type RestoreReport struct {
 }
 
 // Restore replaces the SQLite store at target with the one in from, after
-// CheckFile passes on from. The caller makes sure no serve is live on
-// target. The new store is written beside target (VACUUM INTO, so a
-// write-ahead log beside from is included), synced, and renamed over
-// target in one step; the old store stays as target.bak-TIME.
+// CheckFile passes on from. It holds target's restore lock (lock.go) from
+// start to end: it refuses while any drover process has target open, and
+// no drover process opens target until it is done. The new store is written
+// beside target (VACUUM INTO, so a write-ahead log beside from is
+// included), synced, and renamed over target in one step; the old store
+// stays as target.bak-TIME.
 func Restore(ctx context.Context, from, target string) (RestoreReport, error) {
 	rep := RestoreReport{}
 	info, err := CheckFile(ctx, from)
@@ -145,6 +147,17 @@ func Restore(ctx context.Context, from, target string) (RestoreReport, error) {
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return rep, err
 	}
+	lock, err := exclusiveLock(target)
+	if errors.Is(err, errInUse) {
+		return rep, fmt.Errorf("restore: %s is open in another drover process (a serve, or a command still running): stop it first: %w", target, err)
+	}
+	if err != nil {
+		return rep, fmt.Errorf("restore: %w", err)
+	}
+	if lock != nil {
+		defer lock.Close()
+	}
+	restoring("locked")
 	tmp, err := tempBeside(target)
 	if err != nil {
 		return rep, err
@@ -162,6 +175,7 @@ func Restore(ctx context.Context, from, target string) (RestoreReport, error) {
 	if err := syncFile(tmp); err != nil {
 		return rep, err
 	}
+	restoring("copied")
 	if _, err := os.Stat(target); err == nil {
 		if err := checkpoint(ctx, target); err != nil {
 			return rep, err
@@ -182,6 +196,17 @@ func Restore(ctx context.Context, from, target string) (RestoreReport, error) {
 	info.Path = target
 	rep.FileInfo = info
 	return rep, syncDir(filepath.Dir(target))
+}
+
+// restoreHook, when set (tests only), is called at each step of Restore
+// while it holds the lock: "locked", then "copied" (the new store is
+// written beside the old one, which is not replaced yet).
+var restoreHook func(step string)
+
+func restoring(step string) {
+	if restoreHook != nil {
+		restoreHook(step)
+	}
 }
 
 // checkpoint moves everything in target's write-ahead log into the file

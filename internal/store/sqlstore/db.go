@@ -43,7 +43,8 @@ type DB struct {
 	db      *sql.DB
 	dialect dialect
 	dsn     string
-	path    string // the SQLite file
+	path    string   // the SQLite file
+	lock    *os.File // the shared restore lock (lock.go), nil when none
 	hub     *hub
 	closeMu sync.Once
 	closed  atomic.Bool // Close was called: every later call is unavailable
@@ -89,22 +90,52 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	case strings.HasPrefix(dsn, "sqlite:"):
 		d.dialect = sqlite
 		d.path = strings.TrimPrefix(dsn, "sqlite:")
-		d.db, err = openSQLite(d.path)
+		if err = mkdirFor(d.path); err == nil {
+			d.lock, err = shareLock(d.path)
+		}
+		if err == nil {
+			d.db, err = openSQLite(d.path)
+		}
 	default:
 		return nil, fmt.Errorf("store: %q is not a store DSN; use sqlite:PATH or postgres://USER@HOST:PORT/DB", store.RedactDSN(dsn))
 	}
 	if err != nil {
+		d.unlock()
+		if errors.Is(err, ErrRestoring) {
+			return nil, fmt.Errorf("store: open %s: %w; start again once it is done", store.RedactDSN(dsn), err)
+		}
 		return nil, fmt.Errorf("store: open %s: %w", store.RedactDSN(dsn), err)
 	}
 	if err := d.Ping(ctx); err != nil {
 		d.db.Close()
+		d.unlock()
 		return nil, d.readOnly(err)
 	}
 	if err := d.migrate(ctx); err != nil {
 		d.db.Close()
+		d.unlock()
 		return nil, d.readOnly(err)
 	}
 	return d, nil
+}
+
+// mkdirFor makes the directory of the SQLite file at path.
+func mkdirFor(path string) error {
+	if path == "" {
+		return errors.New("empty path; use sqlite:/path/to/drover.db")
+	}
+	if dir := filepath.Dir(path); dir != "" && !strings.Contains(path, ":memory:") {
+		return os.MkdirAll(dir, 0o755)
+	}
+	return nil
+}
+
+// unlock lets go of the restore lock.
+func (d *DB) unlock() {
+	if d.lock != nil {
+		d.lock.Close()
+		d.lock = nil
+	}
 }
 
 func openSQLite(path string) (*sql.DB, error) {
@@ -150,8 +181,14 @@ func (d *DB) Ping(ctx context.Context) error {
 
 // Close implements store.Store.
 func (d *DB) Close() error {
-	d.closeMu.Do(func() { d.closed.Store(true); close(d.stop) })
-	return d.db.Close()
+	var err error
+	d.closeMu.Do(func() {
+		d.closed.Store(true)
+		close(d.stop)
+		err = d.db.Close()
+		d.unlock()
+	})
+	return err
 }
 
 func (d *DB) migrate(ctx context.Context) error {

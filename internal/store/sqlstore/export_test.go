@@ -12,6 +12,10 @@ import (
 	"github.com/drover-dev/drover/internal/store"
 )
 
+// SetRestoreHookForTest makes Restore call f at each of its steps while it
+// holds the store's restore lock ("locked", "copied"); nil removes it.
+func SetRestoreHookForTest(f func(step string)) { restoreHook = f }
+
 // BulkInsertCardsForTest seeds n cards in one transaction with multi-row
 // INSERTs, for benchmarks that need a large board quickly. card(i) gives
 // card i's title, state, priority, labels…; ids, identifiers (prefix-1…n,

@@ -29,6 +29,7 @@ func TestHistoryQueriesUseIndexes(t *testing.T) {
 		{"old runs", oldRunsSQL(false), []any{now, 10}, []string{"runs_finished", "sqlite_autoindex_runs"}},
 		{"old logs", oldRunsSQL(true), []any{now, 10}, []string{"runs_logged"}},
 		{"settled notifications", pruneOutboxSQL, []any{now, 10}, []string{"outbox_settled"}},
+		{"a window of comments", agentCommentsWindowSQL, []any{"", 10}, []string{"sqlite_autoindex_comments"}},
 		{"a card's events", `SELECT seq FROM events WHERE seq > ? AND card_id = ? ORDER BY seq DESC LIMIT 20`, []any{0, "c"}, []string{"events_card"}},
 		{"today's runs", `SELECT id FROM runs WHERE claimed_at >= ? ORDER BY claimed_at DESC, id DESC LIMIT 5000`, []any{now}, []string{"runs_claimed"}},
 	} {
@@ -38,7 +39,7 @@ func TestHistoryQueriesUseIndexes(t *testing.T) {
 				t.Errorf("%s: plan does not use %s:\n%s", tc.name, w, plan)
 			}
 		}
-		for _, table := range []string{"events", "runs", "outbox"} {
+		for _, table := range []string{"events", "runs", "outbox", "comments"} {
 			if strings.Contains(plan, "SCAN "+table+"\n") {
 				t.Errorf("%s: plan scans all of %s:\n%s", tc.name, table, plan)
 			}

@@ -75,6 +75,38 @@ func (d *DB) PruneOutbox(ctx context.Context, before time.Time, limit int) (int,
 const pruneOutboxSQL = `DELETE FROM outbox WHERE id IN
  (SELECT id FROM outbox WHERE (delivered_at IS NOT NULL OR dead <> 0) AND created_at < ? ORDER BY created_at LIMIT ?)`
 
+// PruneAgentComments implements store.Pruner: one read of a window of the
+// primary key, one delete of the agents' old comments in it.
+func (d *DB) PruneAgentComments(ctx context.Context, before time.Time, after string, limit int) (int, string, bool, error) {
+	type row struct {
+		id, author string
+		at         int64
+	}
+	rows, err := queryAll(ctx, d, d.db, d.q(agentCommentsWindowSQL), []any{after, limit}, func(s scanner) (row, error) {
+		var r row
+		err := s.Scan(&r.id, &r.author, &r.at)
+		return r, err
+	})
+	if err != nil || len(rows) == 0 {
+		return 0, after, true, err
+	}
+	var ids []string
+	for _, r := range rows {
+		if r.at < ms(before) && strings.HasPrefix(r.author, "agent:") {
+			ids = append(ids, r.id)
+		}
+	}
+	last := rows[len(rows)-1]
+	done := len(rows) < limit || last.at >= ms(before)
+	if len(ids) == 0 {
+		return 0, last.id, done, nil
+	}
+	n, err := d.execCount(ctx, `DELETE FROM comments WHERE id IN (`+marks(len(ids))+`)`, strArgs(ids)...)
+	return n, last.id, done, err
+}
+
+const agentCommentsWindowSQL = `SELECT id, author, at FROM comments WHERE id > ? ORDER BY id LIMIT ?`
+
 // CountPrunable implements store.Pruner. Counting events scans them: it is
 // for `drover gc --dry-run`, not for the leader's passes.
 func (d *DB) CountPrunable(ctx context.Context, c store.Cutoffs) (store.Prunable, error) {
@@ -87,6 +119,9 @@ func (d *DB) CountPrunable(ctx context.Context, c store.Cutoffs) (store.Prunable
 			return p, err
 		}
 		if err := count(&p.Outbox, `SELECT COUNT(*) FROM outbox WHERE (delivered_at IS NOT NULL OR dead <> 0) AND created_at < ?`, ms(c.Events)); err != nil {
+			return p, err
+		}
+		if err := count(&p.Comments, `SELECT COUNT(*) FROM comments WHERE author LIKE 'agent:%' AND at < ?`, ms(c.Events)); err != nil {
 			return p, err
 		}
 	}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -57,12 +58,22 @@ func testRetention(t *testing.T, s store.Store) {
 		}
 	}
 
+	// Agents' comments go with the events; people's stay.
+	must(t, s.Apply(ctx, store.Change{Comments: []board.Comment{
+		{CardID: a.ID, Author: "agent:claude", Body: "old note 1", At: old},
+		{CardID: b.ID, Author: "agent:codex", Body: "old note 2", At: old.Add(time.Minute)},
+		{CardID: a.ID, Author: "operator", Body: "old human comment", At: old},
+		{CardID: a.ID, Author: "tracker:github:alice", Body: "old answer", At: old},
+		{CardID: a.ID, Author: "agent:claude", Body: "recent note", At: now},
+	}}))
+
 	cut := store.Cutoffs{Events: cutoff, Runs: cutoff, Logs: cutoff}
 	got, err := p.CountPrunable(ctx, cut)
 	must(t, err)
 	// Runs a1, a2, b2; logs of a1, b2; five old events (the cards' "created"
-	// events are recent); the delivered and the dead notification.
-	if want := (store.Prunable{Events: 5, Outbox: 2, Runs: 3, Logs: 2}); got != want {
+	// events are recent); the delivered and the dead notification; the two
+	// old agent comments.
+	if want := (store.Prunable{Events: 5, Outbox: 2, Comments: 2, Runs: 3, Logs: 2}); got != want {
 		t.Errorf("CountPrunable = %+v, want %+v", got, want)
 	}
 
@@ -122,6 +133,33 @@ func testRetention(t *testing.T, s store.Store) {
 	keys := sortedBy(items, func(it store.OutboxItem) string { return it.Key })
 	if n != 2 || fmt.Sprint(keys) != "[pending recent]" {
 		t.Errorf("PruneOutbox deleted %d, left %v; want 2, left pending and recent", n, keys)
+	}
+
+	// A window of two at a time: the first holds both old agent notes, the
+	// next the people's, the last the recent note, which ends it.
+	var cbatches []int
+	for after, done := "", false; !done; {
+		var n int
+		n, after, done, err = p.PruneAgentComments(ctx, cutoff, after, 2)
+		must(t, err)
+		cbatches = append(cbatches, n)
+		if len(cbatches) > 5 {
+			t.Fatal("PruneAgentComments never says it is done")
+		}
+	}
+	if fmt.Sprint(cbatches) != "[2 0 0]" {
+		t.Errorf("PruneAgentComments batches = %v, want [2 0 0]", cbatches)
+	}
+	var bodies []string
+	for _, id := range []string{a.ID, b.ID} {
+		cs, err := s.ListComments(ctx, id)
+		must(t, err)
+		for _, c := range cs {
+			bodies = append(bodies, c.Body)
+		}
+	}
+	if slices.Sort(bodies); fmt.Sprint(bodies) != "[old answer old human comment recent note]" {
+		t.Errorf("comments kept %q, want people's and the recent agent note", bodies)
 	}
 
 	if r, err := p.LastGC(ctx); err != nil || r != nil {

@@ -55,6 +55,8 @@ func Run(t *testing.T, open Opener) {
 		{"Progress", testProgress},
 		{"RunLaunch", testRunLaunch},
 		{"AgentReportOnce", testAgentReportOnce},
+		{"LateReportRefusesRouting", testLateReportRefusesRouting},
+		{"AgentBounds", testAgentBounds},
 		{"AgentCallFencing", testAgentCallFencing},
 		{"Events", testEvents},
 		{"Comments", testComments},

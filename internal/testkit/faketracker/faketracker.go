@@ -34,6 +34,8 @@ type Base[K, R any] struct {
 	faults  []*Fault[K]
 	log     []R
 	refused map[string]bool
+	failing map[string]bool
+	corrupt map[string]bool
 }
 
 // Start starts the server. Each request is read whole, then answered by
@@ -86,23 +88,44 @@ func (b *Base[K, R]) Inject(f Fault[K]) {
 	b.Unlock()
 }
 
-// Up clears every fault.
+// Up clears every fault, FailFor's too.
 func (b *Base[K, R]) Up() {
 	b.Lock()
 	b.faults = nil
+	b.failing = nil
+	b.corrupt = nil
 	b.Unlock()
 }
+
+// Corrupt makes the fake send issue id, wherever it answers with it, with
+// a field of the wrong type (data drover cannot read), until Up.
+func (b *Base[K, R]) Corrupt(id string) { b.mark(&b.corrupt, id) }
+
+// Corrupted reports whether issue id is sent corrupt. The caller holds the
+// lock.
+func (b *Base[K, R]) Corrupted(id string) bool { return b.corrupt[id] }
+
+// FailFor makes the fake fail (a 5xx) every request about issue id, alone
+// or in a batch, until Up: the tracker failing for one issue only.
+func (b *Base[K, R]) FailFor(id string) { b.mark(&b.failing, id) }
+
+// Fails reports whether requests about issue id fail. The caller holds the
+// lock.
+func (b *Base[K, R]) Fails(id string) bool { return b.failing[id] }
 
 // Refuse makes the fake refuse the write that shows name (GitHub: adding
 // the label answers 422; Linear: issueUpdate to the state answers
 // success: false), as a tracker refuses a transition.
-func (b *Base[K, R]) Refuse(name string) {
+func (b *Base[K, R]) Refuse(name string) { b.mark(&b.refused, name) }
+
+// mark adds key to the set under the lock.
+func (b *Base[K, R]) mark(set *map[string]bool, key string) {
 	b.Lock()
 	defer b.Unlock()
-	if b.refused == nil {
-		b.refused = map[string]bool{}
+	if *set == nil {
+		*set = map[string]bool{}
 	}
-	b.refused[name] = true
+	(*set)[key] = true
 }
 
 // Refuses reports whether the write that shows name is refused. The

@@ -2,6 +2,8 @@ package github
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -34,6 +36,43 @@ type wire struct {
 	} `json:"issue_dependencies_summary"`
 	UpdatedAt time.Time  `json:"updated_at"`
 	ClosedAt  *time.Time `json:"closed_at"`
+}
+
+// item is one issue of a listing as GitHub sent it: the issue, or, when
+// its JSON does not decode as an issue, the fault with what could be read
+// of it (its number and address).
+type item struct {
+	w     wire
+	fault string
+}
+
+// decodeItems reads a listing one issue at a time, so one issue GitHub
+// sends in a shape drover cannot read holds only that issue. An item
+// without even a number is the answer's fault, as a body that is not a
+// list is.
+func decodeItems(method, path string, r response) ([]item, error) {
+	var raws []json.RawMessage
+	if err := decode(method, path, r, &raws); err != nil {
+		return nil, err
+	}
+	out := make([]item, 0, len(raws))
+	for _, raw := range raws {
+		var w wire
+		err := json.Unmarshal(raw, &w)
+		if err == nil {
+			out = append(out, item{w: w})
+			continue
+		}
+		var id struct {
+			Number  int    `json:"number"`
+			HTMLURL string `json:"html_url"`
+		}
+		if json.Unmarshal(raw, &id) != nil || id.Number <= 0 {
+			return nil, fmt.Errorf("%w: %s %s: malformed answer: an item that is not an issue: %v", tracker.ErrUnavailable, method, path, err)
+		}
+		out = append(out, item{w: wire{Number: id.Number, HTMLURL: id.HTMLURL}, fault: "GitHub's answer for it does not decode as an issue (" + err.Error() + "); its card keeps its last good input"})
+	}
+	return out, nil
 }
 
 func (t *Tracker) issueOf(w wire) tracker.Issue {
@@ -81,7 +120,10 @@ func (t *Tracker) Candidates(ctx context.Context) ([]tracker.Issue, bool, error)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.c.now()
-	if t.cache == nil || now.Sub(t.lastFull) >= t.fullEvery {
+	// An issue read only in part is read again from the whole listing
+	// (conditional pages), not left to the hourly one: a delta lists it
+	// again only when it changes.
+	if t.cache == nil || now.Sub(t.lastFull) >= t.fullEvery || t.partial() {
 		old := t.cache
 		if err := t.full(ctx); err != nil {
 			return nil, false, err
@@ -94,6 +136,16 @@ func (t *Tracker) Candidates(ctx context.Context) ([]tracker.Issue, bool, error)
 		return nil, false, err
 	}
 	return t.list(), changed, nil
+}
+
+// partial reports whether a cached issue carries a fault.
+func (t *Tracker) partial() bool {
+	for _, is := range t.cache {
+		if is.Fault != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func (t *Tracker) list() []tracker.Issue {
@@ -112,7 +164,7 @@ func (t *Tracker) list() []tracker.Issue {
 // page is one page of a full listing as last read.
 type page struct {
 	etag  string
-	items []wire
+	items []item
 	next  string
 }
 
@@ -144,7 +196,7 @@ func (t *Tracker) full(ctx context.Context) error {
 		case r.status == http.StatusNotModified && had:
 			pg = old
 		case r.status == http.StatusOK:
-			if err := decode(http.MethodGet, path, r, &pg.items); err != nil {
+			if pg.items, err = decodeItems(http.MethodGet, path, r); err != nil {
 				return err
 			}
 			pg.etag, pg.next = r.header.Get("ETag"), t.c.nextLink(r.header)
@@ -152,12 +204,17 @@ func (t *Tracker) full(ctx context.Context) error {
 		default:
 			return fmt.Errorf("%w: listing issues: %d %s", tracker.ErrUnavailable, r.status, message(r.body))
 		}
-		for _, w := range pg.items {
+		for _, it := range pg.items {
+			w := it.w
+			if it.fault != "" {
+				cache[strconv.Itoa(w.Number)] = t.faulty(w, it.fault)
+				continue
+			}
 			is := t.issueOf(w)
 			if t.candidate(w, is) {
-				if old, ok := t.cache[is.ID]; ok && sameIssue(old, is) {
+				if old, ok := t.cache[is.ID]; ok && sameIssue(old, is) && old.Fault == "" {
 					is.BlockedBy = old.BlockedBy // the dependencies read with it still hold
-				} else if err := t.dependencies(ctx, w, &is); err != nil {
+				} else if err := t.dependencies(ctx, w, &is, old); err != nil {
 					return err
 				}
 				cache[is.ID] = is
@@ -199,21 +256,27 @@ func (t *Tracker) delta(ctx context.Context) (bool, error) {
 		if r.status != http.StatusOK {
 			return false, fmt.Errorf("%w: listing changed issues: %d %s", tracker.ErrUnavailable, r.status, message(r.body))
 		}
-		var page []wire
-		if err := decode(http.MethodGet, path, r, &page); err != nil {
+		page, err := decodeItems(http.MethodGet, path, r)
+		if err != nil {
 			return false, err
 		}
 		if first {
 			t.etag = r.header.Get("ETag")
 			first = false
 		}
-		for _, w := range page {
+		for _, it := range page {
+			w := it.w
+			if it.fault != "" {
+				t.cache[strconv.Itoa(w.Number)] = t.faulty(w, it.fault)
+				changed = true
+				continue
+			}
 			is := t.issueOf(w)
 			old, had := t.cache[is.ID]
 			if t.candidate(w, is) {
-				if !had || !sameIssue(old, is) {
+				if !had || !sameIssue(old, is) || old.Fault != "" {
 					changed = true
-					if err := t.dependencies(ctx, w, &is); err != nil {
+					if err := t.dependencies(ctx, w, &is, old); err != nil {
 						return false, err
 					}
 				} else {
@@ -238,13 +301,33 @@ func (t *Tracker) delta(ctx context.Context) (bool, error) {
 	return changed, nil
 }
 
+// faulty is the issue of a listing item GitHub sent in a shape drover
+// cannot read: its number and address, and the fault.
+func (t *Tracker) faulty(w wire, fault string) tracker.Issue {
+	return tracker.Issue{ID: strconv.Itoa(w.Number), Key: fmt.Sprintf("%s#%d", t.cfg.Repo, w.Number), URL: w.HTMLURL, Fault: fault}
+}
+
 // dependencies adds the issues GitHub's issue dependencies say w is
 // blocked by (one request, only for an issue whose summary counts any).
-// A repository without the feature answers 404: nothing to add.
-func (t *Tracker) dependencies(ctx context.Context, w wire, is *tracker.Issue) error {
+// A repository without the feature answers 404: nothing to add. When
+// GitHub fails for that one issue's dependencies (not a rate limit), the
+// issue keeps the blockers it had (old) and carries the fault; the next
+// listing reads them again.
+func (t *Tracker) dependencies(ctx context.Context, w wire, is *tracker.Issue, old tracker.Issue) error {
 	if w.Deps == nil || w.Deps.TotalBlockedBy == 0 {
 		return nil
 	}
+	err := t.listBlockers(ctx, w, is)
+	var rl *tracker.RateLimitError
+	if err == nil || ctx.Err() != nil || errors.As(err, &rl) || !errors.Is(err, tracker.ErrUnavailable) {
+		return err
+	}
+	is.BlockedBy = old.BlockedBy
+	is.Fault = "its dependencies (blocked by) could not be listed: " + err.Error()
+	return nil
+}
+
+func (t *Tracker) listBlockers(ctx context.Context, w wire, is *tracker.Issue) error {
 	p := t.base() + "/issues/" + strconv.Itoa(w.Number) + "/dependencies/blocked_by?per_page=100"
 	r, err := t.c.do(ctx, http.MethodGet, p, nil, nil)
 	if err != nil {
@@ -282,7 +365,8 @@ func sameCache(a, b map[string]tracker.Issue) bool {
 }
 
 func sameIssue(a, b tracker.Issue) bool {
-	return a.UpdatedAt.Equal(b.UpdatedAt) && a.Title == b.Title && a.Body == b.Body && slices.Equal(a.Labels, b.Labels) && a.State == b.State
+	return a.UpdatedAt.Equal(b.UpdatedAt) && a.Title == b.Title && a.Body == b.Body && slices.Equal(a.Labels, b.Labels) && a.State == b.State &&
+		a.Fault == b.Fault
 }
 
 // Refresh implements tracker.Tracker: one GET per issue; 404, 410 (deleted)
@@ -305,10 +389,23 @@ func (t *Tracker) Refresh(ctx context.Context, ids []string) (map[string]tracker
 				return nil, fmt.Errorf("%w: GET %s: the answer has no issue number", tracker.ErrUnavailable, p)
 			}
 			out[id] = t.issueOf(w)
+			if w.State != "open" && w.State != "closed" {
+				is := out[id]
+				is.Fault = fmt.Sprintf("GitHub gives it the state %q, which is neither open nor closed", excerptState(w.State))
+				out[id] = is
+			}
 		case http.StatusNotFound, http.StatusGone, http.StatusMovedPermanently:
 		default:
 			return nil, fmt.Errorf("%w: GET %s: %d %s", tracker.ErrUnavailable, p, r.status, message(r.body))
 		}
 	}
 	return out, nil
+}
+
+// excerptState is a state name as a fault quotes it: one short line.
+func excerptState(s string) string {
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return strings.ToValidUTF8(s, "?")
 }

@@ -111,23 +111,29 @@ func TestSecondaryRateLimitDefersPolling(t *testing.T) {
 	}
 }
 
-// A refresh that fails is an error, never "gone": the card of the closed
-// issue is cancelled only once the close is read.
+// A refresh that fails is never "gone": the card of the closed issue is
+// cancelled only once the close is read. The tracker failing for one
+// issue is that issue's trouble: the pass goes on, the issue is named in
+// the sync's faults, and the next poll reads it again.
 func TestFailedRefreshIsNotGone(t *testing.T) {
 	w := newWorld(t)
 	n := w.issue("x", `{}`)
 	w.SyncOK()
 	w.gh.CloseIssue(n)
 	w.gh.Inject(fake.Fault{Match: func(r fake.Route) bool { return r.Path == base+"/issues/1" }, Status: http.StatusBadGateway, Times: 1})
-	if err := w.Sync.Pass(context.Background()); !errors.Is(err, tracker.ErrUnavailable) {
-		t.Fatalf("refresh during a 502: err = %v", err)
-	}
+	w.SyncOK()
 	if c := w.card(n); c.State != "ready" {
 		t.Fatalf("card %s after a failed refresh, want ready", c.State)
+	}
+	if fs := w.Sync.CurrentFaults(); len(fs) != 1 || fs[0].Issue != "acme/app#1" || fs[0].Stage != "refresh" || !strings.Contains(fs[0].Reason, "502") {
+		t.Fatalf("faults %+v, want the issue's failed refresh", fs)
 	}
 	w.SyncOK()
 	if c := w.card(n); c.State != "cancelled" {
 		t.Fatalf("card %s after the close was read, want cancelled", c.State)
+	}
+	if fs := w.Sync.CurrentFaults(); len(fs) != 0 {
+		t.Fatalf("faults %+v after the issue was read, want none", fs)
 	}
 }
 

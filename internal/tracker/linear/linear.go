@@ -251,6 +251,29 @@ type wire struct {
 	} `json:"inverseRelations"`
 }
 
+// nodes reads a list of issues one node at a time, so one issue Linear
+// sends in a shape drover cannot read holds only that issue: it comes back
+// with its id, identifier and address and the fault. A node without even
+// an id is the answer's fault.
+func (t *Tracker) nodes(op string, raws []json.RawMessage) ([]tracker.Issue, error) {
+	out := make([]tracker.Issue, 0, len(raws))
+	for _, raw := range raws {
+		var w wire
+		err := json.Unmarshal(raw, &w)
+		if err == nil {
+			out = append(out, t.issueOf(w))
+			continue
+		}
+		var id struct{ ID, Identifier, URL string }
+		if json.Unmarshal(raw, &id) != nil || id.ID == "" {
+			return nil, fmt.Errorf("%w: %s: malformed data: a node that is not an issue: %v", tracker.ErrUnavailable, op, err)
+		}
+		out = append(out, tracker.Issue{ID: id.ID, Key: id.Identifier, URL: id.URL,
+			Fault: "Linear's answer for it does not decode as an issue (" + err.Error() + "); its card keeps its last good input"})
+	}
+	return out, nil
+}
+
 func (t *Tracker) issueOf(w wire) tracker.Issue {
 	is := tracker.Issue{ID: w.ID, Key: w.Identifier, URL: w.URL, Title: w.Title, State: w.State.Name, UpdatedAt: w.UpdatedAt,
 		Priority: int(w.Priority)}
@@ -266,6 +289,9 @@ func (t *Tracker) issueOf(w wire) tracker.Issue {
 		}
 	}
 	is.Terminal = containsFold(t.cfg.TerminalStates, w.State.Name) || w.State.Type == "completed" || w.State.Type == "canceled"
+	if w.State.Name == "" {
+		is.Fault = "Linear's answer gives it no workflow state; drover cannot tell whether it is open"
+	}
 	t.teams[w.ID] = w.Team.ID
 	return is
 }
@@ -288,7 +314,7 @@ func (t *Tracker) Candidates(ctx context.Context) ([]tracker.Issue, bool, error)
 	for {
 		var out struct {
 			Issues struct {
-				Nodes    []wire `json:"nodes"`
+				Nodes    []json.RawMessage `json:"nodes"`
 				PageInfo struct {
 					HasNextPage bool   `json:"hasNextPage"`
 					EndCursor   string `json:"endCursor"`
@@ -300,13 +326,16 @@ func (t *Tracker) Candidates(ctx context.Context) ([]tracker.Issue, bool, error)
 			return nil, false, err
 		}
 		t.mu.Lock()
-		for _, w := range out.Issues.Nodes {
-			is := t.issueOf(w)
-			if t.required(is) && !is.Terminal {
+		page, err := t.nodes("DroverCandidates", out.Issues.Nodes)
+		t.mu.Unlock()
+		if err != nil {
+			return nil, false, err
+		}
+		for _, is := range page {
+			if is.Fault != "" || t.required(is) && !is.Terminal {
 				all = append(all, is)
 			}
 		}
-		t.mu.Unlock()
 		if !out.Issues.PageInfo.HasNextPage {
 			break
 		}
@@ -340,17 +369,21 @@ func (t *Tracker) Refresh(ctx context.Context, ids []string) (map[string]tracker
 		batch := ids[start:min(start+pageSize, len(ids))]
 		var got struct {
 			Issues struct {
-				Nodes []wire `json:"nodes"`
+				Nodes []json.RawMessage `json:"nodes"`
 			} `json:"issues"`
 		}
 		if err := t.call(ctx, "DroverIssuesByID", qByIDs, map[string]any{"ids": batch, "first": len(batch)}, &got); err != nil {
 			return nil, err
 		}
 		t.mu.Lock()
-		for _, w := range got.Issues.Nodes {
-			out[w.ID] = t.issueOf(w)
-		}
+		page, err := t.nodes("DroverIssuesByID", got.Issues.Nodes)
 		t.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		for _, is := range page {
+			out[is.ID] = is
+		}
 	}
 	return out, nil
 }

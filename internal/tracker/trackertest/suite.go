@@ -39,6 +39,13 @@ func Run(t *testing.T, kit Kit) {
 		{"ProjectionOutageKeepsOutcome", testProjectionOutage},
 		{"ReconcileAfterARestart", testReconcile},
 		{"ReconcileSkipsPrunedHistory", testReconcilePruned},
+		{"HostileAnswerStopsNothing", testHostileAnswer},
+		{"UnusableAnswerSkippedWithItsReason", testUnusableAnswer},
+		{"TrackerFailingForOneIssueHoldsOnlyIt", testTrackerFailsForOneIssue},
+		{"UnreadableIssueHoldsOnlyItsCard", testUnreadableIssue},
+		{"FailedPassIsATrackerError", testFailedPassShows},
+		{"ProjectionFailingForOneCardHoldsOnlyIt", testProjectionOfOneCardFails},
+		{"HostileIssueChangesNothingElse", testHostileIssueProperty},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, kit) })
 	}

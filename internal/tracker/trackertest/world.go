@@ -8,6 +8,8 @@ package trackertest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -57,6 +59,13 @@ type Fake interface {
 	// Refuse makes the tracker refuse the write that shows shown (a label
 	// or a state).
 	Refuse(shown string)
+	// FailFor makes the tracker fail (a 5xx) every request about issue
+	// id, alone or in a batch, until Up: the tracker failing for that one
+	// issue (its comments, its refresh, writes to it).
+	FailFor(id string)
+	// Corrupt makes the tracker send issue id with a field of the wrong
+	// type (data drover cannot read), until Up.
+	Corrupt(id string)
 	// Calls are the requests since the last call, one line each in the
 	// kind's own terms (Kit.Want compares them).
 	Calls() []string
@@ -161,6 +170,37 @@ func (w *World) Serve() {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = d.Run(ctx) }()
 	w.T.Cleanup(func() { cancel(); <-done })
+}
+
+// Park puts issue id's card in the parked column with question, as a run
+// that asked would (no run is made), and returns it.
+func (w *World) Park(id, question string) board.Card {
+	w.T.Helper()
+	c := w.Card(id)
+	col, _ := w.Cfg.Board.First(board.RoleParked)
+	next := c
+	next.State, next.StateReason = col.Name, "asked: "+question
+	ev := board.Event{CardID: c.ID, Type: board.EvParked, Actor: "dispatcher:n1", Reason: next.StateReason,
+		Data: []byte(fmt.Sprintf(`{"to":%q,"question":%q}`, col.Name, question))}
+	if err := w.Store.Apply(context.Background(), store.Change{Card: &next, Events: []board.Event{ev},
+		Comments: []board.Comment{{CardID: c.ID, Author: "dispatcher:n1", Body: "Question: " + question}}}); err != nil {
+		w.T.Fatal(err)
+	}
+	return w.Card(id)
+}
+
+// Answered is the answer the events of issue id's card record (its last
+// answered event), by whom, and whether there is one.
+func (w *World) Answered(id string) (answer, actor string, ok bool) {
+	w.T.Helper()
+	for _, e := range w.Events(w.Card(id)) {
+		if e.Type == board.EvAnswered {
+			var d struct{ Answer string }
+			_ = json.Unmarshal(e.Data, &d)
+			answer, actor, ok = d.Answer, e.Actor, true
+		}
+	}
+	return answer, actor, ok
 }
 
 // Issue adds an issue whose body carries spec as its ```drover block.

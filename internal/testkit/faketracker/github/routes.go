@@ -57,6 +57,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, body []byte) {
 		writeJSON(w, http.StatusOK, label(rest[1]))
 	case len(rest) == 1 && rest[0] == "issues" && r.Method == http.MethodGet:
 		s.list(w, r)
+	case len(rest) >= 2 && rest[0] == "issues" && s.Fails(rest[1]):
+		writeJSON(w, http.StatusInternalServerError, msg("Server Error"))
 	case len(rest) >= 2 && rest[0] == "issues":
 		n, err := strconv.Atoi(rest[1])
 		is := s.issues[n]
@@ -292,6 +294,9 @@ func (s *Server) wire(is *Issue) map[string]any {
 		m["closed_at"] = is.ClosedAt.Format(time.RFC3339)
 	}
 	m["issue_dependencies_summary"] = map[string]any{"blocked_by": len(is.BlockedBy), "total_blocked_by": len(is.BlockedBy), "blocking": 0, "total_blocking": 0}
+	if s.Corrupted(strconv.Itoa(is.Number)) {
+		m["title"] = 42 // not a string
+	}
 	if is.PullRequest {
 		m["pull_request"] = map[string]any{"url": fmt.Sprintf("%s/repos/%s/%s/pulls/%d", s.URL, s.Owner, s.Repo, is.Number)}
 		m["html_url"] = fmt.Sprintf("https://github.com/%s/%s/pull/%d", s.Owner, s.Repo, is.Number)

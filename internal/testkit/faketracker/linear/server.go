@@ -196,6 +196,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, body []byte) {
 	if s.Faulted(w, req.OperationName) {
 		return
 	}
+	for _, id := range append(strs(req.Variables["ids"]), fmt.Sprint(req.Variables["id"]), fmt.Sprint(req.Variables["issueId"])) {
+		if s.Fails(id) {
+			writeJSON(w, http.StatusInternalServerError, map[string]any{"errors": []any{map[string]any{"message": "Internal server error", "extensions": map[string]any{"code": "INTERNAL_SERVER_ERROR"}}}})
+			return
+		}
+	}
 	if s.APIKey != "" && r.Header.Get("Authorization") != s.APIKey {
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"errors": []any{map[string]any{"message": "Authentication required", "extensions": map[string]any{"code": "AUTHENTICATION_ERROR"}}}})
 		return
@@ -338,7 +344,11 @@ func (s *Server) wire(is *Issue) map[string]any {
 	if is.Description != "" {
 		desc = is.Description
 	}
-	return map[string]any{"id": is.ID, "identifier": is.Identifier, "title": is.Title, "description": desc, "priority": is.Priority,
+	var priority any = is.Priority
+	if s.Corrupted(is.ID) {
+		priority = "high" // not a number
+	}
+	return map[string]any{"id": is.ID, "identifier": is.Identifier, "title": is.Title, "description": desc, "priority": priority,
 		"url": "https://linear.app/acme/issue/" + is.Identifier, "updatedAt": is.UpdatedAt.Format(time.RFC3339Nano),
 		"state": map[string]any{"id": st.ID, "name": st.Name, "type": st.Type}, "team": map[string]any{"id": s.Team},
 		"labels": map[string]any{"nodes": labels}, "inverseRelations": map[string]any{"nodes": rels}}
