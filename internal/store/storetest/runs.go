@@ -269,20 +269,25 @@ func testRunFingerprints(t *testing.T, s store.Store) {
 }
 
 // testAgentGuard: a change guarded on a profile's state version is written
-// only while the state is still at that version (0: no row), and refused
-// whole otherwise.
+// only while the state is still at that version, and refused whole
+// otherwise. A guard on "no row yet" (0) writes the closed row that stands
+// for it.
 func testAgentGuard(t *testing.T, s store.Store) {
 	c := mkCard(t, s, "g", "ready")
 	ev := func(reason string) []board.Event { return []board.Event{{CardID: c.ID, Type: "note", Reason: reason}} }
 	must(t, s.Apply(ctx, store.Change{AgentGuard: &store.AgentGuard{Name: "claude"}, Events: ev("no row yet")}))
-	must(t, s.Apply(ctx, store.Change{AgentState: &store.AgentState{Name: "claude", State: "open", Data: json.RawMessage(`{}`), UpdatedAt: time.Now()}}))
 	states, _ := s.ListAgentStates(ctx)
-	if len(states) != 1 {
-		t.Fatalf("agent states = %+v", states)
+	if len(states) != 1 || states[0].State != "closed" {
+		t.Fatalf("after a guard on no row: agent states = %+v, want one closed row", states)
 	}
+	closedAt := states[0].Version
+	must(t, s.Apply(ctx, store.Change{AgentState: &store.AgentState{Name: "claude", State: "open", Data: json.RawMessage(`{}`), UpdatedAt: time.Now(), Version: closedAt}}))
+	states, _ = s.ListAgentStates(ctx)
 	v := states[0].Version
-	if err := s.Apply(ctx, store.Change{AgentGuard: &store.AgentGuard{Name: "claude"}, Events: ev("stale")}); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("a guard on the version before the write: err = %v, want ErrConflict", err)
+	for _, stale := range []int64{0, closedAt} {
+		if err := s.Apply(ctx, store.Change{AgentGuard: &store.AgentGuard{Name: "claude", Version: stale}, Events: ev("stale")}); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("a guard on version %d, before the write: err = %v, want ErrConflict", stale, err)
+		}
 	}
 	must(t, s.Apply(ctx, store.Change{AgentGuard: &store.AgentGuard{Name: "claude", Version: v}, Events: ev("current")}))
 	evs, _ := s.ListEvents(ctx, store.EventFilter{CardID: c.ID})
