@@ -44,7 +44,7 @@ func (d *Dispatcher) progress(j *job) func(agent.Progress) {
 	capUSD := d.cfg.Load().Limits.MaxCostPerCardUSD
 	var before float64
 	if capUSD > 0 {
-		before, _ = d.cardSpend(context.Background(), j.card)
+		before, _ = cardSpend(context.Background(), d.o.Store, j.card)
 	}
 	return func(p agent.Progress) {
 		mu.Lock()

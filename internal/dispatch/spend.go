@@ -11,9 +11,9 @@ import (
 
 // cardSpend is what a card's runs of its current retry epoch cost, in-flight
 // runs included (resume opens a new epoch, and with it a fresh spend budget).
-func (d *Dispatcher) cardSpend(ctx context.Context, c board.Card) (float64, error) {
+func cardSpend(ctx context.Context, st store.Store, c board.Card) (float64, error) {
 	epoch := c.RetryEpoch
-	runs, err := d.o.Store.ListRuns(ctx, store.RunFilter{CardID: c.ID, RetryEpoch: &epoch})
+	runs, err := st.ListRuns(ctx, store.RunFilter{CardID: c.ID, RetryEpoch: &epoch})
 	if err != nil {
 		return 0, err
 	}
@@ -31,7 +31,7 @@ func (d *Dispatcher) overCardCap(ctx context.Context, cfg *config.Config, c boar
 	if limit <= 0 {
 		return false
 	}
-	spent, err := d.cardSpend(ctx, c)
+	spent, err := cardSpend(ctx, d.o.Store, c)
 	if err != nil || spent < limit {
 		return false
 	}
