@@ -28,7 +28,9 @@ import (
 //     library's error class (text:type=T), each narrowed by the phrase
 //     table within its family, or an errno (text:errno=E); see structure.go;
 //  6. the phrase table (phrase:NAME);
-//  7. the exit code: agent_failed only when there was no text at all,
+//  7. the lexicon (lexicon:TERM): the words each kind is talked about in,
+//     for wording no phrase row has seen (lexicon.go);
+//  8. the exit code: agent_failed only when there was no text at all,
 //     otherwise unknown with the text kept whole in Message.
 func Classify(s Signals, rules []Rule) Classification {
 	text := failureText(s)
@@ -66,7 +68,7 @@ func classify(s Signals, rules []Rule, text string) Classification {
 }
 
 // byText reads a failure's typed fields, then the structure in its error
-// text, then the phrase table.
+// text, then the phrase table, then the lexicon.
 func byText(st Structured, text string, anyProgram bool) (Classification, bool) {
 	if c, ok := byStructured(st, text); ok {
 		return c, true
@@ -82,6 +84,12 @@ func byText(st Structured, text string, anyProgram bool) (Classification, bool) 
 			return Classification{}, false
 		}
 		return Classification{Kind: p.Kind, Source: "phrase:" + p.Name, Message: matchedLine(p, text)}, true
+	}
+	if h, ok := matchLexicon(text, nil); ok {
+		if lookAlike(text, anyProgram) && Spec(h.kind).ProfileLevel() {
+			return Classification{}, false
+		}
+		return Classification{Kind: h.kind, Source: "lexicon:" + h.term}, true
 	}
 	return Classification{}, false
 }

@@ -139,7 +139,7 @@ case "$title:$DROVER_ATTEMPT" in
   changing:1) w=alpha ;; changing:2) w=beta ;; changing:3) w=gamma ;; changing:4) w=delta ;; changing:5) w=epsilon ;;
   *) echo "done"; log_end; exit 0 ;;
 esac
-echo "cannot load the $w plugin" >&2
+echo "the $w gadget would not warm up" >&2
 log_end
 exit 4
 `
