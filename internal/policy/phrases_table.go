@@ -23,9 +23,9 @@ var Phrases = []Phrase{
 	// affords less than the request (OpenRouter's credit check, whose
 	// advice names "a key with a higher monthly limit", hence before the
 	// usage row), an insufficient balance or credit, a budget spent.
-	phrase("credits_gone", `(?i)\binsufficient[ _](balance|credits?|funds)\b|\brequires more credits\b|\bcan only afford\b|\b(out of|no) (api )?credits( left| remaining)?\b|\bcredits? (exhausted|depleted|used up|ran out)\b|\bpayment required\b|\b(account|balance) (is )?(in arrears|overdue)\b|\barrearage\b|\bbilling[ _](hard[ _])?limit\b|\bbudget (has been |is )?(exceeded|exhausted)\b|\b(exceeded|crossed|over) (the |its |your )?budget\b`, KindQuotaExhausted,
+	phrase("credits_gone", `(?i)\binsufficient[ _](balance|credits?|funds)\b|\brequires more credits\b|\bcan only afford\b|\b(out of|no) (api )?credits( left| remaining)?\b|\bcredits? (exhausted|depleted|used up|ran out)\b|\bpayment required\b|\b(account|balance) (is )?(in arrears|overdue)\b|\barrearage\b|\bbilling[ _](hard[ _])?limit\b|\bbudget (has been |is )?(exceeded|exhausted)\b|\b(exceeded|crossed|over) (the |its |your )?budget\b|\bspend(ing)? (limit|cap)\b`, KindQuotaExhausted,
 		"Error: This request requires more credits, or fewer max_tokens. You requested up to 16384 tokens, but can only afford 3919. To increase, visit https://openrouter.ai/settings/credits and upgrade to a paid account",
-		"pc231", "pc232", "pc233", "pc234", "pc235", "pc236", "ho014", "he028"),
+		"pc231", "pc232", "pc233", "pc234", "pc235", "pc236", "ho014", "he028", "hf041"),
 	// A quota or capacity the provider says comes back within seconds is a
 	// rate limit (Google's "You have exhausted your capacity on this model.
 	// Your quota will reset after 53s."); before the usage row.
@@ -46,6 +46,12 @@ var Phrases = []Phrase{
 	phrase("quota_per_minute", `\bquotaId\W+\w*Per(Minute|Second)`, KindRateLimited,
 		`"quotaId": "GenerateContentInputTokensPerModelPerMinute-FreeTier",`,
 		"hc030", "hc078"),
+	// A count of tokens over a limit is the input's size, whatever window
+	// the limit belongs to (Qwen Code's "Session token limit exceeded:
+	// 32,531 tokens > 32,000 limit"): before the usage row.
+	phrase("tokens_over_limit", `(?i)\btoken limit (exceeded|reached)\b`, KindContextExhausted,
+		"Session token limit exceeded: 32,531 tokens > 32,000 limit.",
+		"hf052"),
 	phrase("usage_window", `(?i)\busage[ _]limits?\b|\byou['’]ve hit your (\w+ )?limit\b|\blimits? will reset\b|\b(session|weekly|daily|monthly)\b.{0,30}\b(limit|quota)\b|\blimit reached\b.{0,10}\bresets?\b|(?s:\b(quota|limit)\b.{0,100}\bper day\b)|\bfree (limit reached|usage (exceeded|limit))\b|\bout of (\w+ ){0,2}messages\b|\breset(s)?\s+(after|in)\s+\d+\s?h(ours?)?(\d|\b)|\bquotaId\W+\w*PerDay`, KindUsageLimited,
 		"You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 9:33 PM.",
 		"pc015", "pc016", "pc017", "pc018", "pc151", "pc152", "pc216", "pc219", "codex:usage_limit", "claude:usage_limit_subscription", "hb009", "hb090", "he009", "he013", "he042"),
@@ -117,9 +123,9 @@ var Phrases = []Phrase{
 	// home owned by root, a shared /tmp/claude another user made, a system
 	// settings path): the machine's setup, not the card's sandbox; before
 	// the tool_permission row.
-	phrase("agent_state_denied", `(?i)\b(EACCES|EPERM|permission denied|operation not permitted)\b.{0,40}?\S*(/\.claude\b|/\.claude\.json\b|/\.gemini\b|/\.codex\b|/\.local/share/opencode\b|/GeminiCli\b|/tmp/claude\b)`, KindConfigError,
+	phrase("agent_state_denied", `(?i)\b(EACCES|EPERM|permission denied|operation not permitted)\b.{0,40}?\S*(/\.claude\b|/\.claude\.json\b|/\.gemini\b|/\.codex\b|/\.qwen\b|/\.openhands\b|/\.crush\b|/\.aider\b|/\.goose\b|/\.local/share/(opencode|crush|goose)\b|/\.config/(opencode|crush|goose)\b|/GeminiCli\b|/tmp/claude\b|/\.[\w-]+/(settings|config)(\.local)?\.(json|jsonc|toml|ya?ml)\b)`, KindConfigError,
 		"EACCES: permission denied, mkdir '/Users/alexstyl/.local/share/opencode'",
-		"he047", "he048", "he049", "he050"),
+		"he047", "he048", "he049", "he050", "hf053", "hf082"),
 	phrase("claude_stream_json_needs_verbose", `(?i)--output-format=stream-json requires --verbose`, KindConfigError,
 		"Error: When using --print, --output-format=stream-json requires --verbose",
 		"claude:stream_json_without_verbose"),
@@ -133,9 +139,9 @@ var Phrases = []Phrase{
 		"pc178", "pc179", "pc180", "pc181", "pc182", "claude:refusal", "hb083", "he056", "he057"),
 	// A provider's content filter (Azure OpenAI's content management
 	// policy) declined the prompt or its answer.
-	phrase("content_filter", `(?i)\bcontent (management|moderation|filtering) polic(y|ies)\b|\b(response|prompt|output|completion) was filtered\b|\bfiltered due to the prompt\b|\b(stopped|blocked) due to (prohibited|unsafe|harmful) content\b`, KindRefused,
+	phrase("content_filter", `(?i)\bcontent (management|moderation|filtering) polic(y|ies)\b|\b(response|prompt|output|completion) was filtered\b|\bfiltered due to the prompt\b|\b(stopped|blocked) due to (prohibited|unsafe|harmful) content\b|\b(may|might|could) contain (inappropriate|unsafe|harmful|sensitive|prohibited) content\b|\bDataInspectionFailed\b`, KindRefused,
 		"OpenAI error: The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry.",
-		"hc049", "hc051", "hd042"),
+		"hc049", "hc051", "hd042", "hf051"),
 	phrase("codex_cyber_policy", `(?i)flagged for possible cybersecurity risk`, KindRefused,
 		"This request has been flagged for possible cybersecurity risk.",
 		"codex:cyber_policy"),
@@ -160,9 +166,9 @@ var Phrases = []Phrase{
 	// The key or account may not use this API (HTTP 403): every card of the
 	// profile fails alike, so it pauses the profile. Before the credentials
 	// row ("Failed to authenticate. API Error: 403").
-	phrase("account_forbidden", `(?i)\bnot authorized to use this\b|\b(token|key|account)\b.{0,10}\bnot (allowed|permitted|authorized) to (access|use)\b|\bonly accepts requests from\b|\bcan only be used from within\b|\b(key|account|organi[sz]ation|token|project) does not have (permission|access)\b|\bFailed to authenticate\. API Error: 403\b|\bunexpected status 403\b|\b(country|region|territory)\b.{0,30}\bnot supported\b|\bunsupported_country_region_territory\b|\b403 Forbidden\b`, KindAuthFailed,
+	phrase("account_forbidden", `(?i)\bnot authorized to use this\b|\b(token|key|account)\b.{0,10}\bnot (allowed|permitted|authorized) to (access|use)\b|\bonly accepts requests from\b|\bcan only be used from within\b|\b(key|account|organi[sz]ation|token|project) does not have (permission|access)\b|\bFailed to authenticate\. API Error: 403\b|\bunexpected status 403\b|\b(country|region|territory)\b.{0,30}\bnot supported\b|\bunsupported_country_region_territory\b|\b403 Forbidden\b|\b(organi[sz]ation|account) (must be|is not|needs to be) verified\b`, KindAuthFailed,
 		"Failed to authenticate. API Error: 403 Your API key does not have permission to use the specified resource.",
-		"pc076", "pc171", "pc172", "claude:permission_403", "codex:permission_403", "hb050"),
+		"pc076", "pc171", "pc172", "claude:permission_403", "codex:permission_403", "hb050", "hf076"),
 
 	// Credentials: missing, wrong or expired. A missing key variable is the
 	// credential the CLI did not get (drover passes only the variables a kind
