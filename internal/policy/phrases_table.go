@@ -49,12 +49,12 @@ var Phrases = []Phrase{
 	// A count of tokens over a limit is the input's size, whatever window
 	// the limit belongs to (Qwen Code's "Session token limit exceeded:
 	// 32,531 tokens > 32,000 limit"): before the usage row.
-	phrase("tokens_over_limit", `(?i)\btoken limit (exceeded|reached)\b`, KindContextExhausted,
+	phrase("tokens_over_limit", `(?i)\btoken limit (exceeded|reached)\b|\bexceeded (the )?(model('s)? )?(max(imum)? )?token limit\b`, KindContextExhausted,
 		"Session token limit exceeded: 32,531 tokens > 32,000 limit.",
-		"hf052"),
-	phrase("usage_window", `(?i)\busage[ _]limits?\b|\byou['’]ve hit your (\w+ )?limit\b|\blimits? will reset\b|\b(session|weekly|daily|monthly)\b.{0,30}\b(limit|quota)\b|\blimit reached\b.{0,10}\bresets?\b|(?s:\b(quota|limit)\b.{0,100}\bper day\b)|\bfree (limit reached|usage (exceeded|limit))\b|\bout of (\w+ ){0,2}messages\b|\breset(s)?\s+(after|in)\s+\d+\s?h(ours?)?(\d|\b)|\bquotaId\W+\w*PerDay`, KindUsageLimited,
+		"hf052", "hg049"),
+	phrase("usage_window", `(?i)\busage[ _]limits?\b|\byou['’]ve hit your (\w+ )?limit\b|\blimits? will reset\b|\b(session|weekly|daily|monthly)\b.{0,30}\b(limit|quota)\b|\blimit reached\b.{0,10}\bresets?\b|(?s:\b(quota|limit)\b.{0,100}\bper day\b)|\bfree (limit reached|usage (exceeded|limit))\b|\bout of (\w+ ){0,2}messages\b|\breset(s)?\s+(after|in)\s+\d+\s?h(ours?)?(\d|\b)|\bquotaId\W+\w*PerDay|\bfree (\w+ )?quota (exceeded|exhausted|reached|used up)\b|\b(TPD|RPD)\b|\b(tokens|requests) per day\b`, KindUsageLimited,
 		"You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 9:33 PM.",
-		"pc015", "pc016", "pc017", "pc018", "pc151", "pc152", "pc216", "pc219", "codex:usage_limit", "claude:usage_limit_subscription", "hb009", "hb090", "he009", "he013", "he042"),
+		"pc015", "pc016", "pc017", "pc018", "pc151", "pc152", "pc216", "pc219", "codex:usage_limit", "claude:usage_limit_subscription", "hb009", "hb090", "he009", "he013", "he042", "hg043", "hg048"),
 
 	// Billing: credit and quota that an operator must top up. A quota the
 	// provider says resets in seconds is a rate limit (Gemini's per-minute
@@ -139,9 +139,9 @@ var Phrases = []Phrase{
 		"pc178", "pc179", "pc180", "pc181", "pc182", "claude:refusal", "hb083", "he056", "he057"),
 	// A provider's content filter (Azure OpenAI's content management
 	// policy) declined the prompt or its answer.
-	phrase("content_filter", `(?i)\bcontent (management|moderation|filtering) polic(y|ies)\b|\b(response|prompt|output|completion) was filtered\b|\bfiltered due to the prompt\b|\b(stopped|blocked) due to (prohibited|unsafe|harmful) content\b|\b(may|might|could) contain (inappropriate|unsafe|harmful|sensitive|prohibited) content\b|\bDataInspectionFailed\b`, KindRefused,
+	phrase("content_filter", `(?i)\bcontent (management|moderation|filtering) polic(y|ies)\b|\b(response|prompt|output|completion) was filtered\b|\bfiltered due to the prompt\b|\b(stopped|blocked) due to (prohibited|unsafe|harmful) content\b|\b(may|might|could) contain (inappropriate|unsafe|harmful|sensitive|prohibited) content\b|\bDataInspectionFailed\b|\bContentPolicyViolation(Error)?\b|\bcontent[ _]policy[ _]violation\b`, KindRefused,
 		"OpenAI error: The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry.",
-		"hc049", "hc051", "hd042", "hf051"),
+		"hc049", "hc051", "hd042", "hf051", "hg093"),
 	phrase("codex_cyber_policy", `(?i)flagged for possible cybersecurity risk`, KindRefused,
 		"This request has been flagged for possible cybersecurity risk.",
 		"codex:cyber_policy"),
@@ -176,6 +176,14 @@ var Phrases = []Phrase{
 	phrase("credentials", `(?i)\btoken (has |is )?(been )?expired\b|\bno refresh token\b|\binvalid (x-)?api[ -]key\b|\bapi[ -]key (is )?(invalid|not valid|expired|revoked)\b|\bapi key not (valid|found)\b|\bincorrect api key\b|\bmissing (\w+ )?api key\b|\bmissing environment variable\b|\bcould not resolve authentication method\b|\bnot logged in\b|\binvalid authentication credentials\b|\bmissing bearer\b|\bauthentication (did not complete|failed)\b|\brequire(s)? authentication\b|\bfailed to authenticate\b|\bunauthorized\b|\bcould not be refreshed\b|\bfailed to refresh (the |your )?token\b|\b(sign|log) in again\b|\b(not able|unable|could not|couldn['’]t) to authenticate\b|\bcredentials? (are |is )?(not valid|invalid|expired|missing|not found)\b|\b[A-Z][A-Z0-9_]*_(API_KEY|TOKEN)\b.{0,40}\b(not found|not set|is missing|is required|must be set)\b|\bmust specify (the )?[A-Z][A-Z0-9_]*_(API_KEY|TOKEN)\b|\bset an auth(entication)? method\b|\bcould not find\b.{0,40}\b(oauth|credentials?)\b|\breauthenticat(e|ion) is (needed|required)\b|\bopening (the )?(authentication|login) page in your browser\b|\bspawn xdg-open\b|\bno api key (available|found|provided|configured|set)\b|\bfailed to get auth(entication)? headers\b|\bexpected oauth ?2? access token\b|\bapi keys are not supported by this api\b|\binvalid (\w+ ){1,2}api[ -]?key\b|\bno (active )?credentials (for|found|available|configured)\b|\bfailed to (log ?in|sign ?in)\b|\b(login|sign-?in) failed\b|\bre-?authenticate with\b`, KindAuthFailed,
 		"Invalid API key · Fix external API key",
 		"pc020", "pc022", "pc027", "pc037", "pc039", "pc106", "pc141", "pc195", "pc205", "pc209", "pc211", "pc214", "claude:auth_401", "claude:missing_api_key", "codex:auth_401", "codex:builtin_provider_missing_api_key", "ho018", "ho037", "hb004", "hb052", "hb054", "hb055", "hb056", "hb057", "hb058", "hc014", "hc070", "hd023", "hd081", "he030", "he032", "he040"),
+
+	// A program the agent starts is not installed (Node's "spawn node
+	// ENOENT"): the machine's setup, the same for every card; after the
+	// credentials row, whose browser login ("spawn xdg-open ENOENT") is the
+	// missing credential's.
+	phrase("spawn_missing", `\bspawn \S+ ENOENT\b`, KindConfigError,
+		"Failed to spawn Claude Code process: spawn node ENOENT",
+		"hg028"),
 
 	// Network: the request never got an answer from a server. The fix is on
 	// the operator's side (proxy, DNS, firewall), not the provider's.
