@@ -72,7 +72,14 @@ func (a *app) explainCmd() *cobra.Command {
 				return a.printJSON(e)
 			}
 			w := a.out
-			fmt.Fprintf(w, "%s  %s\n  state %s (%s), agent %s, retry epoch %d\n\nChecks\n", e.Identifier, e.Title, e.State, e.Role, e.Agent, e.RetryEpoch)
+			fmt.Fprintf(w, "%s  %s\n  state %s (%s), agent %s (%s), retry epoch %d\n", e.Identifier, e.Title, e.State, e.Role, e.Agent, e.AgentBy, e.RetryEpoch)
+			if len(e.Fallback) > 0 {
+				fmt.Fprintf(w, "  fallback %s → %s\n", e.Agent, strings.Join(e.Fallback, " → "))
+			}
+			if e.RunsOn != "" {
+				fmt.Fprintf(w, "  runs on %s now: %s\n", e.RunsOn, e.RunsOnWhy)
+			}
+			fmt.Fprint(w, "\nChecks\n")
 			for _, ch := range e.Checks {
 				mark := "ok  "
 				if !ch.OK {

@@ -20,7 +20,8 @@ import (
 // agents checks the profiles and builds them. With none, Symphony's
 // codex: section is a profile named codex, else the sim agent runs.
 func (d *decoder) agents(f *file, cfg *Config) {
-	a := Agents{Default: f.Agents.Default, Profiles: map[string]agent.Profile{}, Verify: map[string]Verify{}}
+	a := Agents{Default: f.Agents.Default, Profiles: map[string]agent.Profile{}, Verify: map[string]Verify{},
+		Fallback: map[string][]string{}, TakesNoFallback: map[string]bool{}, MaxConcurrent: map[string]int{}}
 	for _, name := range slices.Sorted(maps.Keys(f.Agents.Profiles)) {
 		pf, path := f.Agents.Profiles[name], "agents.profiles."+name
 		if board.ValidateAgentName(name) != nil {
@@ -36,6 +37,7 @@ func (d *decoder) agents(f *file, cfg *Config) {
 			a.Verify[name] = *pf.Verify
 			d.verify(path+".verify", *pf.Verify)
 		}
+		d.chain(&a, name, pf)
 	}
 	cx := cfg.Codex
 	symphony := len(a.Profiles) == 0 && len(strings.Fields(cx.Command)) > 0
@@ -64,6 +66,7 @@ func (d *decoder) agents(f *file, cfg *Config) {
 	} else {
 		d.oneOf("agents.default", a.Default, names, "a profile")
 	}
+	d.routes(&a, f.Agents, names)
 	cfg.schemas = map[string]*jsonschema.Schema{}
 	for _, name := range names {
 		if doc := a.Profiles[name].SpecSchema; doc != nil {

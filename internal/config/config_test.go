@@ -330,3 +330,35 @@ func TestInitTemplateForTrackers(t *testing.T) {
 		t.Errorf("jira: %v", err)
 	}
 }
+
+// TestRoutesAndFallbacks: label routes, fallback chains, takes_fallback,
+// max_concurrent and the opt-out label load as written, with their defaults.
+func TestRoutesAndFallbacks(t *testing.T) {
+	cfg := mustParse(t, `---
+agents:
+  default: claude
+  profiles:
+    claude: {kind: claude, fallback: [codex, gemini], max_concurrent: 4}
+    codex: {kind: codex}
+    gemini: {kind: gemini, takes_fallback: false}
+  routes:
+    - {labels: [docs], profile: gemini}
+---
+prompt`)
+	a := cfg.Agents
+	if got := a.Fallback["claude"]; len(got) != 2 || got[0] != "codex" || got[1] != "gemini" {
+		t.Errorf("fallback %v, want [codex gemini]", got)
+	}
+	if !a.TakesNoFallback["gemini"] || a.TakesNoFallback["codex"] {
+		t.Errorf("takes no fallback %v, want gemini only", a.TakesNoFallback)
+	}
+	if a.MaxConcurrent["claude"] != 4 || len(a.MaxConcurrent) != 1 {
+		t.Errorf("max_concurrent %v, want claude: 4", a.MaxConcurrent)
+	}
+	if len(a.Routes) != 1 || a.Routes[0].Profile != "gemini" || a.Routes[0].Labels[0] != "docs" {
+		t.Errorf("routes %+v", a.Routes)
+	}
+	if a.NoFallbackLabel != "no-fallback" || len(cfg.Ignored) != 0 {
+		t.Errorf("no_fallback_label %q (ignored %v), want the default and nothing ignored", a.NoFallbackLabel, cfg.Ignored)
+	}
+}

@@ -66,12 +66,14 @@ func (d *Dispatcher) claimAndStart(ctx context.Context, c board.Card, profile st
 	return refused[0]
 }
 
-// claimReq is a card offer chose to claim, with its profile and whether its
-// run is the profile's breaker probe.
+// claimReq is a card offer chose to claim, with its profile, whether its
+// run is the profile's breaker probe, and why it runs on that profile when
+// it is a fallback.
 type claimReq struct {
 	card    board.Card
 	profile string
 	probe   bool
+	why     string // why profile is not the card's own (a fallback: choose), "" when it is
 }
 
 // claimAll claims cards in one store transaction (store.ApplyAll) and starts
@@ -164,12 +166,20 @@ func newClaim(r claimReq, attempt int, running, node string, now, leaseUntil tim
 	p.next.Claim = &board.Claim{Owner: node, Epoch: c.Version + 1, LeaseUntil: leaseUntil}
 	p.next.State = running
 	p.next.StateReason = fmt.Sprintf("attempt %d running on %s", attempt, node)
+	data := map[string]any{"attempt": attempt, "from": c.State, "probe": r.probe, "agent": r.profile}
+	if r.why != "" {
+		p.next.StateReason += " as " + r.profile + ": " + r.why
+		data["fallback"] = r.why
+	}
 	p.next.NextAttemptAt = nil
 	p.run = &board.Run{ID: board.NewID(), CardID: c.ID, Attempt: attempt, RetryEpoch: epoch, ClaimEpoch: p.next.Claim.Epoch,
 		Node: node, Agent: r.profile, ClaimedAt: now}
 	p.ch = store.Change{NewRun: p.run, Events: []board.Event{{At: now, CardID: c.ID, RunID: p.run.ID, Type: board.EvClaimed,
 		Actor: actorOf(node), Reason: fmt.Sprintf("attempt %d (retry epoch %d) claimed by %s", attempt, epoch, node),
-		Data: jsonOf(map[string]any{"attempt": attempt, "from": c.State, "probe": r.probe})}}}
+		Data: jsonOf(data)}}}
+	if r.why != "" {
+		p.ch.Events[0].Reason += " on " + r.profile + ": " + r.why
+	}
 	return p
 }
 
@@ -199,6 +209,9 @@ func (d *Dispatcher) writeClaims(ctx context.Context, reqs []claimReq, ps []pend
 		ch.Card = &ps[i].next
 		if r.probe {
 			ch.AgentState = agentState(r.profile, policy.StartProbe(b.BreakerState, policy.CardRef{ID: r.card.ID, Identifier: r.card.Identifier}), b.version, now)
+		}
+		if n, capped := d.cfg.Load().Agents.MaxConcurrent[r.profile]; capped {
+			ch.LiveCap = &store.LiveCap{Agent: r.profile, Max: n}
 		}
 		chs, idx = append(chs, ch), append(idx, i)
 	}

@@ -20,7 +20,8 @@ const maxConversationEvents = 1000
 // given after it (from the answered event), and the operators' comments
 // since the previous attempt started. resume is the agent session to
 // continue: the one of the run that parked, when that run is the card's
-// latest and the question has been answered since.
+// latest, ran on the same profile, and the question has been answered
+// since.
 //
 // readsComments says whether the run's prompt template can show comments:
 // a card's first run reads nothing at all when it cannot.
@@ -77,7 +78,10 @@ func (r *runner) conversation(ctx context.Context, c board.Card, cur board.Run, 
 		}
 		conv.Comments = append(conv.Comments, prompt.Comment{Author: cm.Author, At: cm.At, Text: cm.Body})
 	}
-	if conv.Answered() && prev != nil && prev.ID == parked.RunID && prev.Outcome == board.OutcomeParked {
+	// A session is resumed on the profile that opened it: a card that parked
+	// on one profile and runs on another now (a fallback) starts a new
+	// session there, with the question and answer as text in its prompt.
+	if conv.Answered() && prev != nil && prev.ID == parked.RunID && prev.Outcome == board.OutcomeParked && prev.Agent == cur.Agent {
 		resume = prev.SessionID
 	}
 	return conv, resume, nil

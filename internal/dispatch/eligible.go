@@ -30,6 +30,7 @@ type Facts struct {
 	Profile    string // resolved profile name
 	ProfileOK  bool   // the profile is configured
 	Unusable   string // why this node cannot run the profile ("" = it can)
+	Full       string // why the profile has no room (its max_concurrent across the nodes; "" = it has)
 	BreakerOK  bool
 	BreakerWhy string
 	SpendWhy   string // dispatch paused by the day's spend cap ("" = not)
@@ -73,6 +74,7 @@ func Eligible(f Facts) []Check {
 	add("agent profile known", f.ProfileOK, fmt.Sprintf("profile %q is not in agents.profiles; drover card edit %s --agent NAME", f.Profile, id))
 	add("agent usable on this node", f.Unusable == "", f.Unusable)
 	add("agent profile not paused", f.BreakerOK, f.BreakerWhy)
+	add("agent profile under its max_concurrent", f.Full == "", f.Full)
 	add("spend under the day cap", f.SpendWhy == "", f.SpendWhy)
 	add("a slot is free", f.SlotsFree > 0, "every slot (agent.max_concurrent_agents) is busy; it runs when one frees")
 	if f.StateFree >= 0 {

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,11 +17,19 @@ import (
 
 // Explanation answers "why is this card (not) running, and what happens next?"
 type Explanation struct {
-	Identifier string              `json:"identifier"`
-	Title      string              `json:"title"`
-	State      string              `json:"state"`
-	Role       board.Role          `json:"role"`
-	Agent      string              `json:"agent"`
+	Identifier string     `json:"identifier"`
+	Title      string     `json:"title"`
+	State      string     `json:"state"`
+	Role       board.Role `json:"role"`
+	Agent      string     `json:"agent"`
+	// AgentBy says what chose Agent (the card's own agent, a label route,
+	// the default); Fallback is Agent's chain; RunsOn, when set, is the
+	// link of the chain the card runs on now that Agent is held, and
+	// RunsOnWhy why.
+	AgentBy    string              `json:"agent_by"`
+	Fallback   []string            `json:"fallback,omitempty"`
+	RunsOn     string              `json:"runs_on,omitempty"`
+	RunsOnWhy  string              `json:"runs_on_why,omitempty"`
 	RetryEpoch int                 `json:"retry_epoch"`
 	Running    bool                `json:"running"`
 	Checks     []Check             `json:"checks"`
@@ -54,12 +63,24 @@ func Explain(ctx context.Context, st store.Store, cfg *config.Config, ref string
 	if err != nil {
 		return Explanation{}, err
 	}
-	profile := profileOf(cfg, c)
-	e := Explanation{Identifier: c.Identifier, Title: c.Title, State: c.State, Role: cfg.Board.RoleOf(c.State), Agent: profile,
+	ch, full, err := explainChoice(ctx, st, cfg, c, now)
+	if err != nil {
+		return Explanation{}, err
+	}
+	profile := ch.profile
+	e := Explanation{Identifier: c.Identifier, Title: c.Title, State: c.State, Role: cfg.Board.RoleOf(c.State), Agent: ch.base,
+		AgentBy: ch.by, Fallback: cfg.Agents.Fallback[ch.base],
 		RetryEpoch: c.RetryEpoch, Running: c.Claim != nil, NextAt: c.NextAttemptAt, Block: c.BlockReason, GaveUp: c.GaveUp}
+	if ch.why != "" {
+		e.RunsOn, e.RunsOnWhy = ch.profile, ch.why
+	}
 	f, anyNode, err := explainFacts(ctx, st, cfg, c, profile, now)
 	if err != nil {
 		return e, err
+	}
+	f.Full = full
+	if !f.BreakerOK && ch.wait != "" {
+		f.BreakerWhy = ch.wait
 	}
 	e.Checks = Eligible(f)
 	epoch := c.RetryEpoch
@@ -80,6 +101,32 @@ func Explain(ctx context.Context, st store.Store, cfg *config.Config, ref string
 	}
 	e.Next = nextStep(e, c, now, anyNode)
 	return e, nil
+}
+
+// explainChoice is the profile c would run on now, as offer would choose
+// it from the stored breakers and live runs (this node's usability aside),
+// and why that profile has no room ("" when it has).
+func explainChoice(ctx context.Context, st store.Store, cfg *config.Config, c board.Card, now time.Time) (choice, string, error) {
+	bs, err := readBreakers(ctx, st)
+	if err != nil {
+		return choice{}, "", err
+	}
+	live, err := liveByProfile(ctx, st, cfg)
+	if err != nil {
+		return choice{}, "", err
+	}
+	avail := func(p string) availability {
+		var a availability
+		if ok, _, why := policy.Allow(bs[p].BreakerState, now); !ok {
+			a.held = cmp.Or(why, "agent profile "+p+" is "+string(bs[p].State)+": "+bs[p].Reason)
+		}
+		if n, capped := cfg.Agents.MaxConcurrent[p]; capped && live[p] >= n {
+			a.full = fmt.Sprintf("agents.profiles.%s.max_concurrent (%d) is reached: %d runs live across the nodes", p, n, live[p])
+		}
+		return a
+	}
+	ch := choose(c.Labels, c.Agent, routesOf(cfg), avail)
+	return ch, avail(ch.profile).full, nil
 }
 
 // explainFacts are the eligibility facts of c as the store holds them:

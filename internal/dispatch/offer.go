@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -48,9 +49,13 @@ func (d *Dispatcher) dispatch(ctx context.Context, now time.Time) (time.Time, er
 	if len(later) == 1 {
 		soonest(*later[0].NextAttemptAt)
 	}
+	live, err := liveByProfile(ctx, d.o.Store, cfg)
+	if err != nil {
+		return time.Time{}, err
+	}
 	// Due cards in board order, a page at a time, only while slots are free:
 	// a tick's work follows the free slots, not the size of the backlog.
-	probing := map[string]bool{}
+	ps := &pass{now: now, spendWhy: spendWhy, budget: budget, breakers: breakers, probing: map[string]bool{}, live: live}
 	for skipped := 0; d.slotsFree(cfg) > 0; {
 		// A page sized by the free slots (twice over, for cards the checks
 		// turn away), up to 200: a node with 3 free slots of 100 reads a
@@ -60,7 +65,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, now time.Time) (time.Time, er
 		if err != nil {
 			return next, err
 		}
-		taken, err := d.offer(ctx, cfg, cards, now, &spendWhy, budget, breakers, probing)
+		taken, err := d.offer(ctx, cfg, cards, ps)
 		if err != nil {
 			return next, err
 		}
@@ -72,34 +77,70 @@ func (d *Dispatcher) dispatch(ctx context.Context, now time.Time) (time.Time, er
 	return next, nil
 }
 
+// pass is what one dispatch pass knows while it offers pages of cards: the
+// day's spend (nil budget = no day cap), the breakers as the pass began,
+// the profiles whose probe it has claimed, and each capped profile's live
+// runs across the nodes.
+type pass struct {
+	now      time.Time
+	spendWhy string
+	budget   *policy.DayBudget
+	breakers map[string]breaker
+	probing  map[string]bool
+	live     map[string]int
+}
+
+// avail is what the pass knows of profile p: held (its breaker, a pause,
+// its probe already out), not runnable on this node, or at its
+// max_concurrent.
+func (d *Dispatcher) avail(cfg *config.Config, ps *pass, p string) availability {
+	var a availability
+	ok, probe, why := policy.Allow(ps.breakers[p].BreakerState, ps.now)
+	switch {
+	case probe && ps.probing[p]:
+		a.held = "a probe run for " + p + " is already on its way"
+	case !ok:
+		a.held = cmp.Or(why, "agent profile "+p+" is held")
+	}
+	if _, known := cfg.Agents.Profile(p); !known {
+		a.unusable = fmt.Sprintf("profile %q is not in agents.profiles", p)
+	} else {
+		a.unusable = d.usable.check(cfg, p, d.self)
+	}
+	if n, capped := cfg.Agents.MaxConcurrent[p]; capped && ps.live[p] >= n {
+		a.full = fmt.Sprintf("agents.profiles.%s.max_concurrent (%d) is reached: %d runs live across the nodes", p, n, ps.live[p])
+	}
+	return a
+}
+
 // offer checks each card of a page and claims the eligible ones while slots
 // are free, all of the page's claims in one store transaction (claimAll).
-// Each run it is about to start is reserved on the day's budget (nil = no
-// day cap), which may pause dispatch for the cards after it. It returns how
-// many cards left the due set (claimed, blocked, or taken by another node).
-func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []board.Card, now time.Time, spendWhy *string, budget *policy.DayBudget, breakers map[string]breaker, probing map[string]bool) (int, error) {
+// Each card runs on the profile choose picks (its own, its route's or the
+// default, or a fallback while that one is held). Each run it is about to
+// start is reserved on the day's budget, which may pause dispatch for the
+// cards after it. It returns how many cards left the due set (claimed,
+// blocked, or taken by another node).
+func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []board.Card, ps *pass) (int, error) {
 	taken := 0
 	var batch []claimReq
 	inState := map[string]int{} // the batch's claims by the state they leave
-	for _, c := range probeOrder(ctx, d.o.Store, cfg, cards, breakers, now) {
-		profile := profileOf(cfg, c)
-		bok, probe, bwhy := policy.Allow(breakers[profile].BreakerState, now)
-		if probe && probing[profile] {
-			bok, bwhy = false, "a probe run for "+profile+" is already on its way"
-		}
-		f := Facts{Board: cfg.Board, Card: c, Now: now, Profile: profile, BreakerOK: bok, BreakerWhy: bwhy,
-			SpendWhy: *spendWhy, SlotsFree: d.slotsFree(cfg) - len(batch), StateFree: d.stateFree(cfg, c.State)}
+	for _, c := range probeOrder(ctx, d.o.Store, cfg, cards, ps.breakers, ps.now) {
+		ch := choose(c.Labels, c.Agent, routesOf(cfg), func(p string) availability { return d.avail(cfg, ps, p) })
+		profile := ch.profile
+		a := d.avail(cfg, ps, profile)
+		_, probe, _ := policy.Allow(ps.breakers[profile].BreakerState, ps.now)
+		f := Facts{Board: cfg.Board, Card: c, Now: ps.now, Profile: profile, BreakerOK: a.held == "", BreakerWhy: ch.wait,
+			Unusable: a.unusable, Full: a.full,
+			SpendWhy: ps.spendWhy, SlotsFree: d.slotsFree(cfg) - len(batch), StateFree: d.stateFree(cfg, c.State)}
 		if f.StateFree >= 0 {
 			f.StateFree -= inState[c.State]
 		}
 		_, f.ProfileOK = cfg.Agents.Profile(profile)
-		if f.ProfileOK {
-			f.Unusable = d.usable.check(cfg, profile, d.self)
-		}
 		if len(c.BlockedBy) > 0 {
 			f.Blockers = blockersOf(ctx, d.o.Store, c)
 		}
 		if !f.ProfileOK {
+			f.Unusable = ""
 			d.routes.blockInvalid(ctx, c, "agent", fmt.Sprintf("the card names agent profile %q, which is not in agents.profiles", profile),
 				fmt.Sprintf("drover card edit %s --agent NAME (profiles: %v), then drover card resume %s", c.Identifier, profileNames(cfg), c.Identifier))
 			taken++
@@ -115,12 +156,13 @@ func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []boar
 			taken++ // blocked once, before any session
 			continue
 		}
-		batch = append(batch, claimReq{card: c, profile: profile, probe: probe})
+		batch = append(batch, claimReq{card: c, profile: profile, probe: probe, why: ch.why})
 		inState[c.State]++
+		ps.live[profile]++
 		if probe {
-			probing[profile] = true
+			ps.probing[profile] = true
 		}
-		reserve(cfg, now, budget, spendWhy, d.self)
+		reserve(cfg, ps.now, ps.budget, &ps.spendWhy, d.self)
 	}
 	if len(batch) == 0 {
 		return taken, nil
@@ -135,12 +177,22 @@ func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []boar
 	return taken + len(batch), nil
 }
 
-// profileOf is the agent profile c runs on.
-func profileOf(cfg *config.Config, c board.Card) string {
-	if c.Agent != "" {
-		return c.Agent
+// liveByProfile counts the open runs of each profile with a max_concurrent,
+// across every node sharing the store (nil, and nothing read, when no
+// profile has one).
+func liveByProfile(ctx context.Context, st store.Store, cfg *config.Config) (map[string]int, error) {
+	live := map[string]int{}
+	if len(cfg.Agents.MaxConcurrent) == 0 {
+		return live, nil
 	}
-	return cfg.Agents.Default
+	runs, err := st.ListRuns(ctx, store.RunFilter{Open: store.Bool(true)})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		live[r.Agent]++
+	}
+	return live, nil
 }
 
 func profileNames(cfg *config.Config) []string {

@@ -191,6 +191,6 @@ func plainWords(text string) string {
 
 // lastSegment is the last segment of a path path matched.
 func lastSegment(p string) string {
-	p = strings.TrimRight(p, `/\\`)
-	return p[strings.LastIndexAny(p, `/\\`)+1:]
+	p = strings.TrimRight(p, `/\`)
+	return p[strings.LastIndexAny(p, `/\`)+1:]
 }

@@ -238,7 +238,12 @@ type explainView struct {
 		Limit int    `json:"limit"`
 		Left  int    `json:"left"`
 	} `json:"budgets"`
-	Next string `json:"next"`
+	Next      string   `json:"next"`
+	Agent     string   `json:"agent"`
+	AgentBy   string   `json:"agent_by"`
+	Fallback  []string `json:"fallback"`
+	RunsOn    string   `json:"runs_on"`
+	RunsOnWhy string   `json:"runs_on_why"`
 }
 
 func toExplainView(v any) *explainView {

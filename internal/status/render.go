@@ -85,6 +85,9 @@ func Render(w io.Writer, s State) {
 		if a.Probe != "" {
 			fmt.Fprintf(w, "      the next probe tests %s\n", a.Probe)
 		}
+		if len(a.Fallback) > 0 {
+			fmt.Fprintf(w, "      its cards run on the first free of %s meanwhile\n", strings.Join(a.Fallback, ", "))
+		}
 		if a.State == "paused" {
 			fmt.Fprintf(w, "      resume: drover agent resume %s\n", a.Name)
 		}

@@ -243,6 +243,7 @@ func (s *State) agents(ctx context.Context, st store.Store, cfg *config.Config) 
 				a.Kind = p.Kind
 			}
 			a.Default = cfg.Agents.Default == n
+			a.Fallback, a.MaxConcurrent = cfg.Agents.Fallback[n], cfg.Agents.MaxConcurrent[n]
 		}
 		if as, ok := byName[n]; ok {
 			if as.State != "" {

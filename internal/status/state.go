@@ -172,9 +172,14 @@ type Agent struct {
 	FailureKind string     `json:"failure_kind"` // the kind that opened or paused the breaker
 	// Probe says what the profile's next probe will test, for a profile
 	// held because one failure ended runs on several cards ("" otherwise).
-	Probe     string     `json:"probe,omitempty"`
-	Default   bool       `json:"default"`
-	UpdatedAt *time.Time `json:"updated_at"`
+	Probe   string `json:"probe,omitempty"`
+	Default bool   `json:"default"`
+	// Fallback is the profile's chain (agents.profiles.NAME.fallback):
+	// while it is held its cards run on the first free link. MaxConcurrent
+	// is its cap of live runs across the nodes (0 = none).
+	Fallback      []string   `json:"fallback,omitempty"`
+	MaxConcurrent int        `json:"max_concurrent,omitempty"`
+	UpdatedAt     *time.Time `json:"updated_at"`
 }
 
 // Spend is today's spend against the limits (0 = no limit).

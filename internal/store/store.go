@@ -161,6 +161,19 @@ type Change struct {
 	// (drover mcp): the run must still be open, else ErrConflict. With
 	// ClaimGuard the claim is checked on AgentCall.CardID.
 	AgentCall *AgentCall
+
+	// LiveCap, with NewRun, refuses the change (ErrConflict) when it would
+	// leave more than Max open runs of Agent in the whole store, its own
+	// new run counted: a profile's max_concurrent across every node sharing
+	// the store. Changes capping one agent are serialised (PostgreSQL: a
+	// transaction-scoped advisory lock), so two nodes cannot both pass.
+	LiveCap *LiveCap
+}
+
+// LiveCap is a profile's cap of open runs.
+type LiveCap struct {
+	Agent string
+	Max   int
 }
 
 // Uncount selects the runs a hold uncounts.

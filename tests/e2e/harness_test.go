@@ -30,6 +30,7 @@ type wf struct {
 	Lease         string // dispatch.lease (default 3s)
 	Default       string // agents.default (default script)
 	Profiles      string // extra YAML lines under agents.profiles (indented 4)
+	Agents        string // extra YAML lines under agents, after profiles (indented 2)
 	Policy        string // extra YAML lines under policy (indented 2)
 	Notify        string // the YAML under notify, not indented (optional)
 	Columns       string // replaces the default board's columns (optional, indented 4)
@@ -59,7 +60,7 @@ func (w wf) render() string {
 profiles:
   sim: {kind: sim}
   script: {kind: command, command: ./agent.sh, prompt: stdin}
-`+outdent(w.Profiles)).
+`+outdent(w.Profiles)+outdent(w.Agents)).
 		Set("policy", "backoff: {base: 100ms, max: 300ms, jitter: 0}\n"+outdent(w.Policy)).
 		Set("dispatch", fmt.Sprintf("poll_interval: %s\nlease: %s\nmax_concurrent: %d", w.Poll, w.Lease, w.MaxConcurrent)+nodeLine(w.Node)).
 		Set("hooks", "timeout: 10s").
@@ -219,6 +220,7 @@ type run struct {
 	CardID     string     `json:"card_id"`
 	Attempt    int        `json:"attempt"`
 	RetryEpoch int        `json:"retry_epoch"`
+	Agent      string     `json:"agent"`
 	Outcome    string     `json:"outcome"`
 	Kind       string     `json:"kind"`
 	Counted    bool       `json:"counted"`

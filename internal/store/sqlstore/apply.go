@@ -272,6 +272,29 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 			return err
 		}
 	}
+	if c := ch.LiveCap; c != nil {
+		return d.liveCap(ctx, tx, c)
+	}
+	return nil
+}
+
+// liveCap refuses a change that leaves more than c.Max open runs of
+// c.Agent. On PostgreSQL the count waits for every other transaction
+// capping the same agent to end (an advisory lock held until commit), so
+// it sees their runs; SQLite has one writer at a time already.
+func (d *DB) liveCap(ctx context.Context, tx *sql.Tx, c *store.LiveCap) error {
+	if d.dialect == postgres {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "drover.live_cap."+c.Agent); err != nil {
+			return err
+		}
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, d.q(`SELECT COUNT(*) FROM runs WHERE agent = ? AND outcome = ''`), c.Agent).Scan(&n); err != nil {
+		return err
+	}
+	if n > c.Max {
+		return fmt.Errorf("%w (agent %s has %d open runs, its cap is %d)", store.ErrConflict, c.Agent, n, c.Max)
+	}
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -299,5 +300,59 @@ func testAgentGuard(t *testing.T, s store.Store) {
 	}
 	if strings.Join(reasons, ",") != "no row yet,current" {
 		t.Fatalf("guarded writes that landed: %v, want no row yet,current", reasons)
+	}
+}
+
+// testLiveCap: a claim capped at one open run of its agent is refused while
+// another is open (its card untouched), others' agents do not count, a
+// finished run frees the slot, and claims racing from many goroutines
+// (PostgreSQL: many connections) never leave more open runs than the cap.
+func testLiveCap(t *testing.T, s store.Store) {
+	claim := func(agent string, max int) (board.Run, error) {
+		c := mkCard(t, s, "capped", "ready")
+		cur, _ := s.GetCard(ctx, c.ID)
+		cur.Claim = &board.Claim{Owner: "n", Epoch: cur.Version + 1, LeaseUntil: time.Now().Add(time.Minute)}
+		run := board.Run{CardID: c.ID, Attempt: 1, RetryEpoch: cur.RetryEpoch, ClaimEpoch: cur.Claim.Epoch, Agent: agent}
+		return run, s.Apply(ctx, store.Change{Card: &cur, NewRun: &run, LiveCap: &store.LiveCap{Agent: agent, Max: max}})
+	}
+	first, err := claim("codex", 1)
+	must(t, err)
+	if _, err := claim("codex", 1); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a second open codex run under a cap of 1: err %v, want ErrConflict", err)
+	}
+	if open, _ := s.ListRuns(ctx, store.RunFilter{Agent: "codex", Open: store.Bool(true)}); len(open) != 1 {
+		t.Fatalf("%d open codex runs after the refused claim, want 1 (nothing of it written)", len(open))
+	}
+	if _, err := claim("claude", 1); err != nil {
+		t.Fatalf("another agent's claim counted codex's run: %v", err)
+	}
+	got, _ := s.GetRun(ctx, first.ID)
+	fin := time.Now()
+	got.Outcome, got.FinishedAt = board.OutcomeSucceeded, &fin
+	must(t, s.Apply(ctx, store.Change{Run: &got, RunMustBeOpen: true}))
+	if _, err := claim("codex", 1); err != nil {
+		t.Fatalf("a claim after the open run finished: %v", err)
+	}
+
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok := 0
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := claim("gemini", 2); err == nil {
+				mu.Lock()
+				ok++
+				mu.Unlock()
+			} else if !errors.Is(err, store.ErrConflict) {
+				t.Errorf("racing capped claim: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	open, _ := s.ListRuns(ctx, store.RunFilter{Agent: "gemini", Open: store.Bool(true)})
+	if ok != 2 || len(open) != 2 {
+		t.Fatalf("8 racing claims under a cap of 2: %d written, %d open runs; want 2 and 2", ok, len(open))
 	}
 }

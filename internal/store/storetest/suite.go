@@ -41,6 +41,7 @@ func Run(t *testing.T, open Opener) {
 		{"RunSessionID", testRunSessionID},
 		{"RunFingerprints", testRunFingerprints},
 		{"AgentGuard", testAgentGuard},
+		{"LiveCap", testLiveCap},
 		{"AgentBytes", testAgentBytes},
 		{"HalfWrittenTransaction", testHalfWritten},
 		{"Heartbeat", testHeartbeat},
