@@ -477,6 +477,7 @@ type blockReason struct{ What, Where, How string }
 type run struct {
 	ID         string     `json:"id"`
 	Attempt    int        `json:"attempt"`
+	Agent      string     `json:"agent"`
 	SessionID  string     `json:"session_id"`
 	Argv       []string   `json:"argv"`
 	Kind       string     `json:"kind"`
