@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/server"
 	"github.com/drover-dev/drover/internal/store"
 )
 
@@ -113,5 +114,26 @@ func TestCardShowsTheVerifyStep(t *testing.T) {
 	}
 	if got.Verify == nil || got.Verify.Passed || got.Verify.Command != "go test ./..." || !strings.Contains(got.Verify.Output, "TestParse") {
 		t.Errorf("run object's verify = %+v", got.Verify)
+	}
+}
+
+// TestCardShowsItsProfileChain: the card page draws what explain says of
+// the card's profile: the rule that chose it, its fallback chain, and the
+// link the card runs on while its own profile is held.
+func TestCardShowsItsProfileChain(t *testing.T) {
+	h := newHarness(t, func(o *server.Options) {
+		o.Explain = func(ctx context.Context, ref string) (any, error) {
+			return map[string]any{"checks": []map[string]any{{"name": "agent profile not paused", "ok": true}},
+				"next": "runs when a slot frees", "agent": "claude", "agent_by": "agents.routes[0] (label docs)",
+				"fallback": []string{"codex", "gemini"}, "runs_on": "codex",
+				"runs_on_why": "claude held: credits exhausted; ran on codex (agents.profiles.claude.fallback)"}, nil
+		}
+	})
+	page := string(h.want(h.do("GET", "/cards/"+h.w.Retrying.Identifier, nil), 200).Body)
+	for _, want := range []string{"agent <b>claude</b> (agents.routes[0] (label docs))", `<span class="in-use">codex</span>`, "gemini",
+		"runs on codex now:</b> claude held: credits exhausted"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the card page does not show %q", want)
+		}
 	}
 }
