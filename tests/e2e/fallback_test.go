@@ -40,13 +40,7 @@ func TestFallbackCarriesTheBoardWhileAProfileIsHeld(t *testing.T) {
 		e := newEnv(t, w, chainScript, backend)
 		credit := filepath.Join(e.dir, "credit")
 		e.writeFile("credit", "gone")
-		nodes := []*env{e}
-		if backend == testkit.Postgres {
-			nodes = append(nodes, e.sibling(w, "n2", chainScript))
-		}
-		for _, n := range nodes {
-			n.writeScript("CREDIT=" + credit + "\n" + chainScript)
-		}
+		nodes := e.fleet(w, backend, "CREDIT="+credit+"\n"+chainScript)
 		var cards []card
 		for i := range 6 {
 			cards = append(cards, e.addCard(fmt.Sprintf("card %d", i)))
@@ -55,14 +49,7 @@ func TestFallbackCarriesTheBoardWhileAProfileIsHeld(t *testing.T) {
 		for _, n := range nodes {
 			n.start()
 		}
-		eventually(t, 60*time.Second, "the six cards in review", func() bool {
-			for _, c := range cards {
-				if e.card(c.Identifier).State != "review" {
-					return false
-				}
-			}
-			return true
-		})
+		e.allIn(60*time.Second, "review", cards)
 		ag := e.agents()
 		if ag["first"].State != "paused" || ag["middle"].State != "paused" || ag["last"].State != "closed" {
 			t.Errorf("profiles first %s, middle %s, last %s; want paused, paused, closed", ag["first"].State, ag["middle"].State, ag["last"].State)
@@ -114,14 +101,7 @@ func TestFallbackCarriesTheBoardWhileAProfileIsHeld(t *testing.T) {
 		}
 		e.ok("agent", "resume", "first")
 		fresh := []card{e.addCard("after 1"), e.addCard("after 2"), pinned}
-		eventually(t, 60*time.Second, "the new cards and the waiting one in review", func() bool {
-			for _, c := range fresh {
-				if e.card(c.Identifier).State != "review" {
-					return false
-				}
-			}
-			return true
-		})
+		e.allIn(60*time.Second, "review", fresh)
 		for _, c := range fresh {
 			rs := e.runsInOrder(c.Identifier)
 			if r := rs[len(rs)-1]; r.Agent != "first" {
@@ -145,10 +125,7 @@ log_end
 			Profiles: "    capped: {kind: command, command: ./agent.sh, args: [capped], prompt: stdin, max_concurrent: 1}\n",
 			Agents:   "  routes:\n    - {labels: [docs], profile: capped}\n"}
 		e := newEnv(t, w, script, backend)
-		nodes := []*env{e}
-		if backend == testkit.Postgres {
-			nodes = append(nodes, e.sibling(w, "n2", script))
-		}
+		nodes := e.fleet(w, backend, script)
 		docs := map[string]bool{}
 		var all []card
 		for i := range 4 {
@@ -163,14 +140,7 @@ log_end
 		for _, n := range nodes {
 			n.start()
 		}
-		eventually(t, 60*time.Second, "every card in review", func() bool {
-			for _, c := range all {
-				if e.card(c.Identifier).State != "review" {
-					return false
-				}
-			}
-			return true
-		})
+		e.allIn(60*time.Second, "review", all)
 		for _, c := range all {
 			want := "script"
 			if docs[c.Identifier] {

@@ -43,6 +43,33 @@ func (e *env) sibling(w wf, node, script string) *env {
 	return s
 }
 
+// fleet is e and, on PostgreSQL, a second node n2 on e's store; each runs
+// script.
+func (e *env) fleet(w wf, backend testkit.Backend, script string) []*env {
+	e.t.Helper()
+	nodes := []*env{e}
+	if backend == testkit.Postgres {
+		nodes = append(nodes, e.sibling(w, "n2", script))
+	}
+	for _, n := range nodes {
+		n.writeScript(script)
+	}
+	return nodes
+}
+
+// allIn waits until every card is in state.
+func (e *env) allIn(within time.Duration, state string, cards []card) {
+	e.t.Helper()
+	eventually(e.t, within, fmt.Sprintf("all %d cards in %s", len(cards), state), func() bool {
+		for _, c := range cards {
+			if e.card(c.Identifier).State != state {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // TestUnseenFailureAcrossCardsHoldsTheProfile is the board-level loop: 30
 // cards, one fault none of them can change, fast backoff. drover notices
 // that one failure ends runs on several cards, holds the profile instead
@@ -56,13 +83,7 @@ func TestUnseenFailureAcrossCardsHoldsTheProfile(t *testing.T) {
 		e := newEnv(t, w, unseenFault, backend)
 		fault := filepath.Join(e.dir, "fault")
 		e.writeFile("fault", "on")
-		nodes := []*env{e}
-		if backend == testkit.Postgres {
-			nodes = append(nodes, e.sibling(w, "n2", unseenFault))
-		}
-		for _, n := range nodes {
-			n.writeScript("FAULT=" + fault + "\n" + unseenFault)
-		}
+		nodes := e.fleet(w, backend, "FAULT="+fault+"\n"+unseenFault)
 		var cards []card
 		for i := range 30 {
 			cards = append(cards, e.addCard(fmt.Sprintf("card %d", i)))
@@ -115,14 +136,7 @@ func TestUnseenFailureAcrossCardsHoldsTheProfile(t *testing.T) {
 		if err := os.Remove(fault); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 90*time.Second, "all 30 cards in review", func() bool {
-			for _, c := range cards {
-				if e.card(c.Identifier).State != "review" {
-					return false
-				}
-			}
-			return true
-		})
+		e.allIn(90*time.Second, "review", cards)
 		if a := e.agents()["script"]; a.State != "closed" {
 			t.Errorf("after the probe passed the profile is %s (%s), want closed", a.State, a.Reason)
 		}
