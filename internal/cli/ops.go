@@ -290,6 +290,10 @@ func (a *app) agentCmd() *cobra.Command {
 				Reason  string     `json:"reason"`
 				Until   *time.Time `json:"until"`
 				Probe   string     `json:"probe,omitempty"` // what a held profile's next probe tests
+				// Fallback is the profile's chain; MaxConcurrent its cap of
+				// live runs across the nodes (0: none).
+				Fallback      []string `json:"fallback,omitempty"`
+				MaxConcurrent int      `json:"max_concurrent,omitempty"`
 			}
 			cfg := a.fullConfig()
 			var rows []row
@@ -309,7 +313,8 @@ func (a *app) agentCmd() *cobra.Command {
 				if json.Unmarshal(s.Data, &bs) == nil && st != policy.BreakerClosed {
 					probe = bs.ProbeTests()
 				}
-				rows = append(rows, row{name, p.Kind, strings.TrimSpace(p.Command + " " + strings.Join(p.Args, " ")), name == cfg.Agents.Default, st, s.Kind, s.Reason, s.Until, probe})
+				rows = append(rows, row{name, p.Kind, strings.TrimSpace(p.Command + " " + strings.Join(p.Args, " ")), name == cfg.Agents.Default, st, s.Kind, s.Reason, s.Until, probe,
+					cfg.Agents.Fallback[name], cfg.Agents.MaxConcurrent[name]})
 			}
 			if a.asJSON {
 				return a.printJSON(rows)
@@ -328,6 +333,9 @@ func (a *app) agentCmd() *cobra.Command {
 			for _, r := range rows {
 				if r.Probe != "" {
 					fmt.Fprintf(a.out, "\n%s is held: %s\n  the next probe tests %s\n", r.Name, r.Reason, r.Probe)
+				}
+				if len(r.Fallback) > 0 {
+					fmt.Fprintf(a.out, "\n%s falls back to %s while it is held\n", r.Name, strings.Join(r.Fallback, ", then "))
 				}
 			}
 			return nil

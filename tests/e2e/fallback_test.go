@@ -54,6 +54,9 @@ func TestFallbackCarriesTheBoardWhileAProfileIsHeld(t *testing.T) {
 		if ag["first"].State != "paused" || ag["middle"].State != "paused" || ag["last"].State != "closed" {
 			t.Errorf("profiles first %s, middle %s, last %s; want paused, paused, closed", ag["first"].State, ag["middle"].State, ag["last"].State)
 		}
+		if ls := e.ok("agent", "ls"); !strings.Contains(ls, "first falls back to middle, then last while it is held") {
+			t.Errorf("drover agent ls does not show first's chain:\n%s", ls)
+		}
 		for _, c := range cards {
 			rs := e.runsInOrder(c.Identifier)
 			done := rs[len(rs)-1]
