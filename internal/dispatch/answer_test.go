@@ -8,10 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drover-dev/drover/internal/agent/sim"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/operator"
+	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/store"
 )
 
 // simInput is what the sim was given for run r.
@@ -184,5 +187,47 @@ func TestClaudeResumesWithTheAnswer(t *testing.T) {
 	argv1, _ := os.ReadFile(filepath.Join(ws, "argv-1"))
 	if strings.Contains(string(argv1), "--resume") {
 		t.Errorf("attempt 1 resumed: %q", argv1)
+	}
+}
+
+// TestAnswerOnAFallbackStartsANewSession: a card parks on a profile that is
+// paused before the answer; the answered attempt runs on the profile's
+// fallback, which must not resume the other profile's session: it starts a
+// new one whose prompt quotes the question and the answer.
+func TestAnswerOnAFallbackStartsANewSession(t *testing.T) {
+	wf := worldWorkflow(3).Set("agents", "default: sim\nprofiles:\n  sim: {kind: sim, fallback: [other]}\n  other: {kind: sim}").Prompt("")
+	w := newWorldFrom(t, wf)
+	w.ops.Agents = []string{"sim", "other"}
+	ctx := context.Background()
+	c := w.add("Deploy the fix", "", `{"sim": ["input_required", "succeeded"], "sim_question": "Which environment should I deploy to?", "sim_record_input": true}`)
+	stop := w.run(w.dispatcher("n1"))
+	defer stop()
+	w.waitFor(c.ID, "parked", inState("awaiting_input"))
+	paused := policy.BreakerState{State: policy.BreakerPaused, Kind: policy.KindQuotaExhausted, Reason: "credit gone"}
+	if err := w.st.Apply(ctx, store.Change{AgentState: agentState("sim", paused, -1, time.Now())}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.ops.Answer(ctx, c.Identifier, "staging, never production"); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor(c.ID, "review", inState("review"))
+	rs := w.runs(c.ID)
+	if len(rs) != 2 {
+		t.Fatalf("runs = %s", attempts(rs))
+	}
+	if rs[0].Attempt > rs[1].Attempt {
+		rs[0], rs[1] = rs[1], rs[0]
+	}
+	if rs[0].Agent != "sim" || rs[1].Agent != "other" {
+		t.Fatalf("attempts ran on %s then %s, want sim then its fallback other", rs[0].Agent, rs[1].Agent)
+	}
+	in := simInput(t, rs[1])
+	if in.ResumeSession != "" {
+		t.Errorf("the fallback resumed %q, the other profile's session", in.ResumeSession)
+	}
+	for _, want := range []string{"Question: Which environment should I deploy to?", "Answer: staging, never production"} {
+		if !strings.Contains(in.Prompt, want) {
+			t.Errorf("the fallback's prompt lacks %q:\n%s", want, in.Prompt)
+		}
 	}
 }
