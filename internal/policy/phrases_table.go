@@ -23,9 +23,9 @@ var Phrases = []Phrase{
 	// affords less than the request (OpenRouter's credit check, whose
 	// advice names "a key with a higher monthly limit", hence before the
 	// usage row), an insufficient balance or credit, a budget spent.
-	phrase("credits_gone", `(?i)\binsufficient[ _](balance|credits?|funds)\b|\brequires more credits\b|\bcan only afford\b|\b(out of|no) (api )?credits( left| remaining)?\b|\bcredits? (exhausted|depleted|used up|ran out)\b|\bpayment required\b|\b(account|balance) (is )?(in arrears|overdue)\b|\barrearage\b|\bbilling[ _](hard[ _])?limit\b|\bbudget (has been |is )?(exceeded|exhausted)\b|\b(exceeded|crossed|over) (the |its |your )?budget\b|\bspend(ing)? (limit|cap)\b`, KindQuotaExhausted,
+	phrase("credits_gone", `(?i)\binsufficient[ _](balance|credits?|funds)\b|\brequires more credits\b|\bcan only afford\b|\b(out of|no) (api )?credits( left| remaining)?\b|\bcredits? (exhausted|depleted|used up|ran out)\b|\bpayment required\b|\b(account|balance) (is )?(in arrears|overdue)\b|\barrearage\b|\bbilling[ _](hard[ _])?limit\b|\bbudget (has been |is )?(exceeded|exhausted)\b|\b(exceeded|crossed|over) (the |its |your )?budget\b|\bspend(ing)? (limit|cap)\b|\bquota\b.{0,40}\bis not enough\b|\binsufficient[ _]user[ _]quota\b`, KindQuotaExhausted,
 		"Error: This request requires more credits, or fewer max_tokens. You requested up to 16384 tokens, but can only afford 3919. To increase, visit https://openrouter.ai/settings/credits and upgrade to a paid account",
-		"pc231", "pc232", "pc233", "pc234", "pc235", "pc236", "ho014", "he028", "hf041"),
+		"pc231", "pc232", "pc233", "pc234", "pc235", "pc236", "ho014", "he028", "hf041", "hh086"),
 	// A quota or capacity the provider says comes back within seconds is a
 	// rate limit (Google's "You have exhausted your capacity on this model.
 	// Your quota will reset after 53s."); before the usage row.
@@ -94,9 +94,9 @@ var Phrases = []Phrase{
 	phrase("provider_missing", `(?i)\bprovider\b\W{1,3}[\w./-]{1,40}\W{1,3}(not found|is not configured|does not exist|is unknown)\b|\bunknown (model )?provider\b`, KindConfigError,
 		"Error: Provider 'mm' not found.",
 		"hd031"),
-	phrase("agent_install", `\b\w*ExecutableNotProvided\b|\bexecvp \S+: No such file or directory\b|(?i)\btrust check failed\b`, KindConfigError,
+	phrase("agent_install", `\b\w*ExecutableNotProvided\b|\bexecvp \S+: No such file or directory\b|(?i)\btrust check failed\b|\bno sandbox (is )?available\b|\bsandbox (is )?(not available|unavailable|not supported) (on|in|for) this\b`, KindConfigError,
 		"LandlockSandboxExecutableNotProvided",
-		"hd020", "hd021", "hd065"),
+		"hd020", "hd021", "hd065", "hh017"),
 	// The configured model cannot call tools (an Ollama model without a
 	// tool template, a provider's model without function calling): the
 	// profile's model choice, the same for every card.
@@ -181,20 +181,20 @@ var Phrases = []Phrase{
 	// ENOENT"): the machine's setup, the same for every card; after the
 	// credentials row, whose browser login ("spawn xdg-open ENOENT") is the
 	// missing credential's.
-	phrase("spawn_missing", `\bspawn \S+ ENOENT\b`, KindConfigError,
+	phrase("spawn_missing", `\bspawn \S+ ENOENT\b|\bposix_spawn '[^'\n]+'|(?s:\$\{[A-Za-z_]\w*\}.{0,200}\bENOENT\b|\bENOENT\b.{0,200}\$\{[A-Za-z_]\w*\})`, KindConfigError,
 		"Failed to spawn Claude Code process: spawn node ENOENT",
-		"hg028"),
+		"hg028", "hh009", "hh043"),
+
+	// Rate limits: wait and retry, the card's budget untouched.
+	phrase("rate_limit", `(?i)\brate[ _-]?limit(s|ed)?\b|\bexhausted your capacity\b|\btoo many (requests|tokens)\b|\bconcurrency limit\b|\bresource (has been )?exhausted\b|\brequest rejected \(429\)|\b429 status code\b|(?s:\b(quota|limit)\b.{0,100}\bper minute\b)`, KindRateLimited,
+		"API Error: Request rejected (429) · This request would exceed the rate limit for your organization (1f3e2a4b-0000-4000-8000-fakefakefake) of 30,000 input tokens per minute.",
+		"pc013", "pc048", "pc109", "pc110", "pc130", "pc135", "claude:rate_limit_429", "codex:builtin_provider_rate_limit", "ho002", "ho009", "ho010", "hc003", "he084"),
 
 	// Network: the request never got an answer from a server. The fix is on
 	// the operator's side (proxy, DNS, firewall), not the provider's.
 	phrase("transport", `(?i)\bfetch failed\b|\bfailed to fetch\b|\b(API Error|TypeError): terminated\b|\bwas there a typo in the url or port\b|\bconnection error\b|\berror sending request\b|\bwaiting for network\b|\b(unable|failed|cannot|can['’]t|could not|couldn['’]t) (to )?connect\b|\bcould not resolve host\b|\bsocket (connection was closed|hang up)\b|\bgetaddrinfo\b|\bconnection (refused|reset)\b|\bconnection to the API was lost\b|\bno such host\b|\bfailed to lookup address information\b|\bname or service not known\b|\btemporary failure in name resolution\b|\bTLS handshake timeout\b|\bi/o timeout\b|\b(network|transport) error\b|"\S*": EOF\b|\b(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNABORTED|EPIPE|UND_ERR_[A-Z_]+|ConnectionRefused|FailedToOpenSocket)\b`, KindNetwork,
 		"curl: (6) Could not resolve host: api.example.com",
 		"pc060", "pc062", "pc064", "pc068", "pc079", "pc083", "pc167", "pc208", "claude:dns_failure", "hb029", "hd040", "claude:2.0.77-reset_midstream", "opencode:1.3.2-dns_failure", "opencode:1.3.2-text_connection_refused", "he016"),
-
-	// Rate limits: wait and retry, the card's budget untouched.
-	phrase("rate_limit", `(?i)\brate[ _-]?limit(s|ed)?\b|\bexhausted your capacity\b|\btoo many (requests|tokens)\b|\bconcurrency limit\b|\bresource (has been )?exhausted\b|\brequest rejected \(429\)|\b429 status code\b|(?s:\b(quota|limit)\b.{0,100}\bper minute\b)`, KindRateLimited,
-		"API Error: Request rejected (429) · This request would exceed the rate limit for your organization (1f3e2a4b-0000-4000-8000-fakefakefake) of 30,000 input tokens per minute.",
-		"pc013", "pc048", "pc109", "pc110", "pc130", "pc135", "claude:rate_limit_429", "codex:builtin_provider_rate_limit", "ho002", "ho009", "ho010", "hc003", "he084"),
 
 	// Provider trouble: overload, capacity, 5xx wording, streams the server cut.
 	phrase("provider_trouble", `(?i)\boverloaded\b|\bat capacity\b|\bhigh demand\b|\bserver[- ]side issue\b|\binternal server error\b|\bserver error\b|\bservice unavailable\b|\btemporarily unavailable\b|\bbad gateway\b|\bgateway timeout\b|\btry your request again\b|\bstream disconnected before completion\b|\bstream closed before\b|\bunexpected EOF\b|\bprovider returned error\b|\ban error occurred while processing your request\b|\bno (healthy )?(models|deployments|upstreams) available\b|\bno capacity available\b|\bdid not (provide|return) any (assistant )?(messages?|content|output|response)\b|\b(returned|got|received) (an )?empty (response|completion|body)\b`, KindProviderUnavailable,
