@@ -92,16 +92,6 @@ func newProfile(name, kind string) agent.Profile {
 	return agent.Profile{Name: name, Kind: kind, Prompt: "stdin", Timeout: time.Hour, StallTimeout: 5 * time.Minute, Resume: agent.ResumeAuto, MCP: agent.MCPAuto}
 }
 
-// The values codex app-server 0.171.0 takes (its AskForApproval,
-// SandboxMode and SandboxPolicy types); refused at load so a typo is not
-// discovered when a run's thread/start is refused.
-var (
-	appServerKeys    = []string{"approval_policy", "thread_sandbox", "turn_sandbox_policy"}
-	approvalPolicies = []string{"untrusted", "on-request", "never"}
-	threadSandboxes  = []string{"read-only", "workspace-write", "danger-full-access"}
-	turnSandboxTypes = []string{"dangerFullAccess", "readOnly", "externalSandbox", "workspaceWrite"}
-)
-
 // Modes of a profile's prompt, resume and mcp keys.
 var (
 	PromptModes = []string{"stdin", "file", "arg"}
