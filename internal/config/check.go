@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	neturl "net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -34,8 +33,7 @@ func (d *decoder) build(f *file, baseDir string) {
 	d.dispatch(f, cfg, boardOK)
 	d.policy(f, cfg, boardOK)
 	d.limits(&cfg.Limits)
-	d.notify("notify.slack", &cfg.Notify.Slack.URL, cfg.Notify.Slack.Events)
-	d.notify("notify.webhook", &cfg.Notify.Webhook.URL, cfg.Notify.Webhook.Events)
+	d.report("notify.", cfg.Notify.Check())
 	cfg.Workspace.Root = resolvePath(cmp.Or(cfg.Workspace.Root, ".drover/workspaces"), baseDir)
 	if msg := rootProblem(cfg.Workspace.Root, baseDir); msg != "" {
 		d.errf("workspace.root", "%s", msg)
@@ -129,30 +127,11 @@ func (d *decoder) policy(f *file, cfg *Config, boardOK bool) {
 	d.report("", pc.Validate(b))
 }
 
-func (d *decoder) notify(path string, url *string, events []string) {
-	if u, err := neturl.Parse(*url); *url != "" && (err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "") {
-		d.errf(path+".url", "is not an http(s) URL; set it to the full https://… address") // never echo it: a secret
-		*url = ""
-	}
-	for i, e := range events {
-		d.oneOf(fmt.Sprintf("%s.events[%d]", path, i), e, NotifyEvents, "an event")
-	}
-}
-
 func (d *decoder) limits(l *Limits) {
 	const fix = "%v is negative; use 0 for %s or a positive amount in USD"
 	d.check(l.MaxCostPerDayUSD >= 0, "limits.max_cost_per_day_usd", fix, l.MaxCostPerDayUSD, "no limit")
 	d.check(l.MaxCostPerCardUSD >= 0, "limits.max_cost_per_card_usd", fix, l.MaxCostPerCardUSD, "no limit")
 	d.check(l.EstimatedCostPerRunUSD >= 0, "limits.estimated_cost_per_run_usd", fix, l.EstimatedCostPerRunUSD, "the average of recent runs")
-	l.DayBoundary = strings.TrimSpace(l.DayBoundary)
-	f := strings.Fields(l.DayBoundary + " UTC") // HH:MM, the zone, UTC
-	if at, err := time.Parse("15:04", f[0]); err != nil || len(f) > 3 {
-		d.errf("limits.day_boundary", "%q is not a time of day; write HH:MM with an optional zone, e.g. \"00:00 UTC\" or \"06:00 Europe/Berlin\"", l.DayBoundary)
-	} else if loc, err := time.LoadLocation(f[1]); err != nil {
-		d.errf("limits.day_boundary", "zone %q is unknown; use UTC or an IANA name such as America/New_York", f[1])
-	} else {
-		l.dayOffset, l.dayLoc = time.Duration(at.Hour())*time.Hour+time.Duration(at.Minute())*time.Minute, loc
-	}
 }
 
 // rootProblem says why root cannot hold the workspaces ("" when it can).

@@ -25,6 +25,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/prompt"
 	"github.com/drover-dev/drover/internal/store"
@@ -44,7 +45,7 @@ type Config struct {
 	Agents    Agents          `json:"agents"`
 	Policy    policy.Config   `json:"policy"`
 	Limits    Limits          `json:"limits" yaml:"limits"`
-	Notify    Notify          `json:"notify" yaml:"notify"`
+	Notify    notify.Config   `json:"notify" yaml:"notify"`
 	Workspace Workspace       `json:"workspace" yaml:"workspace" cfg:"lenient"`
 	Hooks     workspace.Hooks `json:"hooks"`
 	Dispatch  Dispatch        `json:"dispatch" yaml:"dispatch"`

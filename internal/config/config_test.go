@@ -223,18 +223,18 @@ func TestDayBoundary(t *testing.T) {
 	// 2025-03-30 has 23 hours in Berlin, 2025-10-26 has 25.
 	for _, day := range []int{30, 31} {
 		at := time.Date(2025, 3, day-1, 12, 0, 0, 0, loc)
-		if got := berlin.Limits.NextDayStart(at); !got.Equal(time.Date(2025, 3, day, 0, 0, 0, 0, loc)) {
+		if got := berlin.Limits.DayBoundary.Next(at); !got.Equal(time.Date(2025, 3, day, 0, 0, 0, 0, loc)) {
 			t.Errorf("NextDayStart(%v) = %v", at, got)
 		}
 	}
-	if at := time.Date(2025, 10, 26, 1, 0, 0, 0, loc); !berlin.Limits.NextDayStart(at).Equal(time.Date(2025, 10, 27, 0, 0, 0, 0, loc)) {
-		t.Errorf("NextDayStart(%v) = %v", at, berlin.Limits.NextDayStart(at))
+	if at := time.Date(2025, 10, 26, 1, 0, 0, 0, loc); !berlin.Limits.DayBoundary.Next(at).Equal(time.Date(2025, 10, 27, 0, 0, 0, 0, loc)) {
+		t.Errorf("NextDayStart(%v) = %v", at, berlin.Limits.DayBoundary.Next(at))
 	}
 	at := time.Date(2025, 3, 10, 5, 0, 0, 0, time.UTC)
-	if got := cfg.Limits.DayStart(at); !got.Equal(time.Date(2025, 3, 9, 6, 30, 0, 0, time.UTC)) {
+	if got := cfg.Limits.DayBoundary.Start(at); !got.Equal(time.Date(2025, 3, 9, 6, 30, 0, 0, time.UTC)) {
 		t.Errorf("DayStart = %v", got)
 	}
-	if got := cfg.Limits.DayStart(at.Add(2 * time.Hour)); !got.Equal(time.Date(2025, 3, 10, 6, 30, 0, 0, time.UTC)) {
+	if got := cfg.Limits.DayBoundary.Start(at.Add(2 * time.Hour)); !got.Equal(time.Date(2025, 3, 10, 6, 30, 0, 0, time.UTC)) {
 		t.Errorf("DayStart = %v", got)
 	}
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/workspace"
 )
@@ -47,9 +49,9 @@ func defaults() *file {
 	f := &file{Config: Config{
 		Board:  board.Default(),
 		Policy: policy.Defaults(),
-		Limits: Limits{DayBoundary: "00:00 UTC", AgentCommentsPerRun: DefaultAgentCommentsPerRun, AgentCommentsPerCard: DefaultAgentCommentsPerCard,
+		Limits: Limits{AgentCommentsPerRun: DefaultAgentCommentsPerRun, AgentCommentsPerCard: DefaultAgentCommentsPerCard,
 			AgentProgressPerRun: DefaultAgentProgressPerRun, AgentProgressPerCard: DefaultAgentProgressPerCard},
-		Notify:    Notify{Slack: Slack{Events: []string{"blocked", "gave_up", "parked", "profile_paused", "spend_paused", "config_error"}}},
+		Notify:    notify.Config{Slack: notify.Slack{Events: slices.Clone(notify.DefaultEvents)}},
 		Workspace: Workspace{Cleanup: workspace.DefaultCleanup},
 		Dispatch:  Dispatch{Lease: 30 * time.Second, PollInterval: 5 * time.Second, MaxConcurrent: 4, MaxTurns: 20, MaxRetryBackoff: 5 * time.Minute},
 		Retention: Retention{Events: DefaultRetainEvents, Runs: DefaultRetainRuns, Logs: DefaultRetainLogs},
@@ -139,10 +141,8 @@ type Limits struct {
 	MaxCostPerCardUSD float64 `json:"max_cost_per_card_usd" yaml:"max_cost_per_card_usd"`
 	// EstimatedCostPerRunUSD is what the day cap reserves for each run in
 	// flight; 0 = the average of recent runs (see policy.NewDayBudget).
-	EstimatedCostPerRunUSD float64 `json:"estimated_cost_per_run_usd" yaml:"estimated_cost_per_run_usd"`
-	// DayBoundary is when a spend day starts: "HH:MM" optionally followed by
-	// an IANA zone name or UTC (default "00:00 UTC").
-	DayBoundary string `json:"day_boundary" yaml:"day_boundary"`
+	EstimatedCostPerRunUSD float64            `json:"estimated_cost_per_run_usd" yaml:"estimated_cost_per_run_usd"`
+	DayBoundary            policy.DayBoundary `json:"day_boundary" yaml:"day_boundary"`
 	// What an agent may write through drover mcp / drover run: comments
 	// (drover_comment) and progress notes (drover_progress) per run and
 	// per card (the rows the store keeps; retention.events prunes them).
@@ -151,55 +151,7 @@ type Limits struct {
 	AgentCommentsPerCard int `json:"agent_comments_per_card" yaml:"agent_comments_per_card"`
 	AgentProgressPerRun  int `json:"agent_progress_per_run" yaml:"agent_progress_per_run"`
 	AgentProgressPerCard int `json:"agent_progress_per_card" yaml:"agent_progress_per_card"`
-
-	dayOffset time.Duration
-	dayLoc    *time.Location
 }
-
-// DayStart returns the start of the spend day that contains t.
-func (l Limits) DayStart(t time.Time) time.Time {
-	loc := l.dayLoc
-	if loc == nil {
-		loc = time.UTC
-	}
-	lt := t.In(loc)
-	start := time.Date(lt.Year(), lt.Month(), lt.Day(), 0, 0, 0, 0, loc).Add(l.dayOffset)
-	if start.After(lt) {
-		start = time.Date(lt.Year(), lt.Month(), lt.Day()-1, 0, 0, 0, 0, loc).Add(l.dayOffset)
-	}
-	return start
-}
-
-// NextDayStart returns the start of the spend day after the one that
-// contains t (36 hours on lands inside it whatever a zone's clock change).
-func (l Limits) NextDayStart(t time.Time) time.Time {
-	return l.DayStart(l.DayStart(t).Add(36 * time.Hour))
-}
-
-// Notify is where notifications go.
-type Notify struct {
-	Slack   Slack   `json:"slack" yaml:"slack"`
-	Webhook Webhook `json:"webhook" yaml:"webhook"`
-	// AllowPrivate lets notification URLs resolve to private or loopback
-	// addresses (off by default: the notifier refuses them).
-	AllowPrivate bool `json:"allow_private" yaml:"allow_private"`
-}
-
-// Slack is an incoming-webhook target. An empty URL means off.
-type Slack struct {
-	URL    string   `json:"url" yaml:"url" cfg:"secret"`
-	Events []string `json:"events" yaml:"events"`
-}
-
-// Webhook is a generic signed HTTP POST target. An empty URL means off.
-type Webhook struct {
-	URL    string   `json:"url" yaml:"url" cfg:"secret"`
-	Secret string   `json:"secret" yaml:"secret" cfg:"secret"` // HMAC key for the signature header
-	Events []string `json:"events" yaml:"events"`              // empty: the default events (notify.DefaultEvents)
-}
-
-// NotifyEvents are the event names notify.*.events may list.
-var NotifyEvents = []string{"blocked", "gave_up", "parked", "profile_paused", "profile_resumed", "succeeded", "done", "cancelled", "spend_paused", "config_error"}
 
 // Workspace is where each card's working directory lives.
 type Workspace struct {
