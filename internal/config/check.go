@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -35,8 +34,8 @@ func (d *decoder) build(f *file, baseDir string) {
 	d.limits(&cfg.Limits)
 	d.report("notify.", cfg.Notify.Check())
 	cfg.Workspace.Root = resolvePath(cmp.Or(cfg.Workspace.Root, ".drover/workspaces"), baseDir)
-	if msg := rootProblem(cfg.Workspace.Root, baseDir); msg != "" {
-		d.errf("workspace.root", "%s", msg)
+	if err := workspace.CheckRoot(cfg.Workspace.Root, baseDir); err != nil {
+		d.errf("workspace.root", "%v", err)
 	}
 	d.oneOf("workspace.cleanup", cfg.Workspace.Cleanup, workspace.Cleanups, "a cleanup mode")
 	alias(d, "hooks.timeout", &f.Hooks.Timeout, "hooks.timeout_ms", f.Hooks.SymphonyTimeout)
@@ -132,24 +131,6 @@ func (d *decoder) limits(l *Limits) {
 	d.check(l.MaxCostPerDayUSD >= 0, "limits.max_cost_per_day_usd", fix, l.MaxCostPerDayUSD, "no limit")
 	d.check(l.MaxCostPerCardUSD >= 0, "limits.max_cost_per_card_usd", fix, l.MaxCostPerCardUSD, "no limit")
 	d.check(l.EstimatedCostPerRunUSD >= 0, "limits.estimated_cost_per_run_usd", fix, l.EstimatedCostPerRunUSD, "the average of recent runs")
-}
-
-// rootProblem says why root cannot hold the workspaces ("" when it can).
-// Each card's workspace is a directory under root named after its
-// identifier, created, reused and removed by drover; the filesystem root
-// cannot take them (every run failed), and the directory of WORKFLOW.md or
-// one above it would mix them with the project's own directories, which a
-// cleanup could then remove.
-func rootProblem(root, baseDir string) string {
-	fix := "use a directory of its own, e.g. .drover/workspaces (the default)"
-	if root == filepath.Dir(root) {
-		return "\"" + root + "\" is the filesystem root; " + fix
-	}
-	base := filepath.Clean(baseDir)
-	if rel, err := filepath.Rel(root, base); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "\"" + root + "\" holds WORKFLOW.md's directory " + base + "; workspaces need a directory of their own, not a project directory: " + fix
-	}
-	return ""
 }
 
 // store reads store: as a DSN or {dsn: …}; a relative sqlite path is
