@@ -6,7 +6,6 @@ import (
 	"maps"
 	"os"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/suggest"
+	"github.com/drover-dev/drover/internal/tracker"
 	"github.com/drover-dev/drover/internal/workspace"
 )
 
@@ -160,8 +160,8 @@ func (d *decoder) verify(path string, v Verify) {
 // native tracker's states must be columns of the right kind.
 func (d *decoder) tracker(f *file, cfg *Config, boardOK bool) {
 	t := &cfg.Tracker
-	*t = f.Tracker.Tracker
-	d.oneOf("tracker.kind", t.Kind, []string{TrackerNative, TrackerGitHub, TrackerLinear}, "a tracker")
+	*t = f.Tracker.Config
+	d.oneOf("tracker.kind", t.Kind, tracker.Kinds, "a tracker")
 	if s := f.Tracker.Provider.ProjectSlug; s != "" {
 		d.check(t.ProjectSlug == "" || t.ProjectSlug == s, "tracker.provider.project_slug", "is %q but tracker.project_slug is %q; keep one", s, t.ProjectSlug)
 		t.ProjectSlug = s
@@ -172,7 +172,7 @@ func (d *decoder) tracker(f *file, cfg *Config, boardOK bool) {
 		}
 	}
 	switch t.Kind {
-	case TrackerNative:
+	case tracker.KindNative:
 		orDefault("active_states", &t.ActiveStates, columnsWith(cfg.Board, board.RoleEligible, board.RoleRunning)...)
 		orDefault("terminal_states", &t.TerminalStates, columnsWith(cfg.Board, board.RoleDone, board.RoleCancelled)...)
 		if !boardOK {
@@ -187,53 +187,21 @@ func (d *decoder) tracker(f *file, cfg *Config, boardOK bool) {
 		for i, s := range t.TerminalStates {
 			d.column(cfg.Board, fmt.Sprintf("tracker.terminal_states[%d]", i), s)
 		}
-	case TrackerGitHub:
+	case tracker.KindGitHub:
 		orDefault("active_states", &t.ActiveStates, "open")
 		orDefault("terminal_states", &t.TerminalStates, "closed")
-		t.BlockedBy, t.APIKey = cmp.Or(t.BlockedBy, DefaultGitHubBlockedBy), cmp.Or(t.APIKey, os.Getenv("GITHUB_TOKEN"))
-		owner, name, ok := strings.Cut(t.Repo, "/")
-		d.check(ok && owner != "" && name != "" && !strings.Contains(name, "/"), "tracker.repo", "%q is not owner/name; name the repository whose issues drover dispatches (repo: acme/app)", t.Repo)
-		if re, err := regexp.Compile(t.BlockedBy); err != nil {
-			d.errf("tracker.blocked_by_pattern", "is not a regular expression: %v", err)
-		} else {
-			d.check(re.NumSubexp() > 0, "tracker.blocked_by_pattern", "has no group; its first group must capture the issue number (e.g. (?i)blocked by #(\\d+))")
-		}
-	case TrackerLinear:
+	case tracker.KindLinear:
 		orDefault("terminal_states", &t.TerminalStates, "Done", "Canceled", "Cancelled", "Duplicate")
 		if !d.has("tracker.api_key") {
 			t.APIKey = os.Getenv("LINEAR_API_KEY") // as Symphony does
 		}
-		d.check(t.ProjectSlug != "", "tracker.provider.project_slug", "missing; name the Linear project to dispatch from (its slug, the end of the project's URL)")
 	}
+	d.report("tracker.", t.Check())
 	if t.External() {
-		t.Roles = defaultRoles(t.Kind)
-		d.roles(f.Tracker.Roles, t)
+		d.report("tracker.", t.SetRoles(f.Tracker.Roles))
 		d.check(len(t.ActiveStates) > 0, "tracker.active_states", "missing; list the %s states agents should pick work from", t.Kind)
 	} else {
 		d.check(!d.has("tracker.roles"), "tracker.roles", "is for an external tracker (kind: github or linear); drover's own board has its columns")
-	}
-}
-
-// roles applies tracker.roles: role → {label, state}; an entry replaces the
-// default of its role, null removes it.
-func (d *decoder) roles(given map[board.Role]*TrackerRole, t *Tracker) {
-	names := make([]string, len(board.Roles))
-	for i, r := range board.Roles {
-		names[i] = string(r)
-	}
-	for _, r := range slices.Sorted(maps.Keys(given)) {
-		p, tr := "tracker.roles."+string(r), given[r]
-		if !d.oneOf(p, string(r), names, "a column role") {
-			continue
-		}
-		t.RolesSet = append(t.RolesSet, r)
-		if tr == nil {
-			delete(t.Roles, r)
-			continue
-		}
-		d.check(t.Kind != TrackerGitHub || tr.State == "" || tr.State == "open" || tr.State == "closed", p+".state", "%q is not a GitHub issue state; use open or closed (or a label:)", tr.State)
-		d.check(t.Kind != TrackerLinear || tr.Label == "", p+".label", "labels are not projected to Linear; name a workflow state (state: \"In Review\")")
-		t.Roles[r] = *tr
 	}
 }
 
@@ -268,7 +236,7 @@ func (d *decoder) dispatch(f *file, cfg *Config, boardOK bool) {
 	for _, s := range slices.Sorted(maps.Keys(ds.MaxConcurrentByState)) {
 		p, n := "dispatch.max_concurrent_by_state."+s, ds.MaxConcurrentByState[s]
 		d.check(n >= 1, p, "%d is not allowed; use 1 or more (move the state out of active_states to stop it)", n)
-		if t.Kind != TrackerNative {
+		if t.Kind != tracker.KindNative {
 			d.check(slices.ContainsFunc(t.ActiveStates, func(a string) bool { return strings.EqualFold(a, s) }), p, "%q is not one of tracker.active_states (%s)", s, strings.Join(t.ActiveStates, ", "))
 		} else if boardOK {
 			d.column(cfg.Board, p, s)

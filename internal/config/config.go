@@ -29,6 +29,7 @@ import (
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/prompt"
 	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/tracker"
 	"github.com/drover-dev/drover/internal/workspace"
 )
 
@@ -49,7 +50,7 @@ type Config struct {
 	Workspace Workspace       `json:"workspace" yaml:"workspace" cfg:"lenient"`
 	Hooks     workspace.Hooks `json:"hooks"`
 	Dispatch  Dispatch        `json:"dispatch" yaml:"dispatch"`
-	Tracker   Tracker         `json:"tracker"`
+	Tracker   tracker.Config  `json:"tracker"`
 	Store     Store           `json:"store"`
 	Server    Server          `json:"server" yaml:"server" cfg:"lenient"`
 	Codex     Codex           `json:"codex" yaml:"codex" cfg:"lenient"`

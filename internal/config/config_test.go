@@ -13,6 +13,8 @@ import (
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/prompt"
 	"github.com/drover-dev/drover/internal/workspace"
+
+	"github.com/drover-dev/drover/internal/tracker"
 )
 
 func parse(t *testing.T, src string) (*Config, error) {
@@ -35,7 +37,7 @@ func TestSymphonyWorkflowLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Tracker.Kind != TrackerLinear || cfg.Tracker.APIKey != "lin_api_secret" || cfg.Tracker.ProjectSlug != "acme-platform-1a2b3c" {
+	if cfg.Tracker.Kind != tracker.KindLinear || cfg.Tracker.APIKey != "lin_api_secret" || cfg.Tracker.ProjectSlug != "acme-platform-1a2b3c" {
 		t.Errorf("tracker = %+v", cfg.Tracker)
 	}
 	if got := strings.Join(cfg.Tracker.ActiveStates, ","); got != "Todo,In Progress,Rework" {
@@ -129,7 +131,7 @@ func TestDefaults(t *testing.T) {
 	if cfg.Hooks.Timeout != time.Minute || cfg.Server.Host != "127.0.0.1" || cfg.Server.Port != 0 || cfg.Store.DSN != "" {
 		t.Errorf("hooks/server/store = %+v %+v %+v", cfg.Hooks, cfg.Server, cfg.Store)
 	}
-	if cfg.Tracker.Kind != TrackerNative || strings.Join(cfg.Tracker.ActiveStates, ",") != "ready,in_progress" || strings.Join(cfg.Tracker.TerminalStates, ",") != "done,cancelled" {
+	if cfg.Tracker.Kind != tracker.KindNative || strings.Join(cfg.Tracker.ActiveStates, ",") != "ready,in_progress" || strings.Join(cfg.Tracker.TerminalStates, ",") != "done,cancelled" {
 		t.Errorf("tracker = %+v", cfg.Tracker)
 	}
 	if cfg.Prompt != prompt.DefaultPrompt {
@@ -308,7 +310,7 @@ func TestProfileResume(t *testing.T) {
 func TestInitTemplateForTrackers(t *testing.T) {
 	t.Setenv("GITHUB_TOKEN", "")
 	t.Setenv("LINEAR_API_KEY", "")
-	for _, kind := range []string{TrackerGitHub, TrackerLinear} {
+	for _, kind := range []string{tracker.KindGitHub, tracker.KindLinear} {
 		src, err := InitTemplateFor(kind)
 		if err != nil {
 			t.Fatal(err)

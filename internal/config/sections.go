@@ -2,7 +2,6 @@ package config
 
 import (
 	"encoding/json"
-	"errors"
 	"slices"
 	"strconv"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/tracker"
 	"github.com/drover-dev/drover/internal/workspace"
 )
 
@@ -57,7 +57,7 @@ func defaults() *file {
 		Retention: Retention{Events: DefaultRetainEvents, Runs: DefaultRetainRuns, Logs: DefaultRetainLogs},
 		Verify:    Verify{Timeout: DefaultVerifyTimeout},
 	}}
-	f.Hooks.Timeout, f.Tracker.Kind = time.Minute, TrackerNative
+	f.Hooks.Timeout, f.Tracker.Kind = time.Minute, tracker.KindNative
 	p := &f.Config.Policy
 	f.Policy.Config = p
 	f.Policy.Breaker.Threshold, f.Policy.Breaker.Window, f.Policy.Breaker.Cooldown = &p.BreakerThreshold, &p.BreakerWindow, &p.BreakerCooldown
@@ -256,86 +256,10 @@ const DefaultVerifyTimeout = 10 * time.Minute
 
 func (v *Verify) setDefaults() { v.Timeout = DefaultVerifyTimeout }
 
-// Tracker kinds.
-const (
-	TrackerNative = "native"
-	TrackerGitHub = "github"
-	TrackerLinear = "linear"
-)
-
-// DefaultGitHubBlockedBy finds "blocked by #12" (any case) in an issue body.
-const DefaultGitHubBlockedBy = `(?i)blocked by #(\d+)`
-
-// Tracker says where cards come from. With the native tracker the states name
-// board columns; with an external one they are the tracker's state names
-// (GitHub: "open", "closed" or a label name; Linear: workflow state names).
-type Tracker struct {
-	Kind           string   `json:"kind" yaml:"kind"`
-	Endpoint       string   `json:"endpoint,omitempty" yaml:"endpoint"`
-	APIKey         string   `json:"api_key,omitempty" yaml:"api_key" cfg:"secret"`
-	Repo           string   `json:"repo,omitempty" yaml:"repo"` // github: owner/name
-	ProjectSlug    string   `json:"project_slug,omitempty" yaml:"project_slug"`
-	RequiredLabels []string `json:"required_labels,omitempty" yaml:"required_labels"`
-	ActiveStates   []string `json:"active_states" yaml:"active_states"`
-	TerminalStates []string `json:"terminal_states" yaml:"terminal_states"`
-	// Roles says how each column role drover moves a card into shows in
-	// the tracker: a label (GitHub) or a state name, "open" or "closed"
-	// (GitHub), a workflow state name (Linear). A role without an entry is
-	// not projected as a move (its comment, if any, still is).
-	Roles map[board.Role]TrackerRole `json:"roles,omitempty"`
-	// RolesSet are the roles tracker.roles names (the others are defaults:
-	// a default state the tracker lacks is dropped at start, not refused).
-	RolesSet []board.Role `json:"-"`
-	// BlockedBy (github) is a regular expression whose first group is the
-	// number of an issue this one waits on.
-	BlockedBy string `json:"blocked_by_pattern,omitempty" yaml:"blocked_by_pattern" cfg:"verbatim"`
-	// WebhookSecret verifies POST /api/v1/webhooks/<kind> (GitHub's
-	// X-Hub-Signature-256, Linear's Linear-Signature); empty turns the
-	// webhook off (polling only).
-	WebhookSecret string `json:"webhook_secret,omitempty" yaml:"webhook_secret" cfg:"secret"`
-}
-
-// TrackerRole is how one column role shows in an external tracker.
-type TrackerRole struct {
-	Label string `json:"label,omitempty" yaml:"label"`
-	State string `json:"state,omitempty" yaml:"state"`
-}
-
 type trackerFile struct {
-	Tracker
+	tracker.Config
 	Provider struct { // Symphony's place for the project
 		ProjectSlug string `yaml:"project_slug"`
 	} `yaml:"provider" cfg:"lenient"`
-	Roles map[board.Role]*TrackerRole `yaml:"roles"` // null: the role is not projected
-}
-
-// External reports whether cards come from an external tracker.
-func (t Tracker) External() bool { return t.Kind == TrackerGitHub || t.Kind == TrackerLinear }
-
-// Ready says what keeps drover serve from talking to the tracker: a key
-// that is empty (its variable is unset). It is not a load error, so the
-// other commands (and drover init) work where the key is not exported.
-func (t Tracker) Ready() error {
-	switch {
-	case t.APIKey != "" || !t.External():
-		return nil
-	case t.Kind == TrackerLinear:
-		return errors.New("tracker.api_key: missing; the linear tracker needs an API key (api_key: $LINEAR_API_KEY, or export LINEAR_API_KEY)")
-	}
-	return errors.New("tracker.api_key: missing; the github tracker needs a token with Issues read and write (api_key: $GITHUB_TOKEN, or export GITHUB_TOKEN)")
-}
-
-// Role mappings an external tracker starts from.
-func defaultRoles(kind string) map[board.Role]TrackerRole {
-	if kind == TrackerLinear {
-		return map[board.Role]TrackerRole{board.RoleRunning: {State: "In Progress"}, board.RoleCompleted: {State: "In Review"}, board.RoleDone: {State: "Done"}}
-	}
-	return map[board.Role]TrackerRole{
-		board.RoleEligible:  {State: "open"},
-		board.RoleRunning:   {Label: "drover:running", State: "open"},
-		board.RoleParked:    {Label: "drover:awaiting-input", State: "open"},
-		board.RoleCompleted: {Label: "drover:review", State: "open"},
-		board.RoleBlocked:   {Label: "drover:blocked", State: "open"},
-		board.RoleDone:      {State: "closed"},
-	}
+	Roles map[board.Role]*tracker.RoleMapping `yaml:"roles"` // null: the role is not projected
 }
