@@ -148,7 +148,7 @@ func TestInitTemplateParses(t *testing.T) {
 	if len(cfg.Warnings) != 0 || len(cfg.Ignored) != 0 {
 		t.Errorf("init template has warnings: %v", cfg.Warnings)
 	}
-	if cfg.Server.Port != InitServerPort || cfg.Server.Host != "127.0.0.1" || cfg.Agents.Default != "sim" {
+	if cfg.Server.Port != 4840 || cfg.Server.Host != "127.0.0.1" || cfg.Agents.Default != "sim" {
 		t.Errorf("server/agents = %+v %+v", cfg.Server, cfg.Agents)
 	}
 	def := policy.Defaults()

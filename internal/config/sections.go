@@ -189,9 +189,6 @@ type Server struct {
 	AuthToken string `json:"auth_token" yaml:"auth_token" cfg:"secret"`
 }
 
-// InitServerPort is the port `drover init` writes (server.port defaults to 0, off).
-const InitServerPort = 4840
-
 // Codex holds Symphony's codex: keys. When agents.profiles is absent,
 // codex.command becomes a profile named "codex" of kind codex. The
 // app-server settings apply when codex.command runs `codex app-server`;
