@@ -60,6 +60,14 @@ type Registration struct {
 	MCP func(s MCPServer) (MCPWiring, error)
 }
 
+// KeyProblem is what is wrong with one key of a profile (Key as written
+// under it, e.g. "thread_sandbox"); Unused marks a valid key this profile
+// does not read, a warning rather than an error.
+type KeyProblem struct {
+	Key, Msg string
+	Unused   bool
+}
+
 // Argument modes (agent profile key "args_mode").
 const (
 	ArgsAppend  = "append"  // the default: the profile's args follow the kind's

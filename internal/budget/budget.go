@@ -17,7 +17,7 @@ import (
 // ReadDay is the day's spend budget as the store has it: the day's
 // spend, the open runs and the newest runs for the estimate.
 func ReadDay(ctx context.Context, st store.Store, l config.Limits, now time.Time) (policy.DayBudget, error) {
-	day := l.DayStart(now).UTC()
+	day := l.DayBoundary.Start(now).UTC()
 	spent, err := st.Spend(ctx, day, "")
 	if err != nil {
 		return policy.DayBudget{}, err

@@ -11,6 +11,7 @@ import (
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/store/sqlstore"
+	"github.com/drover-dev/drover/internal/tracker"
 )
 
 func (a *app) initCmd() *cobra.Command {
@@ -64,9 +65,9 @@ writes a tracker: section for dispatching from GitHub Issues or Linear.`,
 			}
 			fmt.Fprintf(a.out, "store ready: %s\n", store.RedactDSN(a.dsn()))
 			switch trackerKind {
-			case config.TrackerGitHub:
+			case tracker.KindGitHub:
 				fmt.Fprintf(a.out, "\nnext:\n  set tracker.repo in %s, export GITHUB_TOKEN\n  drover serve\n", path)
-			case config.TrackerLinear:
+			case tracker.KindLinear:
 				fmt.Fprintf(a.out, "\nnext:\n  set tracker.provider.project_slug in %s, export LINEAR_API_KEY\n  drover serve\n", path)
 			default:
 				fmt.Fprintf(a.out, "\nnext:\n  drover card add --title \"My first card\" --spec '{\"sim\":[\"succeeded\"]}'\n  drover serve\n")

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/drover-dev/drover/internal/board"
-	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/testkit"
@@ -27,7 +26,7 @@ func TestOutboxWaitingListAndDrop(t *testing.T) {
 	if err := st.Apply(ctx, store.Change{Outbox: rows}); err != nil {
 		t.Fatal(err)
 	}
-	w := &notify.Worker{Store: st, Config: func() config.Notify { return config.Notify{} }}
+	w := &notify.Worker{Store: st, Config: func() notify.Config { return notify.Config{} }}
 	if _, _, err := w.Tick(ctx); err != nil {
 		t.Fatal(err)
 	}

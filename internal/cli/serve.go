@@ -20,6 +20,7 @@ import (
 	"github.com/drover-dev/drover/internal/dispatch"
 	"github.com/drover-dev/drover/internal/metrics"
 	"github.com/drover-dev/drover/internal/notify"
+	"github.com/drover-dev/drover/internal/reload"
 	"github.com/drover-dev/drover/internal/server"
 	"github.com/drover-dev/drover/internal/tracing"
 )
@@ -137,9 +138,9 @@ func (a *app) runServer(ctx context.Context, cfg *config.Config, log *slog.Logge
 	if err != nil {
 		return err
 	}
-	var watcher *config.Watcher
+	var watcher *reload.Watcher
 	if cfg.Path != "" {
-		watcher = config.NewWatcher(cfg.Path, cfg)
+		watcher = reload.NewWatcher(cfg.Path, cfg)
 		// An edit is held to what serve checks at start, not only to what
 		// parses.
 		started := cfg.Tracker

@@ -43,7 +43,7 @@ func (a *app) startSurfaces(ctx context.Context, d *dispatch.Dispatcher, m *metr
 		return nil, fmt.Errorf("%w: %v", errConfig, err)
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	w := &notify.Worker{Store: a.st, Config: func() config.Notify { return d.Config().Notify }, Log: log, Node: d.Node(), LeaderTTL: d.LeaderTTL()}
+	w := &notify.Worker{Store: a.st, Config: func() notify.Config { return d.Config().Notify }, Log: log, Node: d.Node(), LeaderTTL: d.LeaderTTL()}
 	done := make(chan struct{})
 	go func() { defer close(done); w.Run(wctx, 2*time.Second) }()
 	if p, ok := a.st.(store.Pruner); ok { // retention, on the leader, in small batches

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
-	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/dispatch"
 	"github.com/drover-dev/drover/internal/tracker"
 	"github.com/drover-dev/drover/internal/tracker/github"
@@ -16,11 +15,11 @@ import (
 )
 
 // newTracker builds the external tracker tracker: names (nil for native).
-func newTracker(cfg config.Tracker) (tracker.Tracker, error) {
+func newTracker(cfg tracker.Config) (tracker.Tracker, error) {
 	switch cfg.Kind {
-	case config.TrackerGitHub:
+	case tracker.KindGitHub:
 		return github.New(github.Options{Config: cfg})
-	case config.TrackerLinear:
+	case tracker.KindLinear:
 		return linear.New(linear.Options{Config: cfg}), nil
 	}
 	return nil, nil
@@ -68,7 +67,7 @@ func (a *app) trackerRunner(t tracker.Tracker, d *dispatch.Dispatcher, log *slog
 }
 
 // ownLabels are the labels tracker.roles has drover set.
-func ownLabels(t config.Tracker) map[string]bool {
+func ownLabels(t tracker.Config) map[string]bool {
 	m := map[board.Role]string{}
 	for r, tr := range t.Roles {
 		m[r] = tr.Label

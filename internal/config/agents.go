@@ -7,7 +7,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -109,7 +108,13 @@ func (d *decoder) profile(path string, p agent.Profile) agent.Profile {
 	for i, m := range p.Match {
 		d.report(fmt.Sprintf("%smatch[%d].", path, i), m.Validate())
 	}
-	d.appServer(path, &p)
+	for _, kp := range registry.CheckProfile(&p, func(k string) bool { return d.has(path + k) }) {
+		if kp.Unused {
+			d.ignore(path+kp.Key, kp.Msg)
+		} else {
+			d.errf(path+kp.Key, "%s", kp.Msg)
+		}
+	}
 	return p
 }
 
@@ -154,65 +159,11 @@ func compileSchema(name string, doc map[string]any) (sch *jsonschema.Schema, err
 	return c.Compile(url)
 }
 
-// appServer checks the keys only a codex profile in app-server mode reads
-// (approval_policy, thread_sandbox, turn_sandbox_policy) against what codex
-// app-server takes; another kind refuses them, exec mode ignores them.
-func (d *decoder) appServer(path string, p *agent.Profile) {
-	codex, app := p.Kind == registry.SymphonyCodexKind, slices.Contains(p.Args, "app-server")
-	for _, k := range appServerKeys {
-		if !d.has(path + k) {
-		} else if !codex {
-			d.errf(path+k, "only a %s profile in app-server mode reads it; remove it or set kind: %[1]s with args: [app-server]", registry.SymphonyCodexKind)
-		} else if !app {
-			d.ignore(path+k, "not used: codex runs in exec mode here; only app-server mode (args: [app-server], or codex app-server in codex.command) reads it")
-		}
-	}
-	if !codex {
-		return
-	}
-	show := func(v any) string {
-		if s, ok := v.(string); ok {
-			return strconv.Quote(s)
-		}
-		return fmt.Sprint(v)
-	}
-	if p.ApprovalPolicy != nil {
-		s, _ := p.ApprovalPolicy.(string)
-		m, _ := p.ApprovalPolicy.(map[string]any)
-		_, granular := m["granular"]
-		d.check(slices.Contains(approvalPolicies, s) || granular && len(m) == 1, path+"approval_policy", "%s is not an approval policy; use one of %s, or {granular: {…}}", show(p.ApprovalPolicy), strings.Join(approvalPolicies, ", "))
-		p.ApprovalPolicy = jsonCompatible(p.ApprovalPolicy)
-	}
-	if p.ThreadSandbox != "" {
-		d.oneOf(path+"thread_sandbox", p.ThreadSandbox, threadSandboxes, "a sandbox mode")
-	}
-	if p.TurnSandboxPolicy != nil {
-		m, _ := p.TurnSandboxPolicy.(map[string]any)
-		typ, _ := m["type"].(string)
-		d.check(slices.Contains(turnSandboxTypes, typ), path+"turn_sandbox_policy", "%s is not a sandbox policy; give a mapping whose type is one of %s (e.g. {type: workspaceWrite, networkAccess: false})", show(p.TurnSandboxPolicy), strings.Join(turnSandboxTypes, ", "))
-		p.TurnSandboxPolicy = jsonCompatible(p.TurnSandboxPolicy)
-	}
-}
-
-// codexProfile turns Symphony's codex: section into a profile named codex:
-// "codex … app-server" speaks the app-server protocol with the line's own
-// arguments; "codex exec …" is the whole line (the registry would add exec
-// again); anything else adds flags after drover's own.
+// codexProfile turns Symphony's codex: section into a profile named codex.
 func (d *decoder) codexProfile(cx Codex) agent.Profile {
 	p := newProfile(registry.SymphonyCodexKind, registry.SymphonyCodexKind)
-	fields := strings.Fields(cx.Command)
-	p.Command, p.Args = fields[0], slices.Clip(fields[1:])
-	if len(p.Args) == 0 {
-		p.Args = nil
-	}
-	switch {
-	case slices.Contains(p.Args, "app-server"):
-		p.ArgsMode = agent.ArgsReplace
-	case slices.Contains(p.Args, "exec"):
-		p.ArgsMode = agent.ArgsReplace
-		if err := registry.CheckArgs(p.Kind, p.Args); err != nil {
-			d.errf("codex.command", "%q %v", cx.Command, err)
-		}
+	if err := registry.SymphonyCommand(&p, cx.Command); err != nil {
+		d.errf("codex.command", "%q %v", cx.Command, err)
 	}
 	p.Timeout, p.StallTimeout = cmp.Or(cx.TurnTimeout, p.Timeout), cmp.Or(cx.StallTimeout, p.StallTimeout)
 	p.ApprovalPolicy, p.ThreadSandbox, p.TurnSandboxPolicy = cx.ApprovalPolicy, cx.ThreadSandbox, cx.TurnSandboxPolicy

@@ -4,11 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	neturl "net/url"
 	"os"
-	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +14,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/suggest"
+	"github.com/drover-dev/drover/internal/tracker"
 	"github.com/drover-dev/drover/internal/workspace"
 )
 
@@ -34,11 +32,10 @@ func (d *decoder) build(f *file, baseDir string) {
 	d.dispatch(f, cfg, boardOK)
 	d.policy(f, cfg, boardOK)
 	d.limits(&cfg.Limits)
-	d.notify("notify.slack", &cfg.Notify.Slack.URL, cfg.Notify.Slack.Events)
-	d.notify("notify.webhook", &cfg.Notify.Webhook.URL, cfg.Notify.Webhook.Events)
+	d.report("notify.", cfg.Notify.Check())
 	cfg.Workspace.Root = resolvePath(cmp.Or(cfg.Workspace.Root, ".drover/workspaces"), baseDir)
-	if msg := rootProblem(cfg.Workspace.Root, baseDir); msg != "" {
-		d.errf("workspace.root", "%s", msg)
+	if err := workspace.CheckRoot(cfg.Workspace.Root, baseDir); err != nil {
+		d.errf("workspace.root", "%v", err)
 	}
 	d.oneOf("workspace.cleanup", cfg.Workspace.Cleanup, workspace.Cleanups, "a cleanup mode")
 	alias(d, "hooks.timeout", &f.Hooks.Timeout, "hooks.timeout_ms", f.Hooks.SymphonyTimeout)
@@ -129,48 +126,11 @@ func (d *decoder) policy(f *file, cfg *Config, boardOK bool) {
 	d.report("", pc.Validate(b))
 }
 
-func (d *decoder) notify(path string, url *string, events []string) {
-	if u, err := neturl.Parse(*url); *url != "" && (err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "") {
-		d.errf(path+".url", "is not an http(s) URL; set it to the full https://… address") // never echo it: a secret
-		*url = ""
-	}
-	for i, e := range events {
-		d.oneOf(fmt.Sprintf("%s.events[%d]", path, i), e, NotifyEvents, "an event")
-	}
-}
-
 func (d *decoder) limits(l *Limits) {
 	const fix = "%v is negative; use 0 for %s or a positive amount in USD"
 	d.check(l.MaxCostPerDayUSD >= 0, "limits.max_cost_per_day_usd", fix, l.MaxCostPerDayUSD, "no limit")
 	d.check(l.MaxCostPerCardUSD >= 0, "limits.max_cost_per_card_usd", fix, l.MaxCostPerCardUSD, "no limit")
 	d.check(l.EstimatedCostPerRunUSD >= 0, "limits.estimated_cost_per_run_usd", fix, l.EstimatedCostPerRunUSD, "the average of recent runs")
-	l.DayBoundary = strings.TrimSpace(l.DayBoundary)
-	f := strings.Fields(l.DayBoundary + " UTC") // HH:MM, the zone, UTC
-	if at, err := time.Parse("15:04", f[0]); err != nil || len(f) > 3 {
-		d.errf("limits.day_boundary", "%q is not a time of day; write HH:MM with an optional zone, e.g. \"00:00 UTC\" or \"06:00 Europe/Berlin\"", l.DayBoundary)
-	} else if loc, err := time.LoadLocation(f[1]); err != nil {
-		d.errf("limits.day_boundary", "zone %q is unknown; use UTC or an IANA name such as America/New_York", f[1])
-	} else {
-		l.dayOffset, l.dayLoc = time.Duration(at.Hour())*time.Hour+time.Duration(at.Minute())*time.Minute, loc
-	}
-}
-
-// rootProblem says why root cannot hold the workspaces ("" when it can).
-// Each card's workspace is a directory under root named after its
-// identifier, created, reused and removed by drover; the filesystem root
-// cannot take them (every run failed), and the directory of WORKFLOW.md or
-// one above it would mix them with the project's own directories, which a
-// cleanup could then remove.
-func rootProblem(root, baseDir string) string {
-	fix := "use a directory of its own, e.g. .drover/workspaces (the default)"
-	if root == filepath.Dir(root) {
-		return "\"" + root + "\" is the filesystem root; " + fix
-	}
-	base := filepath.Clean(baseDir)
-	if rel, err := filepath.Rel(root, base); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "\"" + root + "\" holds WORKFLOW.md's directory " + base + "; workspaces need a directory of their own, not a project directory: " + fix
-	}
-	return ""
 }
 
 // store reads store: as a DSN or {dsn: …}; a relative sqlite path is
@@ -200,8 +160,8 @@ func (d *decoder) verify(path string, v Verify) {
 // native tracker's states must be columns of the right kind.
 func (d *decoder) tracker(f *file, cfg *Config, boardOK bool) {
 	t := &cfg.Tracker
-	*t = f.Tracker.Tracker
-	d.oneOf("tracker.kind", t.Kind, []string{TrackerNative, TrackerGitHub, TrackerLinear}, "a tracker")
+	*t = f.Tracker.Config
+	d.oneOf("tracker.kind", t.Kind, tracker.Kinds, "a tracker")
 	if s := f.Tracker.Provider.ProjectSlug; s != "" {
 		d.check(t.ProjectSlug == "" || t.ProjectSlug == s, "tracker.provider.project_slug", "is %q but tracker.project_slug is %q; keep one", s, t.ProjectSlug)
 		t.ProjectSlug = s
@@ -212,7 +172,7 @@ func (d *decoder) tracker(f *file, cfg *Config, boardOK bool) {
 		}
 	}
 	switch t.Kind {
-	case TrackerNative:
+	case tracker.KindNative:
 		orDefault("active_states", &t.ActiveStates, columnsWith(cfg.Board, board.RoleEligible, board.RoleRunning)...)
 		orDefault("terminal_states", &t.TerminalStates, columnsWith(cfg.Board, board.RoleDone, board.RoleCancelled)...)
 		if !boardOK {
@@ -227,53 +187,21 @@ func (d *decoder) tracker(f *file, cfg *Config, boardOK bool) {
 		for i, s := range t.TerminalStates {
 			d.column(cfg.Board, fmt.Sprintf("tracker.terminal_states[%d]", i), s)
 		}
-	case TrackerGitHub:
+	case tracker.KindGitHub:
 		orDefault("active_states", &t.ActiveStates, "open")
 		orDefault("terminal_states", &t.TerminalStates, "closed")
-		t.BlockedBy, t.APIKey = cmp.Or(t.BlockedBy, DefaultGitHubBlockedBy), cmp.Or(t.APIKey, os.Getenv("GITHUB_TOKEN"))
-		owner, name, ok := strings.Cut(t.Repo, "/")
-		d.check(ok && owner != "" && name != "" && !strings.Contains(name, "/"), "tracker.repo", "%q is not owner/name; name the repository whose issues drover dispatches (repo: acme/app)", t.Repo)
-		if re, err := regexp.Compile(t.BlockedBy); err != nil {
-			d.errf("tracker.blocked_by_pattern", "is not a regular expression: %v", err)
-		} else {
-			d.check(re.NumSubexp() > 0, "tracker.blocked_by_pattern", "has no group; its first group must capture the issue number (e.g. (?i)blocked by #(\\d+))")
-		}
-	case TrackerLinear:
+	case tracker.KindLinear:
 		orDefault("terminal_states", &t.TerminalStates, "Done", "Canceled", "Cancelled", "Duplicate")
 		if !d.has("tracker.api_key") {
 			t.APIKey = os.Getenv("LINEAR_API_KEY") // as Symphony does
 		}
-		d.check(t.ProjectSlug != "", "tracker.provider.project_slug", "missing; name the Linear project to dispatch from (its slug, the end of the project's URL)")
 	}
+	d.report("tracker.", t.Check())
 	if t.External() {
-		t.Roles = defaultRoles(t.Kind)
-		d.roles(f.Tracker.Roles, t)
+		d.report("tracker.", t.SetRoles(f.Tracker.Roles))
 		d.check(len(t.ActiveStates) > 0, "tracker.active_states", "missing; list the %s states agents should pick work from", t.Kind)
 	} else {
 		d.check(!d.has("tracker.roles"), "tracker.roles", "is for an external tracker (kind: github or linear); drover's own board has its columns")
-	}
-}
-
-// roles applies tracker.roles: role → {label, state}; an entry replaces the
-// default of its role, null removes it.
-func (d *decoder) roles(given map[board.Role]*TrackerRole, t *Tracker) {
-	names := make([]string, len(board.Roles))
-	for i, r := range board.Roles {
-		names[i] = string(r)
-	}
-	for _, r := range slices.Sorted(maps.Keys(given)) {
-		p, tr := "tracker.roles."+string(r), given[r]
-		if !d.oneOf(p, string(r), names, "a column role") {
-			continue
-		}
-		t.RolesSet = append(t.RolesSet, r)
-		if tr == nil {
-			delete(t.Roles, r)
-			continue
-		}
-		d.check(t.Kind != TrackerGitHub || tr.State == "" || tr.State == "open" || tr.State == "closed", p+".state", "%q is not a GitHub issue state; use open or closed (or a label:)", tr.State)
-		d.check(t.Kind != TrackerLinear || tr.Label == "", p+".label", "labels are not projected to Linear; name a workflow state (state: \"In Review\")")
-		t.Roles[r] = *tr
 	}
 }
 
@@ -308,7 +236,7 @@ func (d *decoder) dispatch(f *file, cfg *Config, boardOK bool) {
 	for _, s := range slices.Sorted(maps.Keys(ds.MaxConcurrentByState)) {
 		p, n := "dispatch.max_concurrent_by_state."+s, ds.MaxConcurrentByState[s]
 		d.check(n >= 1, p, "%d is not allowed; use 1 or more (move the state out of active_states to stop it)", n)
-		if t.Kind != TrackerNative {
+		if t.Kind != tracker.KindNative {
 			d.check(slices.ContainsFunc(t.ActiveStates, func(a string) bool { return strings.EqualFold(a, s) }), p, "%q is not one of tracker.active_states (%s)", s, strings.Join(t.ActiveStates, ", "))
 		} else if boardOK {
 			d.column(cfg.Board, p, s)

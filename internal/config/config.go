@@ -25,9 +25,11 @@ import (
 
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/prompt"
 	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/tracker"
 	"github.com/drover-dev/drover/internal/workspace"
 )
 
@@ -44,11 +46,11 @@ type Config struct {
 	Agents    Agents          `json:"agents"`
 	Policy    policy.Config   `json:"policy"`
 	Limits    Limits          `json:"limits" yaml:"limits"`
-	Notify    Notify          `json:"notify" yaml:"notify"`
+	Notify    notify.Config   `json:"notify" yaml:"notify"`
 	Workspace Workspace       `json:"workspace" yaml:"workspace" cfg:"lenient"`
 	Hooks     workspace.Hooks `json:"hooks"`
 	Dispatch  Dispatch        `json:"dispatch" yaml:"dispatch"`
-	Tracker   Tracker         `json:"tracker"`
+	Tracker   tracker.Config  `json:"tracker"`
 	Store     Store           `json:"store"`
 	Server    Server          `json:"server" yaml:"server" cfg:"lenient"`
 	Codex     Codex           `json:"codex" yaml:"codex" cfg:"lenient"`

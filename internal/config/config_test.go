@@ -13,6 +13,8 @@ import (
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/prompt"
 	"github.com/drover-dev/drover/internal/workspace"
+
+	"github.com/drover-dev/drover/internal/tracker"
 )
 
 func parse(t *testing.T, src string) (*Config, error) {
@@ -35,7 +37,7 @@ func TestSymphonyWorkflowLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Tracker.Kind != TrackerLinear || cfg.Tracker.APIKey != "lin_api_secret" || cfg.Tracker.ProjectSlug != "acme-platform-1a2b3c" {
+	if cfg.Tracker.Kind != tracker.KindLinear || cfg.Tracker.APIKey != "lin_api_secret" || cfg.Tracker.ProjectSlug != "acme-platform-1a2b3c" {
 		t.Errorf("tracker = %+v", cfg.Tracker)
 	}
 	if got := strings.Join(cfg.Tracker.ActiveStates, ","); got != "Todo,In Progress,Rework" {
@@ -77,7 +79,7 @@ func TestSymphonyWorkflowLoads(t *testing.T) {
 		}
 	}
 	for _, k := range cfg.Ignored {
-		if strings.HasPrefix(k, "codex.") && slices.Contains(appServerKeys, strings.TrimPrefix(k, "codex.")) {
+		if strings.HasPrefix(k, "codex.") && slices.Contains([]string{"approval_policy", "thread_sandbox", "turn_sandbox_policy"}, strings.TrimPrefix(k, "codex.")) {
 			t.Errorf("%s is applied in app-server mode, yet listed as ignored", k)
 		}
 	}
@@ -129,7 +131,7 @@ func TestDefaults(t *testing.T) {
 	if cfg.Hooks.Timeout != time.Minute || cfg.Server.Host != "127.0.0.1" || cfg.Server.Port != 0 || cfg.Store.DSN != "" {
 		t.Errorf("hooks/server/store = %+v %+v %+v", cfg.Hooks, cfg.Server, cfg.Store)
 	}
-	if cfg.Tracker.Kind != TrackerNative || strings.Join(cfg.Tracker.ActiveStates, ",") != "ready,in_progress" || strings.Join(cfg.Tracker.TerminalStates, ",") != "done,cancelled" {
+	if cfg.Tracker.Kind != tracker.KindNative || strings.Join(cfg.Tracker.ActiveStates, ",") != "ready,in_progress" || strings.Join(cfg.Tracker.TerminalStates, ",") != "done,cancelled" {
 		t.Errorf("tracker = %+v", cfg.Tracker)
 	}
 	if cfg.Prompt != prompt.DefaultPrompt {
@@ -146,7 +148,7 @@ func TestInitTemplateParses(t *testing.T) {
 	if len(cfg.Warnings) != 0 || len(cfg.Ignored) != 0 {
 		t.Errorf("init template has warnings: %v", cfg.Warnings)
 	}
-	if cfg.Server.Port != InitServerPort || cfg.Server.Host != "127.0.0.1" || cfg.Agents.Default != "sim" {
+	if cfg.Server.Port != 4840 || cfg.Server.Host != "127.0.0.1" || cfg.Agents.Default != "sim" {
 		t.Errorf("server/agents = %+v %+v", cfg.Server, cfg.Agents)
 	}
 	def := policy.Defaults()
@@ -223,18 +225,18 @@ func TestDayBoundary(t *testing.T) {
 	// 2025-03-30 has 23 hours in Berlin, 2025-10-26 has 25.
 	for _, day := range []int{30, 31} {
 		at := time.Date(2025, 3, day-1, 12, 0, 0, 0, loc)
-		if got := berlin.Limits.NextDayStart(at); !got.Equal(time.Date(2025, 3, day, 0, 0, 0, 0, loc)) {
+		if got := berlin.Limits.DayBoundary.Next(at); !got.Equal(time.Date(2025, 3, day, 0, 0, 0, 0, loc)) {
 			t.Errorf("NextDayStart(%v) = %v", at, got)
 		}
 	}
-	if at := time.Date(2025, 10, 26, 1, 0, 0, 0, loc); !berlin.Limits.NextDayStart(at).Equal(time.Date(2025, 10, 27, 0, 0, 0, 0, loc)) {
-		t.Errorf("NextDayStart(%v) = %v", at, berlin.Limits.NextDayStart(at))
+	if at := time.Date(2025, 10, 26, 1, 0, 0, 0, loc); !berlin.Limits.DayBoundary.Next(at).Equal(time.Date(2025, 10, 27, 0, 0, 0, 0, loc)) {
+		t.Errorf("NextDayStart(%v) = %v", at, berlin.Limits.DayBoundary.Next(at))
 	}
 	at := time.Date(2025, 3, 10, 5, 0, 0, 0, time.UTC)
-	if got := cfg.Limits.DayStart(at); !got.Equal(time.Date(2025, 3, 9, 6, 30, 0, 0, time.UTC)) {
+	if got := cfg.Limits.DayBoundary.Start(at); !got.Equal(time.Date(2025, 3, 9, 6, 30, 0, 0, time.UTC)) {
 		t.Errorf("DayStart = %v", got)
 	}
-	if got := cfg.Limits.DayStart(at.Add(2 * time.Hour)); !got.Equal(time.Date(2025, 3, 10, 6, 30, 0, 0, time.UTC)) {
+	if got := cfg.Limits.DayBoundary.Start(at.Add(2 * time.Hour)); !got.Equal(time.Date(2025, 3, 10, 6, 30, 0, 0, time.UTC)) {
 		t.Errorf("DayStart = %v", got)
 	}
 }
@@ -308,7 +310,7 @@ func TestProfileResume(t *testing.T) {
 func TestInitTemplateForTrackers(t *testing.T) {
 	t.Setenv("GITHUB_TOKEN", "")
 	t.Setenv("LINEAR_API_KEY", "")
-	for _, kind := range []string{TrackerGitHub, TrackerLinear} {
+	for _, kind := range []string{tracker.KindGitHub, tracker.KindLinear} {
 		src, err := InitTemplateFor(kind)
 		if err != nil {
 			t.Fatal(err)

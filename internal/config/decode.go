@@ -2,6 +2,7 @@ package config
 
 import (
 	"cmp"
+	"encoding"
 	"errors"
 	"fmt"
 	"math"
@@ -151,6 +152,12 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, tag reflect
 	case t == reflect.TypeFor[time.Duration]():
 		if d.scalar(n, path, `a duration such as "10s"`) {
 			d.duration(n.Value, v, path, mode)
+		}
+	case reflect.PointerTo(t).Implements(reflect.TypeFor[encoding.TextUnmarshaler]()):
+		if d.scalar(n, path, "a string") {
+			if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(d.expand(n.Value, path, mode))); err != nil {
+				d.unreadable(path, "%v", err)
+			}
 		}
 	case t.Kind() == reflect.Struct:
 		d.fields(n, v, path, mode == "lenient")

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/drover-dev/drover/internal/prompt"
+	"github.com/drover-dev/drover/internal/tracker"
 )
 
 // templates holds what `drover init` writes: WORKFLOW.md, every section
@@ -29,10 +30,10 @@ func readTemplate(name string) string {
 // InitTemplateFor is InitTemplate with the tracker section of kind
 // (templates/tracker-KIND.yaml, after the board; "" or native: none).
 func InitTemplateFor(kind string) (string, error) {
-	if kind == "" || kind == TrackerNative {
+	if kind == "" || kind == tracker.KindNative {
 		return InitTemplate, nil
 	}
-	if kind != TrackerGitHub && kind != TrackerLinear {
+	if kind != tracker.KindGitHub && kind != tracker.KindLinear {
 		return "", fmt.Errorf("--tracker: %q is not a tracker; use github or linear (or leave it out for drover's own board)", kind)
 	}
 	board, rest, _ := strings.Cut(InitTemplate, "# Agent profiles.")

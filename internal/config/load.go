@@ -48,16 +48,16 @@ func LoadBestEffort(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
-	data, info, err := readFile(abs)
+	data, info, err := ReadFile(abs)
 	if err != nil {
 		return nil, err
 	}
-	return parseFile(path, abs, data, info)
+	return ParseFile(path, abs, data, info)
 }
 
-// parseFile is parseAll of the bytes read from the file at abs, which its
-// errors call name.
-func parseFile(name, abs string, data []byte, info os.FileInfo) (*Config, error) {
+// ParseFile is LoadBestEffort of the bytes ReadFile read from the file at
+// abs, which its errors call name.
+func ParseFile(name, abs string, data []byte, info os.FileInfo) (*Config, error) {
 	cfg, err := parseAll(data, filepath.Dir(abs))
 	if e, ok := err.(*Error); ok {
 		e.File = name
@@ -68,12 +68,14 @@ func parseFile(name, abs string, data []byte, info os.FileInfo) (*Config, error)
 	return cfg, err
 }
 
-func hashOf(data []byte) string {
+// Hash is Config.Hash of a file's bytes.
+func Hash(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
 }
 
-func readFile(path string) ([]byte, os.FileInfo, error) {
+// ReadFile reads a WORKFLOW.md for Load, refusing one over MaxFileSize.
+func ReadFile(path string) ([]byte, os.FileInfo, error) {
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
 		return nil, nil, fmt.Errorf("%s: no such file; run `drover init` to write one, or pass --config", path)
@@ -132,7 +134,7 @@ func parseAll(data []byte, baseDir string) (*Config, error) {
 	}
 	d.build(f, baseDir)
 	cfg := &f.Config
-	cfg.Hash, cfg.Prompt, cfg.PromptLine = hashOf(data), body, bodyLine
+	cfg.Hash, cfg.Prompt, cfg.PromptLine = Hash(data), body, bodyLine
 	compilePrompt(d, cfg)
 	cfg.Ignored, cfg.Warnings = d.ignored, d.warns
 	if len(d.probs) == 0 {

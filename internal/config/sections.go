@@ -2,7 +2,7 @@ package config
 
 import (
 	"encoding/json"
-	"errors"
+	"slices"
 	"strconv"
 	"time"
 
@@ -10,7 +10,9 @@ import (
 
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/tracker"
 	"github.com/drover-dev/drover/internal/workspace"
 )
 
@@ -47,15 +49,15 @@ func defaults() *file {
 	f := &file{Config: Config{
 		Board:  board.Default(),
 		Policy: policy.Defaults(),
-		Limits: Limits{DayBoundary: "00:00 UTC", AgentCommentsPerRun: DefaultAgentCommentsPerRun, AgentCommentsPerCard: DefaultAgentCommentsPerCard,
+		Limits: Limits{AgentCommentsPerRun: DefaultAgentCommentsPerRun, AgentCommentsPerCard: DefaultAgentCommentsPerCard,
 			AgentProgressPerRun: DefaultAgentProgressPerRun, AgentProgressPerCard: DefaultAgentProgressPerCard},
-		Notify:    Notify{Slack: Slack{Events: []string{"blocked", "gave_up", "parked", "profile_paused", "spend_paused", "config_error"}}},
+		Notify:    notify.Config{Slack: notify.Slack{Events: slices.Clone(notify.DefaultEvents)}},
 		Workspace: Workspace{Cleanup: workspace.DefaultCleanup},
 		Dispatch:  Dispatch{Lease: 30 * time.Second, PollInterval: 5 * time.Second, MaxConcurrent: 4, MaxTurns: 20, MaxRetryBackoff: 5 * time.Minute},
 		Retention: Retention{Events: DefaultRetainEvents, Runs: DefaultRetainRuns, Logs: DefaultRetainLogs},
 		Verify:    Verify{Timeout: DefaultVerifyTimeout},
 	}}
-	f.Hooks.Timeout, f.Tracker.Kind = time.Minute, TrackerNative
+	f.Hooks.Timeout, f.Tracker.Kind = time.Minute, tracker.KindNative
 	p := &f.Config.Policy
 	f.Policy.Config = p
 	f.Policy.Breaker.Threshold, f.Policy.Breaker.Window, f.Policy.Breaker.Cooldown = &p.BreakerThreshold, &p.BreakerWindow, &p.BreakerCooldown
@@ -117,16 +119,6 @@ func newProfile(name, kind string) agent.Profile {
 	return agent.Profile{Name: name, Kind: kind, Prompt: "stdin", Timeout: time.Hour, StallTimeout: 5 * time.Minute, Resume: agent.ResumeAuto, MCP: agent.MCPAuto}
 }
 
-// The values codex app-server 0.171.0 takes (its AskForApproval,
-// SandboxMode and SandboxPolicy types); refused at load so a typo is not
-// discovered when a run's thread/start is refused.
-var (
-	appServerKeys    = []string{"approval_policy", "thread_sandbox", "turn_sandbox_policy"}
-	approvalPolicies = []string{"untrusted", "on-request", "never"}
-	threadSandboxes  = []string{"read-only", "workspace-write", "danger-full-access"}
-	turnSandboxTypes = []string{"dangerFullAccess", "readOnly", "externalSandbox", "workspaceWrite"}
-)
-
 // Modes of a profile's prompt, resume and mcp keys.
 var (
 	PromptModes = []string{"stdin", "file", "arg"}
@@ -174,10 +166,8 @@ type Limits struct {
 	MaxCostPerCardUSD float64 `json:"max_cost_per_card_usd" yaml:"max_cost_per_card_usd"`
 	// EstimatedCostPerRunUSD is what the day cap reserves for each run in
 	// flight; 0 = the average of recent runs (see policy.NewDayBudget).
-	EstimatedCostPerRunUSD float64 `json:"estimated_cost_per_run_usd" yaml:"estimated_cost_per_run_usd"`
-	// DayBoundary is when a spend day starts: "HH:MM" optionally followed by
-	// an IANA zone name or UTC (default "00:00 UTC").
-	DayBoundary string `json:"day_boundary" yaml:"day_boundary"`
+	EstimatedCostPerRunUSD float64            `json:"estimated_cost_per_run_usd" yaml:"estimated_cost_per_run_usd"`
+	DayBoundary            policy.DayBoundary `json:"day_boundary" yaml:"day_boundary"`
 	// What an agent may write through drover mcp / drover run: comments
 	// (drover_comment) and progress notes (drover_progress) per run and
 	// per card (the rows the store keeps; retention.events prunes them).
@@ -186,55 +176,7 @@ type Limits struct {
 	AgentCommentsPerCard int `json:"agent_comments_per_card" yaml:"agent_comments_per_card"`
 	AgentProgressPerRun  int `json:"agent_progress_per_run" yaml:"agent_progress_per_run"`
 	AgentProgressPerCard int `json:"agent_progress_per_card" yaml:"agent_progress_per_card"`
-
-	dayOffset time.Duration
-	dayLoc    *time.Location
 }
-
-// DayStart returns the start of the spend day that contains t.
-func (l Limits) DayStart(t time.Time) time.Time {
-	loc := l.dayLoc
-	if loc == nil {
-		loc = time.UTC
-	}
-	lt := t.In(loc)
-	start := time.Date(lt.Year(), lt.Month(), lt.Day(), 0, 0, 0, 0, loc).Add(l.dayOffset)
-	if start.After(lt) {
-		start = time.Date(lt.Year(), lt.Month(), lt.Day()-1, 0, 0, 0, 0, loc).Add(l.dayOffset)
-	}
-	return start
-}
-
-// NextDayStart returns the start of the spend day after the one that
-// contains t (36 hours on lands inside it whatever a zone's clock change).
-func (l Limits) NextDayStart(t time.Time) time.Time {
-	return l.DayStart(l.DayStart(t).Add(36 * time.Hour))
-}
-
-// Notify is where notifications go.
-type Notify struct {
-	Slack   Slack   `json:"slack" yaml:"slack"`
-	Webhook Webhook `json:"webhook" yaml:"webhook"`
-	// AllowPrivate lets notification URLs resolve to private or loopback
-	// addresses (off by default: the notifier refuses them).
-	AllowPrivate bool `json:"allow_private" yaml:"allow_private"`
-}
-
-// Slack is an incoming-webhook target. An empty URL means off.
-type Slack struct {
-	URL    string   `json:"url" yaml:"url" cfg:"secret"`
-	Events []string `json:"events" yaml:"events"`
-}
-
-// Webhook is a generic signed HTTP POST target. An empty URL means off.
-type Webhook struct {
-	URL    string   `json:"url" yaml:"url" cfg:"secret"`
-	Secret string   `json:"secret" yaml:"secret" cfg:"secret"` // HMAC key for the signature header
-	Events []string `json:"events" yaml:"events"`              // empty: the default events (notify.DefaultEvents)
-}
-
-// NotifyEvents are the event names notify.*.events may list.
-var NotifyEvents = []string{"blocked", "gave_up", "parked", "profile_paused", "profile_resumed", "succeeded", "done", "cancelled", "spend_paused", "config_error"}
 
 // Workspace is where each card's working directory lives.
 type Workspace struct {
@@ -271,9 +213,6 @@ type Server struct {
 	Port      int    `json:"port" yaml:"port"`
 	AuthToken string `json:"auth_token" yaml:"auth_token" cfg:"secret"`
 }
-
-// InitServerPort is the port `drover init` writes (server.port defaults to 0, off).
-const InitServerPort = 4840
 
 // Codex holds Symphony's codex: keys. When agents.profiles is absent,
 // codex.command becomes a profile named "codex" of kind codex. The
@@ -339,86 +278,10 @@ const DefaultVerifyTimeout = 10 * time.Minute
 
 func (v *Verify) setDefaults() { v.Timeout = DefaultVerifyTimeout }
 
-// Tracker kinds.
-const (
-	TrackerNative = "native"
-	TrackerGitHub = "github"
-	TrackerLinear = "linear"
-)
-
-// DefaultGitHubBlockedBy finds "blocked by #12" (any case) in an issue body.
-const DefaultGitHubBlockedBy = `(?i)blocked by #(\d+)`
-
-// Tracker says where cards come from. With the native tracker the states name
-// board columns; with an external one they are the tracker's state names
-// (GitHub: "open", "closed" or a label name; Linear: workflow state names).
-type Tracker struct {
-	Kind           string   `json:"kind" yaml:"kind"`
-	Endpoint       string   `json:"endpoint,omitempty" yaml:"endpoint"`
-	APIKey         string   `json:"api_key,omitempty" yaml:"api_key" cfg:"secret"`
-	Repo           string   `json:"repo,omitempty" yaml:"repo"` // github: owner/name
-	ProjectSlug    string   `json:"project_slug,omitempty" yaml:"project_slug"`
-	RequiredLabels []string `json:"required_labels,omitempty" yaml:"required_labels"`
-	ActiveStates   []string `json:"active_states" yaml:"active_states"`
-	TerminalStates []string `json:"terminal_states" yaml:"terminal_states"`
-	// Roles says how each column role drover moves a card into shows in
-	// the tracker: a label (GitHub) or a state name, "open" or "closed"
-	// (GitHub), a workflow state name (Linear). A role without an entry is
-	// not projected as a move (its comment, if any, still is).
-	Roles map[board.Role]TrackerRole `json:"roles,omitempty"`
-	// RolesSet are the roles tracker.roles names (the others are defaults:
-	// a default state the tracker lacks is dropped at start, not refused).
-	RolesSet []board.Role `json:"-"`
-	// BlockedBy (github) is a regular expression whose first group is the
-	// number of an issue this one waits on.
-	BlockedBy string `json:"blocked_by_pattern,omitempty" yaml:"blocked_by_pattern" cfg:"verbatim"`
-	// WebhookSecret verifies POST /api/v1/webhooks/<kind> (GitHub's
-	// X-Hub-Signature-256, Linear's Linear-Signature); empty turns the
-	// webhook off (polling only).
-	WebhookSecret string `json:"webhook_secret,omitempty" yaml:"webhook_secret" cfg:"secret"`
-}
-
-// TrackerRole is how one column role shows in an external tracker.
-type TrackerRole struct {
-	Label string `json:"label,omitempty" yaml:"label"`
-	State string `json:"state,omitempty" yaml:"state"`
-}
-
 type trackerFile struct {
-	Tracker
+	tracker.Config
 	Provider struct { // Symphony's place for the project
 		ProjectSlug string `yaml:"project_slug"`
 	} `yaml:"provider" cfg:"lenient"`
-	Roles map[board.Role]*TrackerRole `yaml:"roles"` // null: the role is not projected
-}
-
-// External reports whether cards come from an external tracker.
-func (t Tracker) External() bool { return t.Kind == TrackerGitHub || t.Kind == TrackerLinear }
-
-// Ready says what keeps drover serve from talking to the tracker: a key
-// that is empty (its variable is unset). It is not a load error, so the
-// other commands (and drover init) work where the key is not exported.
-func (t Tracker) Ready() error {
-	switch {
-	case t.APIKey != "" || !t.External():
-		return nil
-	case t.Kind == TrackerLinear:
-		return errors.New("tracker.api_key: missing; the linear tracker needs an API key (api_key: $LINEAR_API_KEY, or export LINEAR_API_KEY)")
-	}
-	return errors.New("tracker.api_key: missing; the github tracker needs a token with Issues read and write (api_key: $GITHUB_TOKEN, or export GITHUB_TOKEN)")
-}
-
-// Role mappings an external tracker starts from.
-func defaultRoles(kind string) map[board.Role]TrackerRole {
-	if kind == TrackerLinear {
-		return map[board.Role]TrackerRole{board.RoleRunning: {State: "In Progress"}, board.RoleCompleted: {State: "In Review"}, board.RoleDone: {State: "Done"}}
-	}
-	return map[board.Role]TrackerRole{
-		board.RoleEligible:  {State: "open"},
-		board.RoleRunning:   {Label: "drover:running", State: "open"},
-		board.RoleParked:    {Label: "drover:awaiting-input", State: "open"},
-		board.RoleCompleted: {Label: "drover:review", State: "open"},
-		board.RoleBlocked:   {Label: "drover:blocked", State: "open"},
-		board.RoleDone:      {State: "closed"},
-	}
+	Roles map[board.Role]*tracker.RoleMapping `yaml:"roles"` // null: the role is not projected
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/drover-dev/drover/internal/agent/registry"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/reload"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/tracker"
 )
@@ -27,7 +28,7 @@ import (
 type Options struct {
 	Store   store.Store
 	Config  *config.Config
-	Watcher *config.Watcher // optional: hot reload on each tick
+	Watcher *reload.Watcher // optional: hot reload on each tick
 	Node    string          // default: Config.Dispatch.Node
 	LogDir  string          // run logs go to LogDir/<identifier>/<run>.log
 	// NewAgent builds the agent for a profile (default registry.New).

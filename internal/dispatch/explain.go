@@ -178,7 +178,7 @@ func explainFacts(ctx context.Context, st store.Store, cfg *config.Config, c boa
 		if err != nil {
 			return f, false, err
 		}
-		f.SpendWhy = b.Paused(cfg.Limits.NextDayStart(now))
+		f.SpendWhy = b.Paused(cfg.Limits.DayBoundary.Next(now))
 	}
 	return f, len(nodes) > 0, nil
 }

@@ -6,7 +6,7 @@ import (
 	"errors"
 
 	"github.com/drover-dev/drover/internal/agent"
-	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/tracker"
 	"github.com/drover-dev/drover/internal/tracker/linear"
 )
 
@@ -17,8 +17,8 @@ const LinearGraphQLTool = "linear_graphql"
 // runTools are the extra tools a run on this board gets (agent.Invocation
 // Tools): on a Linear board, linear_graphql; none otherwise. Only kinds
 // that offer tools to the model (codex app-server) use them.
-func runTools(tr config.Tracker) []agent.Tool {
-	if tr.Kind != config.TrackerLinear {
+func runTools(tr tracker.Config) []agent.Tool {
+	if tr.Kind != tracker.KindLinear {
 		return nil
 	}
 	return []agent.Tool{{

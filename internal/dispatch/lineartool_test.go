@@ -10,9 +10,9 @@ import (
 
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/board"
-	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/policy"
 	fake "github.com/drover-dev/drover/internal/testkit/faketracker/linear"
+	"github.com/drover-dev/drover/internal/tracker"
 )
 
 // toolsAgent records the tools its run was given and calls linear_graphql
@@ -44,11 +44,11 @@ func TestLinearGraphQLOnlyOnLinearBoard(t *testing.T) {
 	ln := fake.New("eng")
 	ln.APIKey = "lin_api_board_key"
 	t.Cleanup(ln.Close)
-	for _, kind := range []string{config.TrackerNative, config.TrackerGitHub, config.TrackerLinear} {
+	for _, kind := range []string{tracker.KindNative, tracker.KindGitHub, tracker.KindLinear} {
 		t.Run(kind, func(t *testing.T) {
 			ln.ResetLog()
 			w := newWorld(t, 3)
-			if kind != config.TrackerNative {
+			if kind != tracker.KindNative {
 				w.cfg.Tracker.Kind, w.cfg.Tracker.Endpoint, w.cfg.Tracker.APIKey = kind, ln.URL, "lin_api_board_key"
 			}
 			ag := &toolsAgent{}
@@ -63,7 +63,7 @@ func TestLinearGraphQLOnlyOnLinearBoard(t *testing.T) {
 			stop()
 			ag.mu.Lock()
 			defer ag.mu.Unlock()
-			if kind != config.TrackerLinear {
+			if kind != tracker.KindLinear {
 				if len(ag.names) != 0 || len(ln.Log()) != 0 {
 					t.Errorf("tools %v, Linear requests %v on a %s board", ag.names, ln.Log(), kind)
 				}
@@ -85,7 +85,7 @@ func TestLinearGraphQLOnlyOnLinearBoard(t *testing.T) {
 func TestLinearGraphQLBadArguments(t *testing.T) {
 	ln := fake.New("eng")
 	t.Cleanup(ln.Close)
-	tools := runTools(config.Tracker{Kind: config.TrackerLinear, Endpoint: ln.URL, APIKey: "k"})
+	tools := runTools(tracker.Config{Kind: tracker.KindLinear, Endpoint: ln.URL, APIKey: "k"})
 	if len(tools) != 1 {
 		t.Fatalf("tools %v", tools)
 	}

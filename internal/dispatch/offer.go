@@ -210,7 +210,7 @@ func reserve(cfg *config.Config, now time.Time, budget *policy.DayBudget, spendW
 		return
 	}
 	budget.Reserve()
-	if *spendWhy = budget.Paused(cfg.Limits.NextDayStart(now)); budget.Capped() {
+	if *spendWhy = budget.Paused(cfg.Limits.DayBoundary.Next(now)); budget.Capped() {
 		node.update(func(st *NodeStatus) { st.DispatchPaused = *spendWhy })
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"encoding/hex"
 	"time"
 
-	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/reload"
 )
 
 // reload reads WORKFLOW.md again when it changed. A refused edit keeps the
@@ -28,7 +28,7 @@ func (d *Dispatcher) reload(ctx context.Context) {
 	}
 	d.self.update(func(st *NodeStatus) { st.ConfigError, st.ConfigErrorSince = "", nil })
 	if changed && cfg != nil {
-		if msg := config.RestartNeeded(d.cfg.Load(), cfg); len(msg) > 0 {
+		if msg := reload.RestartNeeded(d.cfg.Load(), cfg); len(msg) > 0 {
 			d.log.Warn("config changed keys that apply only after a restart", "keys", msg)
 		}
 		d.cfg.Store(cfg)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/reload"
 	"github.com/drover-dev/drover/internal/status"
 )
 
@@ -24,7 +25,7 @@ func TestRefusedReloadStaysVisibleUntilFixed(t *testing.T) {
 	}
 	w.cfg = cfg
 	d := w.dispatcher("n1")
-	d.o.Watcher = config.NewWatcher(path, cfg)
+	d.o.Watcher = reload.NewWatcher(path, cfg)
 	ctx := context.Background()
 	var since []time.Time // of each config error seen, in order
 	configErrors := func() []string {

@@ -166,7 +166,7 @@ func (d *Dispatcher) spendPaused(ctx context.Context, cfg *config.Config, now ti
 			return "", nil, err
 		}
 		b = &got
-		why = b.Paused(cfg.Limits.NextDayStart(now))
+		why = b.Paused(cfg.Limits.DayBoundary.Next(now))
 	}
 	// Only a capped day is an error an operator sees (dispatch_paused); one
 	// run at a time for want of an estimate is not.

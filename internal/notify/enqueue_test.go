@@ -7,15 +7,14 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
-	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/testkit"
 )
 
 func TestEnqueueFollowsEachChannelsEvents(t *testing.T) {
-	cfg := config.Notify{
-		Slack:   config.Slack{URL: "https://hooks.slack.example/x", Events: []string{"blocked", "gave_up"}},
-		Webhook: config.Webhook{URL: "https://hooks.example/y"}, // empty list: the defaults
+	cfg := notify.Config{
+		Slack:   notify.Slack{URL: "https://hooks.slack.example/x", Events: []string{"blocked", "gave_up"}},
+		Webhook: notify.Webhook{URL: "https://hooks.example/y"}, // empty list: the defaults
 	}
 	at := time.Now()
 	card := notify.CardOf(board.Card{ID: "c1", Identifier: "DRV-1"}, "")
@@ -55,7 +54,7 @@ func TestEnqueueFollowsEachChannelsEvents(t *testing.T) {
 }
 
 func TestEnqueueFillsKeyAndText(t *testing.T) {
-	cfg := config.Notify{Webhook: config.Webhook{URL: "https://hooks.example/y"}}
+	cfg := notify.Config{Webhook: notify.Webhook{URL: "https://hooks.example/y"}}
 	m := gaveUp(time.Now())
 	m.Key, m.Text = "", ""
 	items := notify.Enqueue(cfg, m)
@@ -89,7 +88,7 @@ func TestPrivateURLRefusedWithoutAllowPrivate(t *testing.T) {
 	if err := notify.CheckURL("https://93.184.215.14/hook", false); err != nil {
 		t.Errorf("a public literal IP is refused: %v", err)
 	}
-	err := notify.CheckConfig(config.Notify{Slack: config.Slack{URL: "http://127.0.0.1/s"}})
+	err := notify.CheckConfig(notify.Config{Slack: notify.Slack{URL: "http://127.0.0.1/s"}})
 	if err == nil || !strings.Contains(err.Error(), "notify.slack.url") {
 		t.Errorf("CheckConfig names the slack key: %v", err)
 	}

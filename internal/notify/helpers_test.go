@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
-	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/testkit"
@@ -14,16 +13,16 @@ import (
 
 const secret = "s3cret"
 
-func notifyConfig(slack, webhook string) config.Notify {
-	return config.Notify{
-		Slack:        config.Slack{URL: slack},
-		Webhook:      config.Webhook{URL: webhook, Secret: secret},
+func notifyConfig(slack, webhook string) notify.Config {
+	return notify.Config{
+		Slack:        notify.Slack{URL: slack},
+		Webhook:      notify.Webhook{URL: webhook, Secret: secret},
 		AllowPrivate: true,
 	}
 }
 
-func newWorker(st store.Store, cfg config.Notify, clk *testkit.Clock) *notify.Worker {
-	return &notify.Worker{Store: st, Config: func() config.Notify { return cfg }, Now: clk.Now}
+func newWorker(st store.Store, cfg notify.Config, clk *testkit.Clock) *notify.Worker {
+	return &notify.Worker{Store: st, Config: func() notify.Config { return cfg }, Now: clk.Now}
 }
 
 // gaveUp is the message the dispatcher sends when DRV-7's budget ran out.
@@ -43,7 +42,7 @@ func gaveUp(at time.Time) notify.Message {
 	}
 }
 
-func enqueue(t *testing.T, st store.Store, cfg config.Notify, m notify.Message) int {
+func enqueue(t *testing.T, st store.Store, cfg notify.Config, m notify.Message) int {
 	t.Helper()
 	items := notify.Enqueue(cfg, m)
 	if err := st.Apply(context.Background(), store.Change{Outbox: items}); err != nil {

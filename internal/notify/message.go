@@ -22,12 +22,11 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
-	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/store"
 )
 
-// Event names. They match config.NotifyEvents, the names notify.*.events accept.
+// Event names. Events lists them, the names notify.*.events accept.
 const (
 	EventBlocked        = "blocked"
 	EventGaveUp         = "gave_up"
@@ -115,11 +114,11 @@ func Canonical(event string) string {
 }
 
 // Wants reports whether a channel with this events list gets event. An empty
-// list means DefaultEvents. Names outside config.NotifyEvents (a retry, a
+// list means DefaultEvents. Names outside Events (a retry, a
 // deferral) are never wanted.
 func Wants(events []string, event string) bool {
 	event = Canonical(event)
-	if !slices.Contains(config.NotifyEvents, event) {
+	if !slices.Contains(Events, event) {
 		return false
 	}
 	if len(events) == 0 {
@@ -139,7 +138,7 @@ func Wants(events []string, event string) bool {
 // the store. Each row's key is "<m.Key>/<channel>". When m.Key is empty it is
 // Key(card, run, event) for card events, else "<event>/<at, RFC 3339>".
 // A give-up is one message: send EventGaveUp alone, not blocked as well.
-func Enqueue(cfg config.Notify, m Message) []store.OutboxItem {
+func Enqueue(cfg Config, m Message) []store.OutboxItem {
 	m.Event = Canonical(m.Event)
 	if m.At.IsZero() {
 		m.At = time.Now()

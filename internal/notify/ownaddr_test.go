@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/testkit"
@@ -48,11 +47,11 @@ func TestWebhookToOwnAddressRefusedWithoutAllowPrivate(t *testing.T) {
 	}
 	st := testkit.Store(t, testkit.SQLite)
 	clk := testkit.NewClock(time.Now())
-	cfg := config.Notify{Webhook: config.Webhook{URL: url}}
+	cfg := notify.Config{Webhook: notify.Webhook{URL: url}}
 	if err := st.Apply(context.Background(), store.Change{Outbox: notify.Enqueue(cfg, gaveUp(clk.Now()))}); err != nil {
 		t.Fatal(err)
 	}
-	w := &notify.Worker{Store: st, Config: func() config.Notify { return cfg }, Now: clk.Now}
+	w := &notify.Worker{Store: st, Config: func() notify.Config { return cfg }, Now: clk.Now}
 	if _, _, err := w.Tick(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,6 @@ import (
 	"net/url"
 	"syscall"
 	"time"
-
-	"github.com/drover-dev/drover/internal/config"
 )
 
 // Config keys named in errors.
@@ -51,7 +49,7 @@ func CheckURL(raw string, allowPrivate bool) error {
 }
 
 // CheckConfig checks every configured notification URL (see CheckURL).
-func CheckConfig(cfg config.Notify) error {
+func CheckConfig(cfg Config) error {
 	var errs []error
 	if cfg.Slack.URL != "" {
 		errs = append(errs, checkURL(keySlackURL, cfg.Slack.URL, cfg.AllowPrivate))

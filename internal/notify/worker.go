@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/tracing"
@@ -51,7 +50,7 @@ type Worker struct {
 	// every Tick). A row whose channel has no URL now waits for one (looked
 	// at again every WaitRecheck), spending none of its attempts, until the
 	// channel is configured again or an operator drops it.
-	Config func() config.Notify
+	Config func() Config
 	// Client sends the requests. Nil: NewClient(cfg.AllowPrivate), which
 	// refuses private addresses at connect time unless allowed. A Client set
 	// here is used as is.
@@ -176,7 +175,7 @@ func (w *Worker) lead(ctx context.Context) (bool, error) {
 
 // deliver makes one try and says how to record it; tried is false when no
 // request was sent (the row is unusable or its channel is gone).
-func (w *Worker) deliver(ctx context.Context, cfg config.Notify, it store.OutboxItem) (res store.OutboxResult, tried bool) {
+func (w *Worker) deliver(ctx context.Context, cfg Config, it store.OutboxItem) (res store.OutboxResult, tried bool) {
 	now := w.now()
 	var m Message
 	if err := json.Unmarshal(it.Payload, &m); err != nil {

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/testkit"
@@ -208,7 +207,7 @@ func TestRemovedChannelWaitsThenDelivers(t *testing.T) {
 	enqueue(t, st, cfg, gaveUp(clk.Now()))
 	off := cfg
 	off.Webhook.URL = ""
-	w.Config = func() config.Notify { return off }
+	w.Config = func() notify.Config { return off }
 	for range 5 {
 		tick(t, w)
 		clk.Set(clk.Now().Add(time.Hour))
@@ -218,7 +217,7 @@ func TestRemovedChannelWaitsThenDelivers(t *testing.T) {
 		!strings.Contains(row.LastError, "notify.webhook.url") {
 		t.Fatalf("while unconfigured the row must wait, unspent: %+v", row)
 	}
-	w.Config = func() config.Notify { return cfg }
+	w.Config = func() notify.Config { return cfg }
 	tick(t, w)
 	if row := outboxRow(t, st); row.DeliveredAt == nil {
 		t.Fatalf("configured again, the row was not delivered: %+v", row)
@@ -261,7 +260,7 @@ func TestRunDeliversUntilCancelled(t *testing.T) {
 	st := testkit.Store(t, testkit.SQLite)
 	hook := testkit.NewReceiver(t)
 	cfg := notifyConfig("", hook.URL)
-	w := &notify.Worker{Store: st, Config: func() config.Notify { return cfg }}
+	w := &notify.Worker{Store: st, Config: func() notify.Config { return cfg }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { w.Run(ctx, 10*time.Millisecond); close(done) }()

@@ -266,12 +266,12 @@ func (s *State) agents(ctx context.Context, st store.Store, cfg *config.Config) 
 }
 
 func (s *State) spend(ctx context.Context, st store.Store, l config.Limits, now time.Time) error {
-	day := l.DayStart(now).UTC()
+	day := l.DayBoundary.Start(now).UTC()
 	b, err := budget.ReadDay(ctx, st, l, now)
 	if err != nil {
 		return err
 	}
-	next := l.NextDayStart(now).UTC()
+	next := l.DayBoundary.Next(now).UTC()
 	s.Spend = Spend{TodayUSD: b.SpentUSD, DayCapUSD: l.MaxCostPerDayUSD, PerCardCapUSD: l.MaxCostPerCardUSD, DayStart: day,
 		ReservedUSD: b.ReservedUSD, EstimateUSD: b.EstimateUSD, EstimateSource: b.EstimateOf, RunningToday: b.Running,
 		Paused: b.Capped(), Reason: b.Paused(next), NextDayStart: next}

@@ -191,6 +191,21 @@ func makeWritable(dir string) {
 	})
 }
 
+// CheckRoot says why root (absolute) cannot hold the workspaces of the
+// project whose WORKFLOW.md is in baseDir: the filesystem root cannot take
+// them, and baseDir or a directory above it would mix them with the
+// project's own directories, which a cleanup could then remove.
+func CheckRoot(root, baseDir string) error {
+	fix := "use a directory of its own, e.g. .drover/workspaces (the default)"
+	if root == filepath.Dir(root) {
+		return fmt.Errorf("%q is the filesystem root; %s", root, fix)
+	}
+	if base := filepath.Clean(baseDir); root == base || within(root, base) {
+		return fmt.Errorf("%q holds WORKFLOW.md's directory %s; workspaces need a directory of their own, not a project directory: %s", root, base, fix)
+	}
+	return nil
+}
+
 // cleanRoot cleans root and insists it is absolute and not "/".
 func cleanRoot(root string) (string, error) {
 	if root == "" {

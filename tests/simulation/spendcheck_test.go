@@ -24,20 +24,20 @@ func (c *checker) checkDaySpend(final bool, runs []board.Run) {
 	w := c.w
 	l := w.cfg.Limits
 	now := w.clk.Now()
-	spent, err := w.raw.Spend(context.Background(), l.DayStart(now), "")
+	spent, err := w.raw.Spend(context.Background(), l.DayBoundary.Start(now), "")
 	if err != nil {
 		w.violate("checker: %v", err)
 		return
 	}
 	if spent > l.MaxCostPerDayUSD+spendSlack {
-		w.violate("the spend day from %s spent $%.2f, over limits.max_cost_per_day_usd $%.2f", fmtTime(l.DayStart(now)), spent, l.MaxCostPerDayUSD)
+		w.violate("the spend day from %s spent $%.2f, over limits.max_cost_per_day_usd $%.2f", fmtTime(l.DayBoundary.Start(now)), spent, l.MaxCostPerDayUSD)
 	}
 	if !final {
 		return
 	}
 	byDay := map[time.Time]float64{}
 	for _, r := range runs {
-		byDay[l.DayStart(r.ClaimedAt)] += r.CostUSD
+		byDay[l.DayBoundary.Start(r.ClaimedAt)] += r.CostUSD
 	}
 	for day, usd := range byDay {
 		if usd > l.MaxCostPerDayUSD+spendSlack {
@@ -54,5 +54,5 @@ func (c *checker) spendWaits() string {
 	if err != nil {
 		return ""
 	}
-	return b.Paused(w.cfg.Limits.NextDayStart(w.clk.Now()))
+	return b.Paused(w.cfg.Limits.DayBoundary.Next(w.clk.Now()))
 }

@@ -159,6 +159,17 @@ func CheckArgs(kind string, args []string) error {
 	return nil
 }
 
+// CheckProfile checks the profile keys that only one kind reads (codex
+// app-server's approval and sandbox settings) on a profile of any kind;
+// given says which keys the file sets.
+func CheckProfile(p *agent.Profile, given func(key string) bool) []agent.KeyProblem {
+	return codex.CheckAppServer(p, given)
+}
+
+// SymphonyCommand makes Symphony's codex.command line the command and
+// arguments of the profile its codex: section becomes.
+func SymphonyCommand(p *agent.Profile, line string) error { return codex.SetCommandLine(p, line) }
+
 // union is the names of lists in order, each once.
 func union(lists ...[]string) []string {
 	var out []string

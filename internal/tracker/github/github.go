@@ -12,13 +12,12 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
-	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/tracker"
 )
 
 // Options configure a Tracker.
 type Options struct {
-	Config config.Tracker
+	Config tracker.Config
 	HTTP   *http.Client     // nil: a client with a 30s timeout
 	Now    func() time.Time // nil: time.Now
 	// FullEvery is how often the candidates are listed whole rather than as
@@ -29,7 +28,7 @@ type Options struct {
 // Tracker is GitHub Issues of one repository.
 type Tracker struct {
 	c         client
-	cfg       config.Tracker
+	cfg       tracker.Config
 	owner     string
 	repo      string
 	blockedBy *regexp.Regexp
@@ -81,7 +80,7 @@ func nzd(v, d time.Duration) time.Duration {
 }
 
 // Kind implements tracker.Tracker.
-func (t *Tracker) Kind() string { return config.TrackerGitHub }
+func (t *Tracker) Kind() string { return tracker.KindGitHub }
 
 // Caps implements tracker.Tracker.
 func (t *Tracker) Caps() tracker.Caps {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
-	"github.com/drover-dev/drover/internal/config"
 	fake "github.com/drover-dev/drover/internal/testkit/faketracker/github"
 	"github.com/drover-dev/drover/internal/tracker"
 	"github.com/drover-dev/drover/internal/tracker/github"
@@ -29,14 +28,14 @@ const (
 // the requests each step of the suite sends (only the label writes that
 // change something; conditional listings after the first).
 var kit = trackertest.Kit{
-	Kind: config.TrackerGitHub,
+	Kind: tracker.KindGitHub,
 	Start: func(t *testing.T) (trackertest.Fake, string) {
 		gh := fake.New("acme", "app")
 		gh.Token = "test-token"
 		t.Cleanup(gh.Close)
 		return ghFake{gh}, section(gh)
 	},
-	New: func(t *testing.T, cfg config.Tracker) tracker.Tracker { return newTracker(t, cfg) },
+	New: func(t *testing.T, cfg tracker.Config) tracker.Tracker { return newTracker(t, cfg) },
 	Want: map[string][]string{
 		"first sync": {fullList},
 		"120 issues": {fullList, "GET " + base + "/issues?direction=asc&page=2&per_page=100&sort=created&state=open → 200"},
@@ -170,7 +169,7 @@ func (w *world) issue(title, spec string, labels ...string) int {
 
 func (w *world) card(n int) board.Card { return w.Card(strconv.Itoa(n)) }
 
-func newTracker(t *testing.T, cfg config.Tracker) *github.Tracker {
+func newTracker(t *testing.T, cfg tracker.Config) *github.Tracker {
 	t.Helper()
 	tr, err := github.New(github.Options{Config: cfg})
 	if err != nil {

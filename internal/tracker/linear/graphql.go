@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/tracker"
 )
 
 // Bounds of one agent's GraphQL request (Symphony's linear_graphql tool):
@@ -30,7 +30,7 @@ const (
 // model to read: the field to fix for a bad request, the HTTP status, or
 // GraphQL's own errors (a 200 answer with errors is an error too, its
 // body included, as Linear reports a bad query so).
-func GraphQL(ctx context.Context, cfg config.Tracker, hc *http.Client, query string, vars json.RawMessage) (string, error) {
+func GraphQL(ctx context.Context, cfg tracker.Config, hc *http.Client, query string, vars json.RawMessage) (string, error) {
 	if strings.TrimSpace(query) == "" {
 		return "", errors.New("query is empty: pass one GraphQL document, e.g. {\"query\": \"query { viewer { id } }\"}")
 	}

@@ -7,17 +7,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drover-dev/drover/internal/config"
 	fake "github.com/drover-dev/drover/internal/testkit/faketracker/linear"
+	"github.com/drover-dev/drover/internal/tracker"
 	"github.com/drover-dev/drover/internal/tracker/linear"
 )
 
-func graphqlFake(t *testing.T) (*fake.Server, config.Tracker) {
+func graphqlFake(t *testing.T) (*fake.Server, tracker.Config) {
 	t.Helper()
 	ln := fake.New("eng-project-1a2b")
 	ln.APIKey = "lin_api_secret"
 	t.Cleanup(ln.Close)
-	return ln, config.Tracker{Kind: config.TrackerLinear, Endpoint: ln.URL, APIKey: "lin_api_secret"}
+	return ln, tracker.Config{Kind: tracker.KindLinear, Endpoint: ln.URL, APIKey: "lin_api_secret"}
 }
 
 // TestGraphQLAnswers: an agent's query reaches Linear with the configured

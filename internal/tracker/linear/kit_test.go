@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-dev/drover/internal/config"
 	fake "github.com/drover-dev/drover/internal/testkit/faketracker/linear"
 	"github.com/drover-dev/drover/internal/tracker"
 	"github.com/drover-dev/drover/internal/tracker/linear"
@@ -22,7 +21,7 @@ func TestConformance(t *testing.T) { trackertest.Run(t, kit) }
 // operations each step of the suite sends (state-2 is Todo, state-3 In
 // Progress, state-4 In Review).
 var kit = trackertest.Kit{
-	Kind: config.TrackerLinear,
+	Kind: tracker.KindLinear,
 	Start: func(t *testing.T) (trackertest.Fake, string) {
 		ln := fake.New("eng-project-1a2b")
 		ln.APIKey = "lin_api_test"
@@ -31,7 +30,7 @@ var kit = trackertest.Kit{
 		return lnFake{ln}, "kind: linear\nprovider: {project_slug: eng-project-1a2b}\nactive_states: [Todo, In Progress]\n" +
 			"roles: {blocked: {state: Todo}}\nendpoint: " + ln.URL
 	},
-	New: func(t *testing.T, cfg config.Tracker) tracker.Tracker { return linear.New(linear.Options{Config: cfg}) },
+	New: func(t *testing.T, cfg tracker.Config) tracker.Tracker { return linear.New(linear.Options{Config: cfg}) },
 	Want: map[string][]string{
 		"first sync":       {"DroverCandidates 200"},
 		"120 issues":       {"DroverCandidates 200", "DroverCandidates 200", "DroverCandidates 200"},

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
-	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/tracker"
 )
 
@@ -32,14 +31,14 @@ const pageSize = 50
 
 // Options configure a Tracker.
 type Options struct {
-	Config config.Tracker
+	Config tracker.Config
 	HTTP   *http.Client
 	Now    func() time.Time
 }
 
 // Tracker is the issues of one Linear project.
 type Tracker struct {
-	cfg      config.Tracker
+	cfg      tracker.Config
 	http     *http.Client
 	endpoint string
 	now      func() time.Time
@@ -71,7 +70,7 @@ func New(o Options) *Tracker {
 }
 
 // Kind implements tracker.Tracker.
-func (t *Tracker) Kind() string { return config.TrackerLinear }
+func (t *Tracker) Kind() string { return tracker.KindLinear }
 
 // Caps implements tracker.Tracker: workflow states and comments; labels
 // are not written.

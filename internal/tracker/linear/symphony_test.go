@@ -94,7 +94,7 @@ func TestSymphonyWorkflowDispatchesFromLinear(t *testing.T) {
 	ln.AddIssue("Someday", "", "Backlog")
 
 	k := kit
-	k.New = func(t *testing.T, c config.Tracker) tracker.Tracker {
+	k.New = func(t *testing.T, c tracker.Config) tracker.Tracker {
 		return linear.New(linear.Options{Config: c, HTTP: &http.Client{Transport: toFake{u}}})
 	}
 	w := trackertest.Attach(t, k, lnFake{ln}, cfg)

@@ -78,7 +78,7 @@ type Kit struct {
 	// it with the tracker section of WORKFLOW.md that points drover at it.
 	Start func(t *testing.T) (Fake, string)
 	// New makes the kind's Tracker from the loaded configuration.
-	New func(t *testing.T, cfg config.Tracker) tracker.Tracker
+	New func(t *testing.T, cfg tracker.Config) tracker.Tracker
 	// Want are the requests the kind sends at a step of the suite (a
 	// checkpoint's name: "first sync", "success", …), as Fake.Calls
 	// writes them; a line ending in "…" matches any line it starts. A

@@ -1,10 +1,12 @@
-package config
+package reload
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/drover-dev/drover/internal/config"
 )
 
 func TestWatcherKeepsLastGood(t *testing.T) {
@@ -17,7 +19,7 @@ func TestWatcherKeepsLastGood(t *testing.T) {
 		}
 	}
 	write("---\npolicy: {max_attempts: 4}\n---\nHi {{ card.title }}\n")
-	cfg, err := Load(path)
+	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,8 +69,11 @@ func TestWatcherKeepsLastGood(t *testing.T) {
 }
 
 func TestRestartNeeded(t *testing.T) {
-	a := mustParse(t, "---\nserver: {port: 4840}\n---\n")
-	b := mustParse(t, "---\nserver: {port: 4841}\nstore: sqlite:/x.db\n---\n")
+	a, err := config.Parse([]byte("---\nserver: {port: 4840}\n---\n"), "/srv")
+	b, err2 := config.Parse([]byte("---\nserver: {port: 4841}\nstore: sqlite:/x.db\n---\n"), "/srv")
+	if err != nil || err2 != nil {
+		t.Fatal(err, err2)
+	}
 	if got := strings.Join(RestartNeeded(a, b), ","); got != "store,server" {
 		t.Errorf("RestartNeeded = %q", got)
 	}

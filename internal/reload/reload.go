@@ -1,8 +1,13 @@
-package config
+// Package reload is drover serve's hot reload of WORKFLOW.md: a Watcher
+// re-parses the file when its bytes change and keeps the last good config
+// in force while an edit is refused.
+package reload
 
 import (
 	"fmt"
 	"sync"
+
+	"github.com/drover-dev/drover/internal/config"
 )
 
 // Watcher reloads a WORKFLOW.md when it changes. An invalid edit keeps the
@@ -14,16 +19,16 @@ type Watcher struct {
 	// parsed edit (those that need more than the file, such as a webhook to
 	// this machine's own address); an edit it refuses is kept out like a
 	// parse error. Set it before the first Check.
-	Validate func(*Config) error
+	Validate func(*config.Config) error
 
 	mu      sync.Mutex
-	cur     *Config
+	cur     *config.Config
 	lastErr error
 	seen    string // hash of the last bytes examined, valid or not
 }
 
 // NewWatcher watches path; initial is the config already loaded from it.
-func NewWatcher(path string, initial *Config) *Watcher {
+func NewWatcher(path string, initial *config.Config) *Watcher {
 	w := &Watcher{path: path, cur: initial}
 	if initial != nil {
 		w.seen = initial.Hash
@@ -39,10 +44,10 @@ func NewWatcher(path string, initial *Config) *Watcher {
 // invalid edit returns the last good config, changed=false and the error; the
 // error is returned once, on the tick it was found, and stays available from
 // LastError until the file becomes valid again.
-func (w *Watcher) Check() (cfg *Config, changed bool, err error) {
+func (w *Watcher) Check() (cfg *config.Config, changed bool, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	data, info, rerr := readFile(w.path)
+	data, info, rerr := config.ReadFile(w.path)
 	if rerr != nil {
 		msg := fmt.Errorf("config reload: %v; keeping the last good config", rerr)
 		if w.seen != "missing" {
@@ -51,12 +56,12 @@ func (w *Watcher) Check() (cfg *Config, changed bool, err error) {
 		}
 		return w.cur, false, nil
 	}
-	hash := hashOf(data)
+	hash := config.Hash(data)
 	if hash == w.seen {
 		return w.cur, false, nil
 	}
 	w.seen = hash
-	next, perr := valid(parseFile(w.path, w.path, data, info))
+	next, perr := config.ParseFile(w.path, w.path, data, info)
 	if perr != nil {
 		w.lastErr = fmt.Errorf("config reload failed, keeping the last good config: %w", perr)
 		return w.cur, false, w.lastErr
@@ -77,7 +82,7 @@ func (w *Watcher) Check() (cfg *Config, changed bool, err error) {
 }
 
 // Current is the config in effect: the last one that loaded cleanly.
-func (w *Watcher) Current() *Config {
+func (w *Watcher) Current() *config.Config {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.cur
@@ -94,7 +99,7 @@ func (w *Watcher) LastError() error {
 // RestartNeeded lists the settings that differ between two configs but only
 // take effect when drover restarts (the store, the server address, the node
 // name and the board prefix).
-func RestartNeeded(old, next *Config) []string {
+func RestartNeeded(old, next *config.Config) []string {
 	if old == nil || next == nil {
 		return nil
 	}
