@@ -88,6 +88,13 @@ const (
 	ResumeNever = "never"
 )
 
+// The values a profile's prompt, resume and mcp keys take.
+var (
+	PromptModes = []string{"stdin", "file", "arg"}
+	ResumeModes = []string{ResumeAuto, ResumeNever}
+	MCPModes    = []string{MCPAuto, MCPOff}
+)
+
 // Result is what the dispatcher needs to classify and record a finished run.
 type Result struct {
 	Signals  policy.Signals

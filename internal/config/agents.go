@@ -14,13 +14,14 @@ import (
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/agent/registry"
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/routing"
 )
 
 // agents checks the profiles and builds them. With none, Symphony's
 // codex: section is a profile named codex, else the sim agent runs.
 func (d *decoder) agents(f *file, cfg *Config) {
-	a := Agents{Default: f.Agents.Default, Profiles: map[string]agent.Profile{}, Verify: map[string]Verify{},
-		Fallback: map[string][]string{}, TakesNoFallback: map[string]bool{}, MaxConcurrent: map[string]int{}}
+	a := Agents{Default: f.Agents.Default, Profiles: map[string]agent.Profile{}, Verify: map[string]Verify{}}
+	keys := map[string]routing.ProfileKeys{}
 	for _, name := range slices.Sorted(maps.Keys(f.Agents.Profiles)) {
 		pf, path := f.Agents.Profiles[name], "agents.profiles."+name
 		if board.ValidateAgentName(name) != nil {
@@ -36,7 +37,7 @@ func (d *decoder) agents(f *file, cfg *Config) {
 			a.Verify[name] = *pf.Verify
 			d.verify(path+".verify", *pf.Verify)
 		}
-		d.chain(&a, name, pf)
+		keys[name] = pf.ProfileKeys
 	}
 	cx := cfg.Codex
 	symphony := len(a.Profiles) == 0 && len(strings.Fields(cx.Command)) > 0
@@ -65,7 +66,11 @@ func (d *decoder) agents(f *file, cfg *Config) {
 	} else {
 		d.oneOf("agents.default", a.Default, names, "a profile")
 	}
-	d.routes(&a, f.Agents, names)
+	var probs []routing.Problem
+	a.Table, probs = routing.Build(f.Agents.File, keys)
+	for _, p := range probs {
+		d.errf(p.Path, "%s", p.Msg)
+	}
 	cfg.schemas = map[string]*jsonschema.Schema{}
 	for _, name := range names {
 		if doc := a.Profiles[name].SpecSchema; doc != nil {
@@ -99,9 +104,9 @@ func (d *decoder) profile(path string, p agent.Profile) agent.Profile {
 	for _, k := range slices.Sorted(maps.Keys(p.Env)) {
 		d.check(agent.IsEnvName(k), path+"env."+k, "is not an environment variable name (letters, digits and _, not starting with a digit)")
 	}
-	d.oneOf(path+"prompt", p.Prompt, PromptModes, "a prompt mode")
-	d.oneOf(path+"resume", p.Resume, ResumeModes, "a resume mode")
-	d.oneOf(path+"mcp", p.MCP, MCPModes, "an mcp mode")
+	d.oneOf(path+"prompt", p.Prompt, agent.PromptModes, "a prompt mode")
+	d.oneOf(path+"resume", p.Resume, agent.ResumeModes, "a resume mode")
+	d.oneOf(path+"mcp", p.MCP, agent.MCPModes, "an mcp mode")
 	d.check(p.PriceInPerMTok >= 0, path+"price_in_per_mtok", "%v is negative; prices are 0 or more", p.PriceInPerMTok)
 	d.check(p.PriceOutPerMTok >= 0, path+"price_out_per_mtok", "%v is negative; prices are 0 or more", p.PriceOutPerMTok)
 	d.check(p.MaxLogBytes >= 0, path+"max_log_bytes", "%d is negative; use 0 for the default", p.MaxLogBytes)

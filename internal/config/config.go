@@ -144,23 +144,19 @@ func compilePrompt(d *decoder, cfg *Config) {
 	cfg.tmpl = tmpl
 }
 
-// RenderPrompt renders the prompt for one run of card. A failure (e.g. the
-// template reads card.spec.plan and this card's spec has no plan) is a
-// *prompt.RenderError naming the variable.
-func (c *Config) RenderPrompt(card board.Card, attempt int, runID, workspace string) (string, error) {
-	return c.RenderRunPrompt(card, attempt, runID, workspace, prompt.Conversation{})
-}
-
 // PromptReadsComments reports whether the run prompt may show the
 // operators' comments (see prompt.Template.ReadsComments).
 func (c *Config) PromptReadsComments() bool { return c.tmpl.ReadsComments() }
 
-// RenderRunPrompt is RenderPrompt with what a human said since the last
-// attempt (the template's question, answer and comments).
-func (c *Config) RenderRunPrompt(card board.Card, attempt int, runID, workspace string, conv prompt.Conversation) (string, error) {
+// RenderPrompt renders the prompt for one run of card, with what a human
+// said since the last attempt (conv: the template's question, answer and
+// comments; none for a check of the card's input). A failure (e.g. the
+// template reads card.spec.plan and this card's spec has no plan) is a
+// *prompt.RenderError naming the variable.
+func (c *Config) RenderPrompt(card board.Card, attempt int, runID, workspace string, conv ...prompt.Conversation) (string, error) {
 	url := ""
 	if c.Server.Port != 0 && card.Identifier != "" {
 		url = fmt.Sprintf("http://%s:%d/api/v1/%s", c.Server.Host, c.Server.Port, card.Identifier)
 	}
-	return c.tmpl.Render(prompt.Vars{Card: card, Attempt: attempt, RunID: runID, Workspace: workspace, URL: url, Agent: cmp.Or(card.Agent, c.Agents.Default), Conversation: conv})
+	return c.tmpl.Render(prompt.Vars{Card: card, Attempt: attempt, RunID: runID, Workspace: workspace, URL: url, Agent: cmp.Or(card.Agent, c.Agents.Default), Conversation: append(conv, prompt.Conversation{})[0]})
 }

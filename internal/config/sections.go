@@ -12,6 +12,7 @@ import (
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/routing"
 	"github.com/drover-dev/drover/internal/tracker"
 	"github.com/drover-dev/drover/internal/workspace"
 )
@@ -72,44 +73,23 @@ type Agents struct {
 	// Verify holds the profiles' own verify steps
 	// (agents.profiles.NAME.verify), by profile name.
 	Verify map[string]Verify `json:"verify,omitempty"`
-	// Routes send cards by label to a profile (agents.routes), first match
-	// first, before Default; a card's own agent comes before both.
-	Routes []Route `json:"routes,omitempty"`
-	// Fallback is each profile's chain (agents.profiles.NAME.fallback): the
-	// profiles that take its cards while it is held. TakesNoFallback names
-	// the profiles that take no other profile's cards; NoFallbackLabel is
-	// the label that keeps a card on its own profile.
-	Fallback        map[string][]string `json:"fallback,omitempty"`
-	TakesNoFallback map[string]bool     `json:"takes_no_fallback,omitempty"`
-	NoFallbackLabel string              `json:"no_fallback_label"`
-	// MaxConcurrent caps a profile's live runs across every node sharing
-	// the store (agents.profiles.NAME.max_concurrent; absent = no cap).
-	MaxConcurrent map[string]int `json:"max_concurrent,omitempty"`
-}
-
-// Route is one of agents.routes: the cards with any of Labels run on
-// Profile.
-type Route struct {
-	Labels  []string `yaml:"labels" json:"labels"`
-	Profile string   `yaml:"profile" json:"profile"`
+	// The routing table: label routes, fallback chains, caps.
+	routing.Table
 }
 
 type agentsFile struct {
-	Default         string                 `yaml:"default"`
-	Profiles        map[string]profileFile `yaml:"profiles"`
-	Routes          []Route                `yaml:"routes"`
-	NoFallbackLabel *string                `yaml:"no_fallback_label"`
+	Default  string                 `yaml:"default"`
+	Profiles map[string]profileFile `yaml:"profiles"`
+	routing.File
 }
 
 // profileFile is a profile as written: agent.Profile's keys, a spec_schema
 // in YAML or as a JSON string, and the profile's own verify step.
 type profileFile struct {
 	agent.Profile
-	SpecSchema    any      `yaml:"spec_schema"`
-	Verify        *Verify  `yaml:"verify"`
-	Fallback      []string `yaml:"fallback"`
-	TakesFallback *bool    `yaml:"takes_fallback"`
-	MaxConcurrent *int     `yaml:"max_concurrent"`
+	SpecSchema any     `yaml:"spec_schema"`
+	Verify     *Verify `yaml:"verify"`
+	routing.ProfileKeys
 }
 
 func (p *profileFile) setDefaults() { p.Profile = newProfile("", "") }
@@ -118,13 +98,6 @@ func (p *profileFile) setDefaults() { p.Profile = newProfile("", "") }
 func newProfile(name, kind string) agent.Profile {
 	return agent.Profile{Name: name, Kind: kind, Prompt: "stdin", Timeout: time.Hour, StallTimeout: 5 * time.Minute, Resume: agent.ResumeAuto, MCP: agent.MCPAuto}
 }
-
-// Modes of a profile's prompt, resume and mcp keys.
-var (
-	PromptModes = []string{"stdin", "file", "arg"}
-	ResumeModes = []string{agent.ResumeAuto, agent.ResumeNever}
-	MCPModes    = []string{agent.MCPAuto, agent.MCPOff}
-)
 
 // policyFile is policy: in the file's shape over Config.Policy, which it
 // embeds: what the file gives overwrites policy.Defaults(), the keys that

@@ -7,6 +7,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
+	rtable "github.com/drover-dev/drover/internal/routing"
 )
 
 // profileRoutes is what picks the profile a card runs on: its own agent, else
@@ -14,7 +15,7 @@ import (
 // profile is held, the first link of its fallback chain that can take it.
 type profileRoutes struct {
 	def      string
-	routes   []config.Route
+	routes   []rtable.Route
 	fallback map[string][]string // profile → the profiles that take its cards while it is held
 	closed   map[string]bool     // profiles that take no other profile's cards
 	optOut   string              // the label that keeps a card on its profile ("" none)

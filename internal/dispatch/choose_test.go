@@ -4,13 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drover-dev/drover/internal/config"
+	rtable "github.com/drover-dev/drover/internal/routing"
 )
 
 func TestChoose(t *testing.T) {
 	r := profileRoutes{
 		def:      "claude",
-		routes:   []config.Route{{Labels: []string{"docs"}, Profile: "cheap"}, {Labels: []string{"bug", "urgent"}, Profile: "codex"}},
+		routes:   []rtable.Route{{Labels: []string{"docs"}, Profile: "cheap"}, {Labels: []string{"bug", "urgent"}, Profile: "codex"}},
 		fallback: map[string][]string{"claude": {"codex", "gemini"}, "codex": {"claude"}, "cheap": {"locked", "gemini"}},
 		closed:   map[string]bool{"locked": true},
 		optOut:   "no-fallback",

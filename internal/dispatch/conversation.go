@@ -21,7 +21,8 @@ const maxConversationEvents = 1000
 // since the previous attempt started. resume is the agent session to
 // continue: the one of the run that parked, when that run is the card's
 // latest, ran on the same profile, and the question has been answered
-// since.
+// since (on another profile, a fallback, the session is a new one, with the
+// question and answer as text in its prompt).
 //
 // readsComments says whether the run's prompt template can show comments:
 // a card's first run reads nothing at all when it cannot.
@@ -78,9 +79,6 @@ func (r *runner) conversation(ctx context.Context, c board.Card, cur board.Run, 
 		}
 		conv.Comments = append(conv.Comments, prompt.Comment{Author: cm.Author, At: cm.At, Text: cm.Body})
 	}
-	// A session is resumed on the profile that opened it: a card that parked
-	// on one profile and runs on another now (a fallback) starts a new
-	// session there, with the question and answer as text in its prompt.
 	if conv.Answered() && prev != nil && prev.ID == parked.RunID && prev.Outcome == board.OutcomeParked && prev.Agent == cur.Agent {
 		resume = prev.SessionID
 	}

@@ -26,36 +26,22 @@ func (d *Dispatcher) dispatch(ctx context.Context, now time.Time) (time.Time, er
 	if err != nil {
 		return time.Time{}, err
 	}
-	breakers, err := readBreakers(ctx, d.o.Store)
+	ps, err := newPass(ctx, d.o.Store, cfg, now, spendWhy, budget)
 	if err != nil {
 		return time.Time{}, err
 	}
-	var next time.Time
-	soonest := func(t time.Time) {
-		if next.IsZero() || t.Before(next) {
-			next = t
-		}
-	}
-	for _, st := range breakers {
-		if st.Until != nil && st.Until.After(now) {
-			soonest(*st.Until)
-		}
-	}
+	ps.usable, ps.node = &d.usable, d.self
+	next := ps.reopens()
 	// The soonest scheduled retry sets the wake-up timer.
 	later, err := d.o.Store.ListCards(ctx, store.CardFilter{States: eligible, Claimed: store.Bool(false), ScheduledAfter: &now, Order: store.OrderNextAttempt, Limit: 1})
 	if err != nil {
 		return time.Time{}, err
 	}
-	if len(later) == 1 {
-		soonest(*later[0].NextAttemptAt)
-	}
-	live, err := liveByProfile(ctx, d.o.Store, cfg)
-	if err != nil {
-		return time.Time{}, err
+	if len(later) == 1 && (next.IsZero() || later[0].NextAttemptAt.Before(next)) {
+		next = *later[0].NextAttemptAt
 	}
 	// Due cards in board order, a page at a time, only while slots are free:
 	// a tick's work follows the free slots, not the size of the backlog.
-	ps := &pass{now: now, spendWhy: spendWhy, budget: budget, breakers: breakers, probing: map[string]bool{}, live: live}
 	for skipped := 0; d.slotsFree(cfg) > 0; {
 		// A page sized by the free slots (twice over, for cards the checks
 		// turn away), up to 200: a node with 3 free slots of 100 reads a
@@ -88,12 +74,39 @@ type pass struct {
 	breakers map[string]breaker
 	probing  map[string]bool
 	live     map[string]int
+	usable   *usability // this node's findings of profiles it cannot run
+	node     *self
+}
+
+// newPass reads what a pass starts from: the breakers and the capped
+// profiles' live runs.
+func newPass(ctx context.Context, st store.Store, cfg *config.Config, now time.Time, spendWhy string, budget *policy.DayBudget) (*pass, error) {
+	breakers, err := readBreakers(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	live, err := liveByProfile(ctx, st, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &pass{now: now, spendWhy: spendWhy, budget: budget, breakers: breakers, probing: map[string]bool{}, live: live}, nil
+}
+
+// reopens is the soonest time a breaker's hold ends (zero: none holds).
+func (ps *pass) reopens() time.Time {
+	var next time.Time
+	for _, st := range ps.breakers {
+		if st.Until != nil && st.Until.After(ps.now) && (next.IsZero() || st.Until.Before(next)) {
+			next = *st.Until
+		}
+	}
+	return next
 }
 
 // avail is what the pass knows of profile p: held (its breaker, a pause,
 // its probe already out), not runnable on this node, or at its
 // max_concurrent.
-func (d *Dispatcher) avail(cfg *config.Config, ps *pass, p string) availability {
+func (ps *pass) avail(cfg *config.Config, p string) availability {
 	var a availability
 	ok, probe, why := policy.Allow(ps.breakers[p].BreakerState, ps.now)
 	switch {
@@ -105,7 +118,7 @@ func (d *Dispatcher) avail(cfg *config.Config, ps *pass, p string) availability 
 	if _, known := cfg.Agents.Profile(p); !known {
 		a.unusable = fmt.Sprintf("profile %q is not in agents.profiles", p)
 	} else {
-		a.unusable = d.usable.check(cfg, p, d.self)
+		a.unusable = ps.usable.check(cfg, p, ps.node)
 	}
 	if n, capped := cfg.Agents.MaxConcurrent[p]; capped && ps.live[p] >= n {
 		a.full = fmt.Sprintf("agents.profiles.%s.max_concurrent (%d) is reached: %d runs live across the nodes", p, n, ps.live[p])
@@ -125,9 +138,9 @@ func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []boar
 	var batch []claimReq
 	inState := map[string]int{} // the batch's claims by the state they leave
 	for _, c := range probeOrder(ctx, d.o.Store, cfg, cards, ps.breakers, ps.now) {
-		ch := choose(c.Labels, c.Agent, routesOf(cfg), func(p string) availability { return d.avail(cfg, ps, p) })
+		ch := choose(c.Labels, c.Agent, routesOf(cfg), func(p string) availability { return ps.avail(cfg, p) })
 		profile := ch.profile
-		a := d.avail(cfg, ps, profile)
+		a := ps.avail(cfg, profile)
 		_, probe, _ := policy.Allow(ps.breakers[profile].BreakerState, ps.now)
 		f := Facts{Board: cfg.Board, Card: c, Now: ps.now, Profile: profile, BreakerOK: a.held == "", BreakerWhy: ch.wait,
 			Unusable: a.unusable, Full: a.full,

@@ -171,7 +171,7 @@ func (r *runner) promptFor(a attempt, cfg *config.Config, ws string) (p agent.Pr
 	if err != nil {
 		a.log.Warn("could not read the card's question and answer; the prompt goes without them", "err", err)
 	}
-	if text, err = cfg.RenderRunPrompt(a.card, a.run.Attempt, a.run.ID, ws, conv); err != nil {
+	if text, err = cfg.RenderPrompt(a.card, a.run.Attempt, a.run.ID, ws, conv); err != nil {
 		return p, "", "", err
 	}
 	p, _ = cfg.Agents.Profile(a.profile)
