@@ -162,12 +162,12 @@ func tail(s string, n int) string {
 }
 
 // plainWords is text as the lexicon reads it: escapes and colour removed,
-// a path made its last segment (a home directory's ".config" is no word
+// short quoted values dropped, a path made its last segment (a home directory's ".config" is no word
 // about configuration, "settings.json" at its end is), camelCase and snake_case split into words, every character that is not a
 // letter, a digit, an apostrophe, a colon or a dot between digits made a
 // space, lower case, one space between words.
 func plainWords(text string) string {
-	text = path.ReplaceAllStringFunc(jsonEscapes.Replace(stripANSI(text)), lastSegment)
+	text = quotedValue.ReplaceAllString(path.ReplaceAllStringFunc(jsonEscapes.Replace(stripANSI(text)), lastSegment), "$1 $3")
 	var b strings.Builder
 	b.Grow(len(text))
 	var prev rune
@@ -188,6 +188,13 @@ func plainWords(text string) string {
 	}
 	return strings.Join(strings.Fields(b.String()), " ")
 }
+
+// quotedValue is a quoted identifier (a name, a key, a path: one token, no
+// space): data, not words about the failure, as the fingerprint folds
+// quoted values too. "reading 'config'" is a program's property, not its
+// configuration; a quoted sentence is kept (a Python repr quotes its
+// messages), and a quote inside a word (can't) opens nothing.
+var quotedValue = regexp.MustCompile("(^|[^\\pL\\pN])['\"`‘]([\\pL_.~/-][\\pL\\pN_.~/:-]{0,79})['\"`’]([^\\pL\\pN]|$)")
 
 // lastSegment is the last segment of a path path matched.
 func lastSegment(p string) string {

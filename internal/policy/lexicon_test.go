@@ -51,6 +51,9 @@ func TestLexiconStaysQuiet(t *testing.T) {
 		"the frobnicator declined with code XJ-9 for reasons of its own",
 		"loaded settings from ~/.config/tool/settings.json; starting the account sync now, then the long index pass over 40 repositories; it went wrong", // topics, trouble far away
 		"wrote 3 files; exit status 1",
+		"TypeError: Cannot read properties of undefined (reading 'config')", // a program's identifiers, quoted
+		"Error: Cannot find module './settings'",
+		"KeyError: 'credentials'",
 	} {
 		if h, ok := matchLexicon(text, nil); ok {
 			t.Errorf("%q: lexicon says %s (%q), want nothing", text, h.kind, h.term)
