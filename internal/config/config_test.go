@@ -342,7 +342,8 @@ agents:
   profiles:
     claude: {kind: claude, fallback: [codex, gemini], max_concurrent: 4}
     codex: {kind: codex}
-    gemini: {kind: gemini, takes_fallback: false}
+    gemini: {kind: gemini}
+    solo: {kind: sim, takes_fallback: false}
   routes:
     - {labels: [docs], profile: gemini}
 ---
@@ -351,8 +352,8 @@ prompt`)
 	if got := a.Fallback["claude"]; len(got) != 2 || got[0] != "codex" || got[1] != "gemini" {
 		t.Errorf("fallback %v, want [codex gemini]", got)
 	}
-	if !a.TakesNoFallback["gemini"] || a.TakesNoFallback["codex"] {
-		t.Errorf("takes no fallback %v, want gemini only", a.TakesNoFallback)
+	if !a.TakesNoFallback["solo"] || len(a.TakesNoFallback) != 1 {
+		t.Errorf("takes no fallback %v, want solo only", a.TakesNoFallback)
 	}
 	if a.MaxConcurrent["claude"] != 4 || len(a.MaxConcurrent) != 1 {
 		t.Errorf("max_concurrent %v, want claude: 4", a.MaxConcurrent)

@@ -32,6 +32,7 @@ func TestProblemsNamePathLineAndFix(t *testing.T) {
 		{"agents:\n  profiles:\n    c:\n      kind: sim\n      match:\n        - regex: x\n          kind: netwrk", 8, "agents.profiles.c.match[0].kind", `"netwrk" is not a failure kind (did you mean "network"?)`},
 		{"agents:\n  default: c\n  profiles:\n    c:\n      kind: sim\n      fallback: [d]", 7, "agents.profiles.c.fallback[0]", `"d" is not a profile`},
 		{"agents:\n  default: c\n  profiles:\n    c:\n      kind: sim\n      fallback: [c]", 7, "agents.profiles.c.fallback[0]", "is c itself; a fallback is another profile"},
+		{"agents:\n  default: c\n  profiles:\n    c:\n      kind: sim\n      fallback: [d]\n    d:\n      kind: sim\n      takes_fallback: false", 7, "agents.profiles.c.fallback[0]", "d takes no other profile's cards (takes_fallback: false)"},
 		{"agents:\n  default: c\n  profiles:\n    c:\n      kind: sim\n      max_concurrent: 0", 7, "agents.profiles.c.max_concurrent", "give 1 or more, or remove the key for no cap"},
 		{"agents:\n  default: c\n  profiles:\n    c:\n      kind: sim\n  routes:\n    - profile: c", 8, "agents.routes[0].labels", "missing; give the labels whose cards this route sends"},
 		{"agents:\n  default: c\n  profiles:\n    c:\n      kind: sim\n  routes:\n    - labels: [docs]\n      profile: e", 9, "agents.routes[0].profile", `"e" is not a profile`},

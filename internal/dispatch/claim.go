@@ -11,6 +11,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/agent/registry"
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/tracing"
@@ -28,18 +29,7 @@ var (
 // is blocked once with kind invalid_input and true is returned; it is never
 // claimed, released or retried until its input changes.
 func (d *Dispatcher) validate(ctx context.Context, c board.Card, profile string) bool {
-	cfg := d.cfg.Load()
-	var problems []string
-	if sch := cfg.SpecSchema(profile); sch != nil {
-		problems = append(problems, schemaProblems(sch, c.Spec)...)
-	}
-	p, _ := cfg.Agents.Profile(profile)
-	if err := registry.ValidateSpec(p.Kind, c.Spec); err != nil {
-		problems = append(problems, err.Error())
-	}
-	if _, err := cfg.RenderPrompt(c, 1, "", ""); err != nil {
-		problems = append(problems, "prompt: "+err.Error())
-	}
+	problems := inputProblems(d.cfg.Load(), c, profile)
 	if len(problems) == 0 {
 		return false
 	}
@@ -55,6 +45,23 @@ func (d *Dispatcher) validate(ctx context.Context, c board.Card, profile string)
 	d.routes.blockInvalid(ctx, c, strings.Join(where, ", "), "the card's input does not fit agent profile "+profile+": "+strings.Join(problems, "; "),
 		fmt.Sprintf("drover card edit %s --spec-file FILE (fix %s), then drover card resume %s", c.Identifier, strings.Join(where, ", "), c.Identifier))
 	return true
+}
+
+// inputProblems is what in the card's input does not fit profile: its
+// spec_schema, its kind's own spec check, the prompt's variables.
+func inputProblems(cfg *config.Config, c board.Card, profile string) []string {
+	var problems []string
+	if sch := cfg.SpecSchema(profile); sch != nil {
+		problems = append(problems, schemaProblems(sch, c.Spec)...)
+	}
+	p, _ := cfg.Agents.Profile(profile)
+	if err := registry.ValidateSpec(p.Kind, c.Spec); err != nil {
+		problems = append(problems, err.Error())
+	}
+	if _, err := cfg.RenderPrompt(c, 1, "", ""); err != nil {
+		problems = append(problems, "prompt: "+err.Error())
+	}
+	return problems
 }
 
 // claimAndStart claims one card and starts its agent (claimAll of one).

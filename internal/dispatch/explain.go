@@ -115,10 +115,19 @@ func explainChoice(ctx context.Context, st store.Store, cfg *config.Config, c bo
 	if err != nil {
 		return choice{}, "", err
 	}
+	nodes, err := st.ListNodes(ctx)
+	if err != nil {
+		return choice{}, "", err
+	}
+	base := profileOf(cfg, c)
 	avail := func(p string) availability {
 		var a availability
 		if ok, _, why := policy.Allow(bs[p].BreakerState, now); !ok {
 			a.held = cmp.Or(why, "agent profile "+p+" is "+string(bs[p].State)+": "+bs[p].Reason)
+		}
+		a.unusable = unusableOn(nodes, now, p)
+		if p != base && a.unusable == "" && len(inputProblems(cfg, c, p)) > 0 {
+			a.unusable = "the card's input does not fit " + p
 		}
 		if n, capped := cfg.Agents.MaxConcurrent[p]; capped && live[p] >= n {
 			a.full = fmt.Sprintf("agents.profiles.%s.max_concurrent (%d) is reached: %d runs live across the nodes", p, n, live[p])
@@ -127,6 +136,19 @@ func explainChoice(ctx context.Context, st store.Store, cfg *config.Config, c bo
 	}
 	ch := choose(c.Labels, c.Agent, routesOf(cfg), avail)
 	return ch, avail(ch.profile).full, nil
+}
+
+// unusableOn is why a live node cannot run profile, as its status says
+// ("" when every live node can).
+func unusableOn(nodes []store.Node, now time.Time, profile string) string {
+	why := ""
+	for _, n := range nodes {
+		var ns NodeStatus
+		if now.Sub(n.SeenAt) < 2*time.Minute && json.Unmarshal(n.Status, &ns) == nil && ns.Unusable[profile] != "" {
+			why = ns.Unusable[profile]
+		}
+	}
+	return why
 }
 
 // explainFacts are the eligibility facts of c as the store holds them:
@@ -163,13 +185,9 @@ func explainFacts(ctx context.Context, st store.Store, cfg *config.Config, c boa
 		if now.Sub(n.SeenAt) < 2*time.Minute {
 			running += n.Running
 			capacity += max(cfg.Dispatch.MaxConcurrent, 1)
-			var ns NodeStatus
-			_ = json.Unmarshal(n.Status, &ns)
-			if why := ns.Unusable[profile]; why != "" {
-				f.Unusable = why
-			}
 		}
 	}
+	f.Unusable = unusableOn(nodes, now, profile)
 	if capacity > 0 {
 		f.SlotsFree = capacity - running
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
-	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/store"
 )
@@ -17,11 +16,15 @@ import (
 // mostly tests the card (a card-level failure that happened to read
 // alike keeps failing, and cards that would succeed would never run). The
 // order is otherwise kept. Nothing is read unless a hold's probe is due.
-func probeOrder(ctx context.Context, st store.Store, cfg *config.Config, cards []board.Card, breakers map[string]breaker, now time.Time) []board.Card {
+// runsOn is the profile a card runs on in this pass (a fallback's probe is
+// the fallback's).
+func probeOrder(ctx context.Context, st store.Store, cards []board.Card, breakers map[string]breaker, now time.Time, runsOn func(board.Card) string) []board.Card {
 	held := map[string]string{} // profile → the fingerprint its due probe tests
 	var ids []string
+	on := make(map[string]string, len(cards))
 	for _, c := range cards {
-		p := profileOf(cfg, c)
+		p := runsOn(c)
+		on[c.ID] = p
 		b := breakers[p]
 		if _, probe, _ := policy.Allow(b.BreakerState, now); probe && b.Fingerprint != "" {
 			held[p] = b.Fingerprint
@@ -42,7 +45,7 @@ func probeOrder(ctx context.Context, st store.Store, cfg *config.Config, cards [
 		}
 	}
 	showed := func(c board.Card) bool {
-		fp, ok := held[profileOf(cfg, c)]
+		fp, ok := held[on[c.ID]]
 		return ok && last[c.ID].Fingerprint == fp
 	}
 	out := append([]board.Card(nil), cards...)

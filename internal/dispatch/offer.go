@@ -126,6 +126,20 @@ func (ps *pass) avail(cfg *config.Config, p string) availability {
 	return a
 }
 
+// choose is where c runs in this pass. A link of the chain the card's
+// input does not fit (its spec_schema, its kind's spec check) is skipped,
+// not a reason to block the card: its own profile takes it back later.
+func (ps *pass) choose(cfg *config.Config, c board.Card) choice {
+	base := profileOf(cfg, c)
+	return choose(c.Labels, c.Agent, routesOf(cfg), func(p string) availability {
+		a := ps.avail(cfg, p)
+		if p != base && a.held == "" && a.busy() == "" && len(inputProblems(cfg, c, p)) > 0 {
+			a.unusable = "the card's input does not fit " + p
+		}
+		return a
+	})
+}
+
 // offer checks each card of a page and claims the eligible ones while slots
 // are free, all of the page's claims in one store transaction (claimAll).
 // Each card runs on the profile choose picks (its own, its route's or the
@@ -137,8 +151,8 @@ func (d *Dispatcher) offer(ctx context.Context, cfg *config.Config, cards []boar
 	taken := 0
 	var batch []claimReq
 	inState := map[string]int{} // the batch's claims by the state they leave
-	for _, c := range probeOrder(ctx, d.o.Store, cfg, cards, ps.breakers, ps.now) {
-		ch := choose(c.Labels, c.Agent, routesOf(cfg), func(p string) availability { return ps.avail(cfg, p) })
+	for _, c := range probeOrder(ctx, d.o.Store, cards, ps.breakers, ps.now, func(c board.Card) string { return ps.choose(cfg, c).profile }) {
+		ch := ps.choose(cfg, c)
 		profile := ch.profile
 		a := ps.avail(cfg, profile)
 		_, probe, _ := policy.Allow(ps.breakers[profile].BreakerState, ps.now)

@@ -72,6 +72,11 @@ func Build(f File, profiles map[string]ProfileKeys) (Table, []Problem) {
 			bad(path, "%q is not a profile; use one of %s", name, strings.Join(names, ", "))
 		}
 	}
+	for name, k := range profiles {
+		if k.TakesFallback != nil && !*k.TakesFallback {
+			t.TakesNoFallback[name] = true
+		}
+	}
 	for _, name := range names {
 		k, path := profiles[name], "agents.profiles."+name+"."
 		if len(k.Fallback) > 0 {
@@ -84,12 +89,11 @@ func Build(f File, profiles map[string]ProfileKeys) (Table, []Problem) {
 				bad(at, "is %s itself; a fallback is another profile that takes its cards while it is held", name)
 			case slices.Index(k.Fallback, next) < i:
 				bad(at, "names %s twice; each profile once, in the order to try them", next)
+			case t.TakesNoFallback[next]:
+				bad(at, "%s takes no other profile's cards (takes_fallback: false); remove it from the chain or drop that key", next)
 			default:
 				known(at, next)
 			}
-		}
-		if k.TakesFallback != nil && !*k.TakesFallback {
-			t.TakesNoFallback[name] = true
 		}
 		if k.MaxConcurrent != nil {
 			if *k.MaxConcurrent < 1 {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -53,6 +54,9 @@ func (d *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 	now := d.now()
 	return d.tx(ctx, func(tx *sql.Tx) error {
+		if err := d.lockLiveCaps(ctx, tx, []store.Change{ch}); err != nil {
+			return err
+		}
 		if err := d.applyIn(ctx, tx, &ch, now); err != nil {
 			return err
 		}
@@ -75,6 +79,9 @@ func (d *DB) ApplyAll(ctx context.Context, chs []store.Change) ([]error, error) 
 	}
 	now := d.now()
 	err := d.tx(ctx, func(tx *sql.Tx) error {
+		if err := d.lockLiveCaps(ctx, tx, chs); err != nil {
+			return err
+		}
 		var events []board.Event
 		for i := range chs {
 			if _, err := tx.ExecContext(ctx, `SAVEPOINT change`); err != nil {
@@ -278,16 +285,34 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 	return nil
 }
 
-// liveCap refuses a change that leaves more than c.Max open runs of
-// c.Agent. On PostgreSQL the count waits for every other transaction
-// capping the same agent to end (an advisory lock held until commit), so
-// it sees their runs; SQLite has one writer at a time already.
-func (d *DB) liveCap(ctx context.Context, tx *sql.Tx, c *store.LiveCap) error {
-	if d.dialect == postgres {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "drover.live_cap."+c.Agent); err != nil {
+// lockLiveCaps takes, on PostgreSQL, the advisory lock of every agent the
+// changes cap (LiveCap), in name order and before any row is touched, held
+// until commit: a capped change's count then waits for every other
+// transaction capping the same agent, and two transactions cannot deadlock
+// on the locks and their cards' rows taken in different orders. SQLite has
+// one writer at a time already.
+func (d *DB) lockLiveCaps(ctx context.Context, tx *sql.Tx, chs []store.Change) error {
+	if d.dialect != postgres {
+		return nil
+	}
+	var agents []string
+	for _, ch := range chs {
+		if ch.LiveCap != nil && !slices.Contains(agents, ch.LiveCap.Agent) {
+			agents = append(agents, ch.LiveCap.Agent)
+		}
+	}
+	slices.Sort(agents)
+	for _, a := range agents {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "drover.live_cap."+a); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// liveCap refuses a change that leaves more than c.Max open runs of
+// c.Agent, counted under the lock lockLiveCaps took.
+func (d *DB) liveCap(ctx context.Context, tx *sql.Tx, c *store.LiveCap) error {
 	var n int
 	if err := tx.QueryRowContext(ctx, d.q(`SELECT COUNT(*) FROM runs WHERE agent = ? AND outcome = ''`), c.Agent).Scan(&n); err != nil {
 		return err

@@ -356,3 +356,43 @@ func testLiveCap(t *testing.T, s store.Store) {
 		t.Fatalf("8 racing claims under a cap of 2: %d written, %d open runs; want 2 and 2", ok, len(open))
 	}
 }
+
+// testLiveCapBatches: a batch with three claims of one profile capped at 2
+// writes two and refuses one; two nodes' batches racing over overlapping
+// cards and two capped profiles, in opposite orders, are never refused
+// whole (PostgreSQL: the capped profiles' locks are taken in one order
+// before any card row, so the batches cannot deadlock).
+func testLiveCapBatches(t *testing.T, s store.Store) {
+	claim := func(c board.Card, agent string, max int) store.Change {
+		cur := c
+		cur.Claim = &board.Claim{Owner: "n", Epoch: cur.Version + 1, LeaseUntil: time.Now().Add(time.Minute)}
+		run := board.Run{CardID: c.ID, Attempt: 1, RetryEpoch: cur.RetryEpoch, ClaimEpoch: cur.Claim.Epoch, Agent: agent}
+		return store.Change{Card: &cur, NewRun: &run, LiveCap: &store.LiveCap{Agent: agent, Max: max}}
+	}
+	var batch []store.Change
+	for range 3 {
+		batch = append(batch, claim(mkCard(t, s, "b", "ready"), "gemini", 2))
+	}
+	refused, err := s.ApplyAll(ctx, batch)
+	must(t, err)
+	if open, _ := s.ListRuns(ctx, store.RunFilter{Agent: "gemini", Open: store.Bool(true)}); len(open) != 2 || refused[2] == nil {
+		t.Fatalf("three capped claims in one batch under a cap of 2: %d open, refused %v; want 2 open and the third refused", len(open), refused)
+	}
+	for round := range 10 {
+		c := []board.Card{mkCard(t, s, "r", "ready"), mkCard(t, s, "r", "ready"), mkCard(t, s, "r", "ready"), mkCard(t, s, "r", "ready")}
+		a := []store.Change{claim(c[0], "codex", 100), claim(c[1], "codex", 100), claim(c[2], "claude", 100)}
+		b := []store.Change{claim(c[1], "claude", 100), claim(c[2], "codex", 100), claim(c[3], "codex", 100)}
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i, chs := range [][]store.Change{a, b} {
+			wg.Add(1)
+			go func() { defer wg.Done(); _, errs[i] = s.ApplyAll(ctx, chs) }()
+		}
+		wg.Wait()
+		for _, e := range errs {
+			if e != nil {
+				t.Fatalf("round %d: a whole batch refused: %v", round, e)
+			}
+		}
+	}
+}

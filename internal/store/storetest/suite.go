@@ -42,6 +42,7 @@ func Run(t *testing.T, open Opener) {
 		{"RunFingerprints", testRunFingerprints},
 		{"AgentGuard", testAgentGuard},
 		{"LiveCap", testLiveCap},
+		{"LiveCapBatches", testLiveCapBatches},
 		{"AgentBytes", testAgentBytes},
 		{"HalfWrittenTransaction", testHalfWritten},
 		{"Heartbeat", testHeartbeat},
