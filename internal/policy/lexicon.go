@@ -21,7 +21,7 @@ import (
 //     troubleReach words away.
 //
 // The said terms of every kind are tried before any about term, each pass in
-// lexiconOrder (narrow kinds before broad ones: a "usage limit" is a usage
+// the order of lexicon (narrow kinds before broad ones: a "usage limit" is a usage
 // window before it is a limit, an "API key" failure the account's before it
 // is a permission). Only the text's tail is read (lexiconTail bytes), where
 // a CLI prints the error it stopped on.
@@ -93,7 +93,7 @@ var lexicon = []lexRow{
 		`server|upstream|backend|gateway`),
 }
 
-// lexHit is what the lexicon found: the kind, the term and the line it is in.
+// lexHit is what the lexicon found: the kind and the term that said it.
 type lexHit struct {
 	kind Kind
 	term string
@@ -162,9 +162,10 @@ func tail(s string, n int) string {
 }
 
 // plainWords is text as the lexicon reads it: escapes and colour removed,
-// short quoted values dropped, a path made its last segment (a home directory's ".config" is no word
-// about configuration, "settings.json" at its end is), camelCase and snake_case split into words, every character that is not a
-// letter, a digit, an apostrophe, a colon or a dot between digits made a
+// quoted identifiers dropped, a path made its last segment (a home
+// directory's ".config" is no word about configuration, "settings.json" at
+// its end is), camelCase and snake_case split into words, every character
+// that is not a letter, a digit, an apostrophe, a colon or a dot made a
 // space, lower case, one space between words.
 func plainWords(text string) string {
 	text = quotedValue.ReplaceAllString(path.ReplaceAllStringFunc(jsonEscapes.Replace(stripANSI(text)), lastSegment), "$1 $3")
