@@ -38,6 +38,7 @@ type choice struct {
 	by      string // what chose base
 	why     string // why profile is not base, as the run and explain say it ("" when it is)
 	wait    string // when no profile can take it now: why ("" = it can run)
+	chain   string // the part of wait about the chain or the opt-out label ("" none)
 }
 
 // choose is the pure choice of a card's profile. Labels compare without
@@ -64,7 +65,8 @@ func choose(labels []string, own string, r profileRoutes, avail func(profile str
 		c.wait = a.busy()
 		return c
 	case r.optOut != "" && hasLabel(labels, r.optOut):
-		c.wait = a.held + fmt.Sprintf("; the card's label %s keeps it on %s", r.optOut, c.base)
+		c.chain = fmt.Sprintf("; the card's label %s keeps it on %s", r.optOut, c.base)
+		c.wait = a.held + c.chain
 		return c
 	}
 	var tried []string
@@ -83,10 +85,10 @@ func choose(labels []string, own string, r profileRoutes, avail func(profile str
 		}
 		tried = append(tried, next+": "+strings.TrimSpace(na.held+" "+na.busy()))
 	}
-	c.wait = a.held
 	if len(tried) > 0 {
-		c.wait += "; fallback " + strings.Join(tried, "; ")
+		c.chain = "; fallback " + strings.Join(tried, "; ")
 	}
+	c.wait = a.held + c.chain
 	return c
 }
 

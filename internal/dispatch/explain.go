@@ -79,8 +79,8 @@ func Explain(ctx context.Context, st store.Store, cfg *config.Config, ref string
 		return e, err
 	}
 	f.Full = full
-	if !f.BreakerOK && ch.wait != "" {
-		f.BreakerWhy = ch.wait
+	if !f.BreakerOK {
+		f.BreakerWhy += ch.chain // what the chain or the opt-out label found, after the profile's own reason
 	}
 	e.Checks = Eligible(f)
 	epoch := c.RetryEpoch
