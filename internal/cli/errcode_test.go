@@ -7,7 +7,7 @@ import (
 )
 
 // The CLI's --json errors carry the HTTP API's codes for the same failure,
-// with the exit codes the README gives.
+// with the exit codes docs/reference/cli.md gives.
 func TestJSONErrorCodesAreTheAPIs(t *testing.T) {
 	e := newEnv(t, "")
 	e.ok("card", "add", "--title", "one")

@@ -43,7 +43,7 @@ not given.
 
 Traces: with OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
 set, each run attempt is exported as an OpenTelemetry trace over OTLP;
-OTEL_SDK_DISABLED=true turns that off. See the README's Traces section.`,
+OTEL_SDK_DISABLED=true turns that off. See docs/guides/traces.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if _, err := os.Stat(a.configPath); errors.Is(err, os.ErrNotExist) {

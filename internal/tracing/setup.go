@@ -5,7 +5,7 @@
 //
 // Off, nothing is installed: spans come from the global no-op tracer, record
 // nothing and start no goroutine. See docs/design.md (a card's path) for the
-// steps the spans follow and README.md (Traces) for the variables.
+// steps the spans follow and docs/guides/traces.md for the variables.
 package tracing
 
 import (

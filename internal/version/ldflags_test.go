@@ -8,24 +8,24 @@ import (
 	"testing"
 )
 
-// releaseFlags are the -X overrides README.md tells release builders to pass.
+// releaseFlags are the -X overrides CONTRIBUTING.md tells release builders to pass.
 var releaseFlags = []string{
 	"-X github.com/drover-dev/drover/internal/version.version=",
 	"-X github.com/drover-dev/drover/internal/version.commit=",
 	"-X github.com/drover-dev/drover/internal/version.date=",
 }
 
-// TestReleaseLdflags builds the binary the way README.md says a release is
+// TestReleaseLdflags builds the binary the way CONTRIBUTING.md says a release is
 // built and checks drover --version reports what was passed: a -X naming a
 // variable that does not exist is silently ignored by the linker.
 func TestReleaseLdflags(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../CONTRIBUTING.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range releaseFlags {
 		if !strings.Contains(string(readme), f) {
-			t.Errorf("README.md does not document %q", f)
+			t.Errorf("CONTRIBUTING.md (Release builds) does not document %q", f)
 		}
 	}
 	if testing.Short() {

@@ -10,7 +10,7 @@ import (
 
 // The simulated day cap: priced sessions cost $0.10 (a quarter of them) and
 // limits.estimated_cost_per_run_usd is $0.10, so every run costs at most its
-// estimate and, with one process at a time, the README's bound for
+// estimate and, with one process at a time, the bound docs/guides/spend-caps.md gives for
 // limits.max_cost_per_day_usd is the cap itself (issue 13, item 13).
 const (
 	dayCapUSD   = 0.35

@@ -72,7 +72,7 @@
 //     (under development in 0.171.0; drover turns it on in thread/start's
 //     config).
 //
-// What drover does with it is in the README's codex section: one thread a
+// What drover does with it is in docs/reference/agent-codex.md: one thread a
 // run (resumed after a human's answer), continuation turns while the card
 // stays in its running column (agent.Invocation.Continue) up to
 // dispatch.max_turns, approvals per approval_policy (Approves), a
