@@ -1,7 +1,8 @@
 // Package docs checks the Markdown the project ships: every relative link
-// resolves to a file (and its #anchor to a heading), and every `drover …`
-// command quoted in inline code or a shell code block exists in drover's
-// command tree, with the flags it names, and its --help runs.
+// resolves to a file (and its #anchor to a heading), every page under docs/
+// is reachable from the index (docs/README.md), and every `drover …` command
+// quoted in inline code or a shell code block exists in drover's command
+// tree, with the flags it names, and its --help runs.
 package docs
 
 import (
@@ -23,6 +24,12 @@ func TestDocLinksResolve(t *testing.T) {
 func TestDocCommandsExist(t *testing.T) {
 	pages := repoPages(t)
 	for _, p := range checkCommands(pages) {
+		t.Error(p)
+	}
+}
+
+func TestEveryDocPageReachableFromIndex(t *testing.T) {
+	for _, p := range unreachable(repoPages(t), "docs/README.md") {
 		t.Error(p)
 	}
 }
@@ -64,6 +71,8 @@ func TestCheckerCatches(t *testing.T) {
 		"`drover agent ls|nosuch`",
 	}, "\n"))
 	write(t, root, "docs/page.md", "# Page\n## The page's part\n[up](../README.md#top) [up](../README.md#missing)\n")
+	write(t, root, "docs/README.md", "# Index\n[page](page.md)\n")
+	write(t, root, "docs/orphan.md", "# Nobody links here\n")
 	files, err := docFiles(root)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +82,8 @@ func TestCheckerCatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, p := range append(checkLinks(root, pages), checkCommands(pages)...) {
+	probs := append(checkLinks(root, pages), checkCommands(pages)...)
+	for _, p := range append(probs, unreachable(pages, "docs/README.md")...) {
 		got = append(got, p.String())
 	}
 	want := []string{
@@ -83,6 +93,7 @@ func TestCheckerCatches(t *testing.T) {
 		"README.md:7: `drover card frob ID`: \"drover card\" has no subcommand \"frob\"",
 		"README.md:10: `./drover serve --no-such-flag`: \"drover serve\" takes no flag --no-such-flag",
 		"README.md:12: `drover agent ls|nosuch`: \"drover agent\" has no subcommand \"nosuch\"",
+		"docs/orphan.md:1: no link from docs/README.md reaches this page",
 	}
 	if len(got) != len(want) {
 		t.Errorf("found %d problems, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))

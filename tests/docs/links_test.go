@@ -152,3 +152,35 @@ func dirName(p string) string {
 	}
 	return "the repository's root"
 }
+
+// unreachable lists the pages under docs/ that no chain of links from the
+// index reaches.
+func unreachable(pages map[string]*page, index string) []problem {
+	seen := map[string]bool{index: true}
+	queue := []string{index}
+	for len(queue) > 0 {
+		p := pages[queue[0]]
+		queue = queue[1:]
+		if p == nil {
+			continue
+		}
+		for _, l := range p.links {
+			file, _, _ := strings.Cut(l.text, "#")
+			if file == "" || strings.Contains(file, "://") || !strings.HasSuffix(file, ".md") {
+				continue
+			}
+			dest := path.Clean(path.Join(path.Dir(p.path), file))
+			if !seen[dest] {
+				seen[dest] = true
+				queue = append(queue, dest)
+			}
+		}
+	}
+	var probs []problem
+	for _, name := range sortedKeys(pages) {
+		if strings.HasPrefix(name, "docs/") && !seen[name] {
+			probs = append(probs, problem{name, 1, fmt.Sprintf("no link from %s reaches this page; link it from the index (or from a page the index links)", index)})
+		}
+	}
+	return probs
+}
