@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,4 +126,135 @@ func TestBrowserBoardFitsTheScreen(t *testing.T) {
 	if pageW := eval[float64](t, ctx, `document.documentElement.scrollWidth`); pageW > phoneW+1 {
 		t.Errorf("on a phone the page itself is %.0f px wide (it scrolls sideways as a whole)", pageW)
 	}
+}
+
+// TestBrowserBlockedCardReads: a blocked card's reason is three short
+// labelled blocks, side by side at 1400×900, with the command to copy.
+func TestBrowserBlockedCardReads(t *testing.T) {
+	h := dashHarness(t)
+	ctx := browser(t)
+	do(t, ctx, viewport(deskW, deskH), chromedp.Navigate(h.srv.URL+"/cards/"+h.w.Blocked.Identifier), chromedp.WaitVisible(`.card-head .why3`))
+	labels := eval[[]string](t, ctx, `[...document.querySelectorAll(".card-head .why3 h4")].map(e => e.textContent)`)
+	if strings.Join(labels, "|") != "What|Where|How to continue" {
+		t.Errorf("block reason labels %q", labels)
+	}
+	var tops []float64
+	for _, sel := range []string{".why-what", ".why-where", ".why-how"} {
+		r := rect(t, ctx, `.card-head `+sel)
+		if r.Height > 140 || r.Bottom > deskH {
+			t.Errorf("%s is %.0f px tall, ending at y=%.0f: not a short block above the fold", sel, r.Height, r.Bottom)
+		}
+		tops = append(tops, r.Top)
+	}
+	if tops[0] != tops[1] || tops[1] != tops[2] {
+		t.Errorf("at %d px the blocks are stacked (tops %v), not side by side", deskW, tops)
+	}
+	if got := text(t, ctx, `.card-head .why-how code.cmd`); got != "drover card resume DRV-4" {
+		t.Errorf("the command to copy is %q", got)
+	}
+	if got := eval[string](t, ctx, `document.querySelector(".card-head .why-how button.copy").dataset.copy`); got != "drover card resume DRV-4" {
+		t.Errorf("the copy button copies %q", got)
+	}
+	// On the board the tile is brief: what, and the command.
+	do(t, ctx, chromedp.Navigate(h.srv.URL+"/"), chromedp.WaitVisible(`#board`))
+	if r := rect(t, ctx, `.column.role-blocked .card`); r.Height > 260 {
+		t.Errorf("the blocked tile is a %.0f px tower", r.Height)
+	}
+	do(t, ctx, viewport(phoneW, phoneH), chromedp.Navigate(h.srv.URL+"/cards/"+h.w.Blocked.Identifier), chromedp.WaitVisible(`.card-head .why3`))
+	if r := rect(t, ctx, `.card-head .why-how`); r.Right > phoneW {
+		t.Errorf("on a phone the how block ends at x=%.0f, off the screen", r.Right)
+	}
+}
+
+// TestBrowserParkedCardAnswersFirst: a parked card's first action is
+// answering: the agent's options are buttons, the first button of the page
+// is one, clicking it records that answer; Resume comes after; no red ✗.
+func TestBrowserParkedCardAnswersFirst(t *testing.T) {
+	h := dashHarness(t)
+	ctx := browser(t)
+	id := h.w.Parked.Identifier
+	do(t, ctx, viewport(deskW, deskH), chromedp.Navigate(h.srv.URL+"/cards/"+id), chromedp.WaitVisible(`#ask`), chromedp.WaitVisible(`.live-dot.on`))
+	buttons := eval[[]string](t, ctx, `[...document.querySelectorAll("main button")].map(b => b.textContent.trim())`)
+	if len(buttons) < 3 || buttons[0] != "Blue" || buttons[1] != "Green" {
+		t.Fatalf("the page's buttons are %q; want the options Blue, Green first", buttons)
+	}
+	if i := indexOf(buttons, "Resume without answering"); i < 0 || i < indexOf(buttons, "Send answer") {
+		t.Errorf("Resume is not after the answer: %q", buttons)
+	}
+	if r := rect(t, ctx, `#ask .option`); r.Bottom > deskH {
+		t.Errorf("the first option is at y=%.0f, below the fold", r.Bottom)
+	}
+	if r := rect(t, ctx, `#answer-text`); r.Bottom > deskH {
+		t.Errorf("the answer box is at y=%.0f, below the fold", r.Bottom)
+	}
+	body := eval[string](t, ctx, `document.querySelector("main").innerText`)
+	if strings.Contains(body, "✗") {
+		t.Errorf("a parked card shows a red ✗")
+	}
+	if got := eval[string](t, ctx, `document.querySelector("#ask .wait-mark").textContent`); !strings.Contains(got, "waiting for you") {
+		t.Errorf("no waiting-for-you mark: %q", got)
+	}
+	do(t, ctx, chromedp.Click(`#ask .option:nth-of-type(2)`), chromedp.WaitNotPresent(`#ask`))
+	c, err := h.w.Store.GetCard(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms, err := h.w.Store.ListComments(context.Background(), c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.State != "ready" || len(cms) == 0 || cms[len(cms)-1].Body != "Green" {
+		t.Errorf("after clicking Green the card is %s with comments %+v; want ready with the answer Green", c.State, cms)
+	}
+}
+
+// TestBrowserHealthyProfiles: a healthy profile reads "healthy", not the
+// breaker word; a held one says its state and keeps the breaker's.
+func TestBrowserHealthyProfiles(t *testing.T) {
+	h := dashHarness(t)
+	ctx := browser(t)
+	do(t, ctx, viewport(deskW, deskH), chromedp.Navigate(h.srv.URL+"/"), chromedp.WaitVisible(`.agents`))
+	badges := eval[map[string]string](t, ctx, `Object.fromEntries([...document.querySelectorAll(".agents .agent .badge")].map(b => [b.parentElement.querySelector("b").textContent, b.innerText + "|" + b.title]))`)
+	if badges["sim"] != "HEALTHY|breaker closed" {
+		t.Errorf("the healthy profile's badge reads %q", badges["sim"])
+	}
+	if badges["script"] != "PAUSED|breaker paused" {
+		t.Errorf("the paused profile's badge reads %q", badges["script"])
+	}
+	if body := eval[string](t, ctx, `document.querySelector(".agents").innerText`); strings.Contains(body, "CLOSED") {
+		t.Errorf("the agents row says CLOSED: %q", body)
+	}
+}
+
+// TestBrowserRunsFromTheNav: the nav leads to the runs page, whose rows
+// are newest first and lead to each run's page with its times.
+func TestBrowserRunsFromTheNav(t *testing.T) {
+	h := dashHarness(t)
+	ctx := browser(t)
+	do(t, ctx, viewport(deskW, deskH), chromedp.Navigate(h.srv.URL+"/"), chromedp.WaitVisible(`#board`),
+		chromedp.Click(`header nav a[href="/runs"]`), chromedp.WaitVisible(`#runs`))
+	ids := eval[[]string](t, ctx, `[...document.querySelectorAll("#runs tr[data-run]")].map(r => r.dataset.run)`)
+	runs, err := h.w.Store.ListRuns(context.Background(), store.RunFilter{Newest: true, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != len(runs) || len(ids) == 0 || ids[0] != runs[0].ID {
+		t.Fatalf("runs page lists %q, want %d runs newest first", ids, len(runs))
+	}
+	do(t, ctx, chromedp.Click(`#runs tr[data-run="`+h.w.RunID+`"] a.run-link`), chromedp.WaitVisible(`#run-times`))
+	if got := text(t, ctx, `#run-started`); !strings.Contains(got, "UTC") {
+		t.Errorf("run page started: %q", got)
+	}
+	if got := text(t, ctx, `#run-finished`); got != "still running" {
+		t.Errorf("run page finished: %q", got)
+	}
+}
+
+func indexOf(xs []string, s string) int {
+	for i, x := range xs {
+		if x == s {
+			return i
+		}
+	}
+	return -1
 }
