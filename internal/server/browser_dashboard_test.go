@@ -57,6 +57,14 @@ func dashHarness(t *testing.T) *harness {
 	if _, err := h.w.Store.CreateCard(ctx, "DRV", mirrored, "tracker:github"); err != nil {
 		t.Fatal(err)
 	}
+	// A busy board: four cards running (the running table is four rows).
+	for _, title := range []string{"Add a health check", "Cache the board query", "Retry webhook deliveries"} {
+		c, err := h.w.Store.CreateCard(ctx, "DRV", board.Card{Title: title, State: "ready", Labels: []string{}, BlockedBy: []string{}, Spec: json.RawMessage(`{}`)}, "operator")
+		if err != nil {
+			t.Fatal(err)
+		}
+		claim(t, h.w.Store, c.Identifier)
+	}
 	return h
 }
 
@@ -85,8 +93,8 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 
 func quoteJS(s string) string { b, _ := json.Marshal(s); return string(b) }
 
-// TestBrowserBoardFitsTheScreen: at 1400×900 the board starts above the
-// fold and every column is reachable (inside the viewport, or in a board
+// TestBrowserBoardFitsTheScreen: at 1400×900 the board starts well above
+// the fold (a busy board: four runs, every lane of needs-attention) and every column is reachable (inside the viewport, or in a board
 // that scrolls sideways); on a phone the board scrolls sideways and its
 // last column can be scrolled into view.
 func TestBrowserBoardFitsTheScreen(t *testing.T) {
@@ -94,19 +102,21 @@ func TestBrowserBoardFitsTheScreen(t *testing.T) {
 	ctx := browser(t)
 	do(t, ctx, viewport(deskW, deskH), chromedp.Navigate(h.srv.URL+"/"), chromedp.WaitVisible(`#board`))
 	first := rect(t, ctx, `#board .column`)
-	if first.Top >= deskH {
-		t.Errorf("the board's first column starts at y=%.0f, below the fold (%d)", first.Top, deskH)
+	t.Logf("the board's first column starts at y=%.0f", first.Top)
+	// Above the fold: at least a third of the screen shows the board's cards.
+	if first.Top >= deskH-300 {
+		t.Errorf("the board's first column starts at y=%.0f: less than 300 px of it above the fold (%d)", first.Top, deskH)
 	}
 	cols := eval[[]string](t, ctx, `[...document.querySelectorAll("#board .column")].map(c => c.dataset.column)`)
 	if len(cols) != 8 {
 		t.Fatalf("columns %v, want 8", cols)
 	}
-	scrolls := eval[bool](t, ctx, `(() => { const b = document.getElementById("board"); const o = getComputedStyle(b).overflowX;
-		return (o === "auto" || o === "scroll") && b.scrollWidth > b.clientWidth; })()`)
+	// The default board's eight columns fit 1400 px: none is cut off or
+	// needs the sideways scroll (a board with more columns scrolls, below).
 	for _, c := range cols {
 		r := rect(t, ctx, `#board .column[data-column="`+c+`"]`)
-		if (r.Left < 0 || r.Right > deskW || r.Width < 100) && !scrolls {
-			t.Errorf("column %s is at x %.0f–%.0f (width %.0f): cut off at %d px and the board does not scroll", c, r.Left, r.Right, r.Width, deskW)
+		if r.Left < 0 || r.Right > deskW || r.Width < 140 {
+			t.Errorf("column %s is at x %.0f–%.0f (width %.0f): cut off at %d px", c, r.Left, r.Right, r.Width, deskW)
 		}
 	}
 

@@ -43,14 +43,14 @@ func TestRunsPage(t *testing.T) {
 		t.Fatalf("%d runs, %v", len(runs), err)
 	}
 	first := h.page("/runs")
-	if !strings.Contains(first, ">1–50<") || !strings.Contains(first, `href="?offset=50"`) || !strings.Contains(first, `href="/runs/`+runs[0].ID+`"`) {
+	if !strings.Contains(first, ">1–50</span>") || !strings.Contains(first, `href="?offset=50"`) || !strings.Contains(first, `href="/runs/`+runs[0].ID+`"`) {
 		t.Errorf("the first runs page lacks its span, its next link or the newest run")
 	}
 	if strings.Index(first, runs[0].ID) > strings.Index(first, runs[1].ID) {
 		t.Error("the runs page is not newest first")
 	}
 	second := h.page("/runs?offset=50")
-	if !strings.Contains(second, ">51–54<") || !strings.Contains(second, runs[53].ID) || strings.Contains(second, `data-run="`+runs[0].ID+`"`) {
+	if !strings.Contains(second, ">51–54</span>") || !strings.Contains(second, runs[53].ID) || strings.Contains(second, `data-run="`+runs[0].ID+`"`) {
 		t.Errorf("the second runs page is wrong")
 	}
 	if !strings.Contains(h.page("/"), `<a href="/runs">Runs</a>`) {
