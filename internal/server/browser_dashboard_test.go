@@ -165,6 +165,14 @@ func TestBrowserBlockedCardReads(t *testing.T) {
 	if got := eval[string](t, ctx, `document.querySelector(".card-head .why-how button.copy").dataset.copy`); got != "drover card resume DRV-4" {
 		t.Errorf("the copy button copies %q", got)
 	}
+	// Copy puts it on the clipboard, or (where the browser refuses) selects it.
+	do(t, ctx, chromedp.Click(`.card-head .why-how button.copy`), chromedp.WaitVisible(`#flash`))
+	flash := text(t, ctx, `#flash`)
+	sel := eval[string](t, ctx, `getSelection().toString()`)
+	if flash != "copied: drover card resume DRV-4" && sel != "drover card resume DRV-4" {
+		t.Errorf("after Copy the page says %q and the selection is %q", flash, sel)
+	}
+	t.Logf("copy: %q", flash)
 	// On the board the tile is brief: what, and the command.
 	do(t, ctx, chromedp.Navigate(h.srv.URL+"/"), chromedp.WaitVisible(`#board`))
 	if r := rect(t, ctx, `.column.role-blocked .card`); r.Height > 260 {
@@ -203,6 +211,16 @@ func TestBrowserParkedCardAnswersFirst(t *testing.T) {
 	}
 	if got := eval[string](t, ctx, `document.querySelector("#ask .wait-mark").textContent`); !strings.Contains(got, "waiting for you") {
 		t.Errorf("no waiting-for-you mark: %q", got)
+	}
+	// What the operator types survives the page's live refresh.
+	do(t, ctx, chromedp.SendKeys(`#answer-text`, "half typed"))
+	h.want(h.do("POST", "/api/v1/cards/"+id+"/comment", map[string]string{"text": "a note from a colleague"}), 201)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("live").innerText.includes("a note from a colleague")`,
+		chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("the card page did not show the new comment: %v", err)
+	}
+	if got := eval[string](t, ctx, `document.getElementById("answer-text").value`); got != "half typed" {
+		t.Errorf("a live refresh replaced the half-typed answer with %q", got)
 	}
 	do(t, ctx, chromedp.Click(`#ask .option:nth-of-type(2)`), chromedp.WaitNotPresent(`#ask`))
 	c, err := h.w.Store.GetCard(context.Background(), id)
