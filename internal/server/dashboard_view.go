@@ -21,20 +21,37 @@ var viewFuncs = map[string]any{
 }
 
 // commandIn is the `drover …` command a block reason's "how" names, so the
-// page can offer it to copy: from "drover " to the end of its clause (a
-// "; " or ", " or a sentence's final "."), or "" when it names none.
+// page can offer it to copy: from "drover " and one of drover's commands to
+// the end of its clause (a "; " or ", ", a sentence's final ".", a closing
+// backtick), or "" when it names none.
 func commandIn(how string) string {
-	i := strings.Index(how, "drover ")
-	if i < 0 {
-		return ""
-	}
-	c := how[i:]
-	for _, stop := range []string{"; ", ", ", ". ", " (", "\n"} {
-		if j := strings.Index(c, stop); j > 0 {
-			c = c[:j]
+	for rest := how; ; {
+		i := strings.Index(rest, "drover ")
+		if i < 0 {
+			return ""
 		}
+		c := rest[i:]
+		rest = rest[i+len("drover "):]
+		if word, _, _ := strings.Cut(rest, " "); !droverCommands[strings.Trim(word, "`.,;")] {
+			continue
+		}
+		for _, stop := range []string{"; ", ", ", ". ", " (", "`", "\n"} {
+			if j := strings.Index(c, stop); j > 0 {
+				c = c[:j]
+			}
+		}
+		return strings.TrimRight(strings.TrimSpace(c), ".;,")
 	}
-	return strings.TrimRight(strings.TrimSpace(c), ".;,")
+}
+
+// droverCommands are drover's top-level commands (internal/cli): a
+// "drover" in prose followed by anything else is not a command.
+var droverCommands = map[string]bool{}
+
+func init() {
+	for _, c := range strings.Fields("agent backup bench board card classify demo events explain gc init logs mcp outbox policy restore run runs serve status store version") {
+		droverCommands[c] = true
+	}
 }
 
 // healthLabel is what a profile's breaker state means to an operator:
