@@ -27,7 +27,7 @@ var webFS embed.FS
 // on /columns/{name}.
 const ColumnCap = 100
 
-var templates = template.Must(template.New("").Funcs(template.FuncMap{
+var templates = template.Must(template.New("").Funcs(viewFuncs).Funcs(template.FuncMap{
 	"dur":      func(s float64) string { return status.Dur(time.Duration(s * float64(time.Second))) },
 	"since":    func(t time.Time) string { return status.Dur(time.Since(t)) },
 	"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
@@ -209,6 +209,9 @@ func (s *Server) pageColumn(w http.ResponseWriter, r *http.Request) {
 	if off > 0 {
 		d.PrevOffset = max(off-ColumnCap, 0)
 	}
+	if q != "" && d.NextOffset < 0 { // filtered: the matches are the total
+		d.Count = off + len(d.Cards)
+	}
 	s.render(w, r, "column", page{Title: col.Name, Data: d})
 }
 
@@ -218,6 +221,8 @@ type cardData struct {
 	Columns  []board.Column
 	Issue    status.Issue
 	Question string
+	// Ask is the agent's ask report (its options become answer buttons).
+	Ask      *board.AgentReport
 	Explain  any
 	ExplainE string
 	Why      *explainView
@@ -228,9 +233,11 @@ type cardData struct {
 // read through JSON so any explainer with these fields renders.
 type explainView struct {
 	Checks []struct {
-		Name string `json:"name"`
-		OK   bool   `json:"ok"`
-		Hint string `json:"hint"`
+		Name  string `json:"name"`
+		OK    bool   `json:"ok"`
+		Hint  string `json:"hint"`
+		Mark  string `json:"-"`
+		Class string `json:"-"`
 	} `json:"checks"`
 	Budgets []struct {
 		Name  string `json:"name"`
@@ -272,34 +279,21 @@ func (s *Server) pageCard(w http.ResponseWriter, r *http.Request) {
 	}
 	if cd.Role == board.RoleParked {
 		cd.Question, _ = status.Question(r.Context(), s.opts.Store, d.Card)
+		if cd.Ask = askOf(d.Runs); cd.Ask != nil && cd.Ask.Question != "" {
+			cd.Question = cd.Ask.Question
+		}
 	}
 	if s.opts.Explain != nil {
 		if v, err := s.opts.Explain(r.Context(), d.ID); err != nil {
 			cd.ExplainE = err.Error()
 		} else {
 			cd.Explain, cd.Why = v, toExplainView(v)
+			if cd.Why != nil {
+				cd.Why.markChecks(cd.Role)
+			}
 		}
 	}
 	s.render(w, r, "card", page{Title: d.Identifier, Data: cd})
-}
-
-type runData struct {
-	Run  board.Run
-	Card board.Card
-}
-
-func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
-	run, err := s.opts.Store.GetRun(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.pageError(w, r, err)
-		return
-	}
-	c, err := s.opts.Store.GetCard(r.Context(), run.CardID)
-	if err != nil {
-		s.pageError(w, r, err)
-		return
-	}
-	s.render(w, r, "run", page{Title: "run " + run.ID, Data: runData{Run: run, Card: c}})
 }
 
 func prioLabel(p int) string {

@@ -74,6 +74,8 @@ func (s *Server) routes() {
 	m.Handle("/cards/{id}", get(s.pageCard))
 	m.Handle("/columns/{name}", get(s.pageColumn))
 	m.Handle("/runs/{id}", get(s.pageRun))
+	m.Handle("/runs", get(s.pageRuns))
+	m.Handle("/status", get(s.pageStatus))
 	m.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "404 page not found — the dashboard is at /", http.StatusNotFound)
 	}))

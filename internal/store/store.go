@@ -311,6 +311,8 @@ type RunFilter struct {
 	Outcome board.Outcome
 	Limit   int // 0 = no limit; newest first when set with Newest
 	Newest  bool
+	// Offset skips that many runs of the order (with Limit: paging).
+	Offset int
 }
 
 // EventFilter selects events with Seq > SinceSeq, oldest first.

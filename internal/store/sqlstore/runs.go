@@ -165,6 +165,9 @@ func (d *DB) ListRuns(ctx context.Context, f store.RunFilter) ([]board.Run, erro
 	}
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+		if f.Offset > 0 {
+			q += fmt.Sprintf(" OFFSET %d", f.Offset)
+		}
 	}
 	return queryAll(ctx, d, d.db, d.q(q), args, scanRun)
 }

@@ -55,7 +55,7 @@ func testCardFilters(t *testing.T, s store.Store) {
 	}
 }
 
-// testRunFilters: CardID, RetryEpoch, Open, Node, Limit and Newest, and
+// testRunFilters: CardID, RetryEpoch, Open, Node, Limit, Offset and Newest, and
 // GetRun of an unknown id.
 func testRunFilters(t *testing.T, s store.Store) {
 	a := mkCard(t, s, "a", "ready")
@@ -91,6 +91,8 @@ func testRunFilters(t *testing.T, s store.Store) {
 		{"limit", store.RunFilter{Limit: 2}, "[run-1 run-2]"},
 		{"newest", store.RunFilter{Newest: true}, "[run-4 run-3 run-2 run-1]"},
 		{"newest, limit", store.RunFilter{Newest: true, Limit: 2}, "[run-4 run-3]"},
+		{"newest, a page on", store.RunFilter{Newest: true, Limit: 2, Offset: 2}, "[run-2 run-1]"},
+		{"newest, past the end", store.RunFilter{Newest: true, Limit: 2, Offset: 4}, "[]"},
 		{"claimed since", store.RunFilter{ClaimedSince: &since}, "[run-3 run-4]"},
 	} {
 		runs, err := s.ListRuns(ctx, tc.f)

@@ -40,6 +40,34 @@
     flash.t = setTimeout(() => { f.hidden = true; }, ok ? 2500 : 8000);
   }
 
+  // What the operator is typing survives a live refresh.
+  function keep(root) {
+    const vals = {};
+    root.querySelectorAll("textarea[id], input[id]").forEach((el) => { if (el.value) vals[el.id] = el.value; });
+    const a = document.activeElement;
+    return { vals: vals, focus: a && root.contains(a) ? a.id : "" };
+  }
+  function restore(k) {
+    Object.keys(k.vals).forEach((id) => { const el = document.getElementById(id); if (el) el.value = k.vals[id]; });
+    if (k.focus) { const el = document.getElementById(k.focus); if (el) el.focus(); }
+  }
+
+  // The board says when its columns overflow (it scrolls sideways).
+  function overflow() {
+    const b = document.getElementById("board");
+    if (b) b.parentElement.classList.toggle("overflows", b.scrollWidth > b.clientWidth + 1);
+  }
+
+  // Copy buttons: the clipboard where the browser allows it, else the
+  // command is selected for the operator's own copy.
+  async function copy(b) {
+    const code = b.parentElement.querySelector("code");
+    try { await navigator.clipboard.writeText(b.dataset.copy); flash("copied: " + b.dataset.copy, true); return; }
+    catch (e) { /* not a secure context: select it instead */ }
+    if (code) { const r = document.createRange(); r.selectNodeContents(code); const s = getSelection(); s.removeAllRanges(); s.addRange(r); }
+    flash("selected: press Ctrl+C to copy", true);
+  }
+
   // Re-render the live region from the server (?fragment=1).
   let pending = false, last = 0;
   async function refresh() {
@@ -55,8 +83,11 @@
     try {
       const r = await fetch(u, { credentials: "same-origin" });
       if (!r.ok) return;
+      const kept = keep(live);
       live.innerHTML = await r.text();
+      restore(kept);
       bars(live);
+      overflow();
       tick();
       document.dispatchEvent(new CustomEvent("drover:updated"));
     } catch (e) { /* the stream reconnects; the next event refreshes */ }
@@ -86,12 +117,16 @@
   // Buttons with data-action POST {} to it; forms with data-action POST
   // their one field (data-field) to it.
   document.addEventListener("click", async (ev) => {
+    const c = ev.target.closest("button[data-copy]");
+    if (c) { ev.preventDefault(); copy(c); return; }
     const b = ev.target.closest("button[data-action]");
     if (!b) return;
     ev.preventDefault();
     if (b.dataset.confirm && !confirm(b.dataset.confirm)) return;
     b.disabled = true;
-    try { await call(b.dataset.action); flash(b.textContent.trim() + ": done", true); refresh(); }
+    // An option button answers with its option.
+    const body = b.dataset.answer !== undefined ? { text: b.dataset.answer } : {};
+    try { await call(b.dataset.action, body); flash(b.textContent.trim() + ": done", true); refresh(); }
     catch (e) { flash(e.message, false); }
     finally { b.disabled = false; }
   });
@@ -125,6 +160,8 @@
 
   document.addEventListener("DOMContentLoaded", () => {
     bars(document);
+    overflow();
+    window.addEventListener("resize", overflow);
     tick();
     setInterval(tick, 1000);
     connect();
