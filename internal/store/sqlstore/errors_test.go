@@ -97,6 +97,12 @@ func TestErrorsSQLite(t *testing.T) {
 	defer impatient.Close()
 	_, err = impatient.Exec(`INSERT INTO counters (name, value) VALUES ('y', 1)`)
 	checkClass(t, d, "database locked by another connection", err, unreachable)
+	// Said as what it is, with the file and what to do; "check that the
+	// database is running" is PostgreSQL's advice.
+	if msg := d.wrap(err).Error(); !strings.Contains(msg, "the board file "+path+" is locked by another process") ||
+		!strings.Contains(msg, "run the command again") || strings.Contains(msg, "database is running") || !IsBusy(d.wrap(err)) {
+		t.Errorf("a locked SQLite file: %s", msg)
+	}
 	tx.Rollback()
 
 	ro, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
