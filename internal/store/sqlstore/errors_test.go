@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/store/storetest/pgtest"
+	"github.com/drover-dev/drover/internal/testkit/gate"
 )
 
 // want is how wrap must classify an error.
@@ -133,9 +133,7 @@ func TestErrorsPostgres(t *testing.T) {
 	_, err := pgx.Connect(ctx, "postgres://postgres@127.0.0.1:1/test?connect_timeout=5")
 	checkClass(t, d, "connection refused", err, unreachable)
 
-	if os.Getenv(pgtest.Env) == "" {
-		t.Skipf("the server's errors need PostgreSQL: set %s", pgtest.Env)
-	}
+	gate.Postgres.Require(t) // the server's errors need PostgreSQL
 	dsn := pgtest.DSN(t)
 	s, err := Open(ctx, dsn)
 	if err != nil {
