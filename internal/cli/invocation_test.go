@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/drover-dev/drover/internal/testkit"
+	"github.com/drover-dev/drover/internal/tracker"
 )
 
 func TestInvocation(t *testing.T) {
@@ -89,5 +90,19 @@ func TestInitHintOfTheBuiltBinary(t *testing.T) {
 	out = run(dir+":/usr/bin:/bin", "drover", "init", "--force", "--tracker", "github")
 	if !strings.Contains(out, "\n  drover serve") || !strings.Contains(out, `put the label "drover" on the issues`) {
 		t.Errorf("drover init (on PATH) printed:\n%s", out)
+	}
+}
+
+// An external tracker that requires no label dispatches every issue: serve
+// says so at start (init writes required_labels: [drover]).
+func TestUnlabelledTrackerWarning(t *testing.T) {
+	if w := unlabelledWarning(tracker.Config{Kind: tracker.KindGitHub, Repo: "acme/app", ActiveStates: []string{"open"}}); !strings.Contains(w, "every issue of the repository acme/app") || !strings.Contains(w, "[drover]") {
+		t.Errorf("github without labels: %q", w)
+	}
+	if w := unlabelledWarning(tracker.Config{Kind: tracker.KindGitHub, Repo: "acme/app", RequiredLabels: []string{"drover"}}); w != "" {
+		t.Errorf("github with a label: %q", w)
+	}
+	if w := unlabelledWarning(tracker.Config{Kind: tracker.KindNative}); w != "" {
+		t.Errorf("native board: %q", w)
 	}
 }
