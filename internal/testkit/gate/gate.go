@@ -148,8 +148,12 @@ func Uncached(t testing.TB) {
 	}
 	p := filepath.Join(root, stampName)
 	future := time.Now().Add(24 * time.Hour)
-	if err := os.WriteFile(p, nil, 0o644); err == nil {
+	err = os.WriteFile(p, nil, 0o644)
+	if err == nil {
 		err = os.Chtimes(p, future, future)
+	}
+	if err != nil {
+		t.Logf("gate: this result may be cached: %v", err)
 	}
 	f, err := os.Open(p)
 	if err != nil {
