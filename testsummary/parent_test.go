@@ -23,19 +23,27 @@ func goParent() int {
 // goStderr is where the summary goes: the go command's stderr when it can
 // be written safely (a terminal, a pipe, or a file opened for appending:
 // writing at our own offset into a file the go command writes at its own
-// would overwrite its lines), else the terminal, else this binary's stderr.
+// would overwrite its lines), else the terminal; this binary's own stderr
+// when its parent is not the go command (run by hand, its output shows).
+// Without /proc (macOS) the parent cannot be told apart: the terminal.
 func goStderr() (io.Writer, func()) {
 	if pid := goParent(); pid != 0 {
 		if f := openFD2(pid); f != nil {
 			return f, func() { f.Close() }
 		}
-	} else {
+	} else if haveProc() {
 		return os.Stderr, func() {}
 	}
 	if f, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
 		return f, func() { f.Close() }
 	}
 	return os.Stderr, func() {}
+}
+
+// haveProc reports whether this system has Linux's /proc.
+func haveProc() bool {
+	_, err := os.Stat("/proc/self/stat")
+	return err == nil
 }
 
 // openFD2 opens pid's file descriptor 2 for writing, or returns nil.
