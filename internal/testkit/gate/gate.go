@@ -53,7 +53,7 @@ const ChromiumPath = "/usr/bin/chromium"
 var (
 	// Postgres: every store test and end-to-end test runs on SQLite, and on
 	// PostgreSQL too when the variable names a server.
-	Postgres = Gate{Suite: "PostgreSQL cases", Where: "internal/store/…, internal/dispatch, tests/e2e, … (every backend matrix)",
+	Postgres = Gate{Suite: "PostgreSQL cases", Where: "the store, dispatch and end-to-end packages",
 		Off: func() string {
 			if os.Getenv(PostgresEnv) == "" {
 				return "set " + PostgresEnv + " (e.g. postgres://postgres@127.0.0.1:5432/test) to run them"
