@@ -86,7 +86,7 @@ func TestBadInputs(t *testing.T) {
 		field string // the message must name it
 	}{
 		{"malformed yaml", []string{"--config", badYAML, "card", "add", "--title", "x"}, 2, "bad-yaml.md:2"},
-		{"bad board prefix", []string{"--config", badBoard, "card", "ls"}, 2, "board.prefix"},
+		{"bad board prefix", []string{"--config", badBoard, "card", "add", "--title", "x"}, 2, "board.prefix"}, // a read command reads on, warned: status_refused_test.go
 		{"bad column role", []string{"--config", badRole, "card", "add", "--title", "x"}, 2, "board.columns[0].role"},
 		{"unknown state on add", []string{"card", "add", "--title", "x", "--state", "doing"}, 2, "state"},
 		{"unknown state on mv", []string{"card", "mv", "DRV-1", "doing"}, 2, "state"},

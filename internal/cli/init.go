@@ -64,18 +64,33 @@ writes a tracker: section for dispatching from GitHub Issues or Linear.`,
 				fmt.Fprintf(a.out, "kept the existing %s (use --force to overwrite)\n", path)
 			}
 			fmt.Fprintf(a.out, "store ready: %s\n", store.RedactDSN(a.dsn()))
-			switch trackerKind {
-			case tracker.KindGitHub:
-				fmt.Fprintf(a.out, "\nnext:\n  set tracker.repo in %s, export GITHUB_TOKEN\n  drover serve\n", path)
-			case tracker.KindLinear:
-				fmt.Fprintf(a.out, "\nnext:\n  set tracker.provider.project_slug in %s, export LINEAR_API_KEY\n  drover serve\n", path)
-			default:
-				fmt.Fprintf(a.out, "\nnext:\n  drover card add --title \"My first card\" --spec '{\"sim\":[\"succeeded\"]}'\n  drover serve\n")
-			}
+			fmt.Fprint(a.out, nextSteps(trackerKind, path, invokedAs()))
 			return nil
 		},
 	}
 	c.Flags().BoolVar(&force, "force", false, "overwrite an existing WORKFLOW.md")
 	c.Flags().StringVar(&trackerKind, "tracker", "", "where cards come from: github or linear (default: drover's own board)")
 	return c
+}
+
+// InitLabel is the label init's tracker configs require (tracker.required_labels)
+// and its next steps tell the user to put on the issues drover may take.
+const InitLabel = "drover"
+
+// nextSteps is what init prints after the store is ready: the commands with
+// drover as the user invoked it (self), and --config when the WORKFLOW.md is
+// not ./WORKFLOW.md (the commands would not find it otherwise).
+func nextSteps(trackerKind, path, self string) string {
+	if filepath.Clean(path) != "WORKFLOW.md" {
+		self += " --config " + shellQuote(path)
+	}
+	switch trackerKind {
+	case tracker.KindGitHub:
+		return fmt.Sprintf("\nnext:\n  set tracker.repo in %s, export GITHUB_TOKEN\n"+
+			"  put the label %q on the issues drover may take (tracker.required_labels)\n  %s serve\n", path, InitLabel, self)
+	case tracker.KindLinear:
+		return fmt.Sprintf("\nnext:\n  set tracker.provider.project_slug in %s, export LINEAR_API_KEY\n"+
+			"  put the label %q on the issues drover may take (tracker.required_labels)\n  %s serve\n", path, InitLabel, self)
+	}
+	return fmt.Sprintf("\nnext:\n  %s card add --title \"My first card\" --spec '{\"sim\":[\"succeeded\"]}'\n  %s serve\n", self, self)
 }

@@ -28,23 +28,22 @@ func (a *app) statusCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			// A refused WORKFLOW.md does not hide the board: serve keeps its
-			// last good config, and status shows the board with the invalid
-			// keys at their defaults and the refusal among its errors.
-			refused, err := a.loadBestEffort()
-			if err != nil {
+			// last good config, and status shows the board, the refusal among
+			// its errors, and the attempt limits as unknown (not the
+			// defaults the refused keys fall back to).
+			if err := a.readBestEffort(c.Context()); err != nil {
 				return err
 			}
-			if err := a.open(c.Context(), readsStore); err != nil {
-				return err
-			}
+			refused := a.refused
 			s, err := status.Snapshot(c.Context(), a.st, a.fullConfig(), time.Now())
 			if err != nil {
 				return err
 			}
 			if refused != nil {
+				s.LimitsUnknown()
 				at := a.cfg.Full.ModTime.UTC()
 				s.Errors = append([]status.Error{{Code: "config_error", Source: "file:" + a.configPath,
-					Message: refused.Error() + "; a running serve keeps its last good config, and this status shows invalid keys at their defaults", Since: &at}}, s.Errors...)
+					Message: refused.Error() + "; a running serve keeps its last good config, so this status shows attempt limits as unknown", Since: &at}}, s.Errors...)
 			}
 			if a.asJSON {
 				return a.printJSON(s)
@@ -67,6 +66,9 @@ func (a *app) explainCmd() *cobra.Command {
 			e, err := dispatch.Explain(c.Context(), a.st, a.fullConfig(), args[0], time.Now())
 			if err != nil {
 				return err
+			}
+			if a.refused != nil {
+				e.Budgets = nil // the refused file's limits are not the board's
 			}
 			if a.asJSON {
 				return a.printJSON(e)
@@ -100,7 +102,11 @@ func (a *app) explainCmd() *cobra.Command {
 				t.flush()
 			}
 			fmt.Fprintln(w, "\nBudgets")
-			fmt.Fprint(w, indent(policy.RenderBudgets(e.Budgets)))
+			if a.refused != nil {
+				fmt.Fprintf(w, "  limits unknown: %s is invalid (see the warning); a running serve keeps its last good config\n", a.configPath)
+			} else {
+				fmt.Fprint(w, indent(policy.RenderBudgets(e.Budgets)))
+			}
 			fmt.Fprintln(w)
 			if b := e.Block; b != nil {
 				fmt.Fprintf(w, "\nBlocked\n  what:  %s\n  where: %s\n  how:   %s\n", b.What, b.Where, b.How)

@@ -48,9 +48,12 @@ type app struct {
 	out, jsonOut io.Writer
 	errw         io.Writer
 
-	st     store.Store
-	cfg    *loadedConfig
-	idents map[string]string
+	st  store.Store
+	cfg *loadedConfig
+	// refused is why WORKFLOW.md was refused when a read command read the
+	// board anyway (readBestEffort), nil when it loaded.
+	refused error
+	idents  map[string]string
 	// dashboard is the address the server listens on (set by startSurfaces);
 	// announce, when set, is told it.
 	dashboard string

@@ -179,6 +179,9 @@ func (a *app) runServer(ctx context.Context, cfg *config.Config, log *slog.Logge
 		return fmt.Errorf("%w: %v", errConfig, err)
 	}
 	if t != nil {
+		if w := unlabelledWarning(cfg.Tracker); w != "" {
+			log.Warn(w)
+		}
 		if err := checkTracker(ctx, t, log); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/excerpt"
 
 	"github.com/spf13/cobra"
 
@@ -81,6 +83,30 @@ func (a *app) loadBestEffort() (refused error, err error) {
 	return perr, nil
 }
 
+// readBestEffort is open(readsStore) for a read command with a WORKFLOW.md
+// that may be refused: the refusal is a warning on stderr and a.refused,
+// and the board is read with the file's valid keys. What the refused file
+// would decide (attempt limits, budgets) is not shown as the board's: a
+// running serve keeps its last good config, which this command cannot see.
+func (a *app) readBestEffort(ctx context.Context) error {
+	refused, err := a.loadBestEffort()
+	if err != nil {
+		return err
+	}
+	if refused != nil && a.refused == nil {
+		a.refused = refused
+		msg := fmt.Sprintf("%s is invalid, read anyway: %s; limits it sets are shown as unknown (a running serve keeps its last good config)",
+			a.configPath, excerpt.Flatten(refused.Error()))
+		if a.asJSON {
+			b, _ := json.Marshal(map[string]any{"warning": map[string]string{"code": "invalid_config", "message": msg}})
+			fmt.Fprintln(a.errw, string(b))
+		} else {
+			fmt.Fprintln(a.errw, "drover: warning: "+excerpt.Terminal(msg))
+		}
+	}
+	return a.open(ctx, readsStore)
+}
+
 // storeMayOpen refuses to open a SQLite store that does not exist when use
 // may not create it, before anything is written.
 func (a *app) storeMayOpen(use storeUse) error {
@@ -99,9 +125,12 @@ func (a *app) storeMayOpen(use storeUse) error {
 
 // reading wraps a read command's run: the config is loaded and an existing
 // store opened (a.cfg and a.st set) before run starts; nothing is created.
+// A WORKFLOW.md whose keys are refused does not hide the board: the command
+// reads it all the same, after one warning on stderr naming the refusal
+// (a.refused says so, for what the config decides: see readBestEffort).
 func (a *app) reading(run func(c *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
 	return func(c *cobra.Command, args []string) error {
-		if err := a.open(c.Context(), readsStore); err != nil {
+		if err := a.readBestEffort(c.Context()); err != nil {
 			return err
 		}
 		return run(c, args)

@@ -47,6 +47,23 @@ func checkTracker(ctx context.Context, t tracker.Tracker, log *slog.Logger) erro
 	return fmt.Errorf("%w: %v", errConfig, err)
 }
 
+// unlabelledWarning is serve's start-up warning for an external tracker
+// that requires no label: every issue in active_states is dispatched. It is
+// a warning, not a refusal: a config written that way (Symphony's Linear
+// configs name no labels; the project is the filter) keeps working, while
+// drover init writes required_labels: [drover].
+func unlabelledWarning(t tracker.Config) string {
+	if !t.External() || len(t.RequiredLabels) > 0 {
+		return ""
+	}
+	where := "repository " + t.Repo
+	if t.Kind == tracker.KindLinear {
+		where = "project " + t.ProjectSlug
+	}
+	return fmt.Sprintf("tracker: required_labels is empty, so every issue of the %s in active_states %v is dispatched; set tracker.required_labels (e.g. [%s]) to dispatch only the issues labelled so",
+		where, t.ActiveStates, InitLabel)
+}
+
 // trackerRunner wires the sync, projection and delivery of t to the
 // dispatcher d.
 func (a *app) trackerRunner(t tracker.Tracker, d *dispatch.Dispatcher, log *slog.Logger) *tracker.Runner {

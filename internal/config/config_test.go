@@ -324,6 +324,10 @@ func TestInitTemplateForTrackers(t *testing.T) {
 		if cfg.Tracker.Kind != kind || !cfg.Tracker.External() {
 			t.Errorf("%s: tracker = %+v", kind, cfg.Tracker)
 		}
+		// Not every issue of the repository or project: those labelled drover.
+		if strings.Join(cfg.Tracker.RequiredLabels, ",") != "drover" {
+			t.Errorf("%s: required_labels = %q, want [drover]", kind, cfg.Tracker.RequiredLabels)
+		}
 		if err := cfg.Tracker.Ready(); err == nil || !strings.Contains(err.Error(), "tracker.api_key") {
 			t.Errorf("%s: Ready without a key = %v, want the key named", kind, err)
 		}

@@ -12,18 +12,15 @@ import (
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/testkit/gate"
 )
-
-const chromiumPath = "/usr/bin/chromium"
 
 // browser starts headless chromium for t, or skips t when it is missing.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skipf("browser tests skipped: %s not found (apt-get install -y chromium)", chromiumPath)
-	}
+	gate.Chromium.Require(t)
 	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.ExecPath(gate.ChromiumPath), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
 		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1600, 1000),

@@ -168,6 +168,10 @@ func tab(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2,
 // the cap.
 func attempts(n, counted, max int) string {
 	switch {
+	case max == LimitUnknown && counted >= n-1:
+		return fmt.Sprintf("%d, limit unknown", n)
+	case max == LimitUnknown:
+		return fmt.Sprintf("%d (attempt %d), limit unknown", counted+1, n)
 	case max < 0:
 		return fmt.Sprintf("%d", n)
 	case counted >= n-1:

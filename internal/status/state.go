@@ -79,7 +79,7 @@ type Running struct {
 	Agent       string `json:"agent"`
 	Node        string `json:"node"`
 	Attempt     int    `json:"attempt"`
-	MaxAttempts int    `json:"max_attempts"` // -1 unbounded
+	MaxAttempts int    `json:"max_attempts"` // -1 unbounded, 0 unknown (LimitUnknown)
 	// Counted is how many earlier attempts of this retry epoch spent
 	// max_attempts: fewer than Attempt-1 when some were not counted
 	// (interrupted, released, deferred).
@@ -119,8 +119,8 @@ type Retrying struct {
 	Agent       string  `json:"agent"`
 	Kind        string  `json:"kind"`
 	LastAttempt int     `json:"last_attempt"`
-	MaxAttempts int     `json:"max_attempts"`
-	Counted     int     `json:"counted"` // earlier attempts of the epoch that spent max_attempts
+	MaxAttempts int     `json:"max_attempts"` // as Running's
+	Counted     int     `json:"counted"`      // earlier attempts of the epoch that spent max_attempts
 	RunID       string  `json:"run_id"`
 	DueInS      float64 `json:"due_in_s"`
 	Reason      string  `json:"reason"` // the card's state_reason
@@ -245,3 +245,20 @@ const ListCap = 200
 
 // StaleAfter marks a node stale when it has not touched the store for this long.
 const StaleAfter = 2 * time.Minute
+
+// LimitUnknown is MaxAttempts when the limit is not known: the status was
+// read beside a WORKFLOW.md that does not load, and a running serve keeps
+// its last good config (max_attempts 0 is refused, so 0 means nothing else).
+const LimitUnknown = 0
+
+// LimitsUnknown marks the attempt limits of s as unknown (LimitUnknown),
+// for a status read beside a refused WORKFLOW.md: the limits the refused
+// file falls back to are not the ones serve applies.
+func (s *State) LimitsUnknown() {
+	for i := range s.Running {
+		s.Running[i].MaxAttempts = LimitUnknown
+	}
+	for i := range s.Retrying {
+		s.Retrying[i].MaxAttempts = LimitUnknown
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
+	"github.com/drover-dev/drover/internal/testkit/gate"
 )
 
 // privatePG is a PostgreSQL server of the test's own (initdb in a temp
@@ -30,17 +30,8 @@ type privatePG struct {
 
 func startPrivatePG(t *testing.T) *privatePG {
 	t.Helper()
-	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_ctl")
-	if len(bins) == 0 {
-		if p, err := exec.LookPath("pg_ctl"); err == nil {
-			bins = []string{p}
-		}
-	}
-	if len(bins) == 0 {
-		t.Skip("no pg_ctl on this machine")
-	}
-	sort.Strings(bins)
-	p := &privatePG{t: t, bin: filepath.Dir(bins[len(bins)-1])}
+	gate.PGRestart.Require(t) // pg_ctl
+	p := &privatePG{t: t, bin: filepath.Dir(gate.PGCtl())}
 	dir, err := os.MkdirTemp("", "drover-pg-")
 	if err != nil {
 		t.Fatal(err)
@@ -106,9 +97,7 @@ func (p *privatePG) dsn() string {
 // running, `drover status` reports the outage, and every run is routed once
 // the database is back, with no run lost to lease_lost or interrupted.
 func TestPostgresRestart(t *testing.T) {
-	if os.Getenv("DROVER_TEST_PG_RESTART") != "1" {
-		t.Skip("restarts a PostgreSQL server of its own: set DROVER_TEST_PG_RESTART=1 to run it")
-	}
+	gate.PGRestart.Require(t) // restarts a PostgreSQL server of its own
 	pg := startPrivatePG(t)
 	c := newCluster(t, clusterOpts{DSN: pg.dsn(), Nodes: 2, Slots: 3, MinSleepMS: 5000, MaxSleepMS: 3000, FailPercent: 0})
 	for _, nd := range c.nodes {

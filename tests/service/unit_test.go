@@ -14,6 +14,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/dispatch"
 	"github.com/drover-dev/drover/internal/testkit"
+	"github.com/drover-dev/drover/internal/testkit/gate"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -70,10 +71,8 @@ func TestUnitStopsGracefully(t *testing.T) {
 // TestUnitVerifies runs systemd-analyze verify on the unit, with ExecStart
 // pointed at the binary under test (verify checks that it is executable).
 func TestUnitVerifies(t *testing.T) {
-	analyze, err := exec.LookPath("systemd-analyze")
-	if err != nil {
-		t.Skip("systemd-analyze is not installed (Debian package systemd)")
-	}
+	gate.SystemdAnalyze.Require(t)
+	analyze, _ := exec.LookPath("systemd-analyze")
 	unit, err := os.ReadFile(unitPath)
 	if err != nil {
 		t.Fatal(err)

@@ -106,6 +106,18 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 		}
 		return nil, fmt.Errorf("store: open %s: %w", store.RedactDSN(dsn), err)
 	}
+	// Processes opening a new SQLite file at once would race: the first
+	// connection's journal_mode(WAL) switch returns SQLITE_BUSY at once (no
+	// busy timeout applies to it) to whoever loses, and each would apply
+	// migration 1 ("table already exists"). An exclusive lock on a file
+	// beside the database lets one connect and migrate while the others
+	// wait. Where the lock file cannot be made (a read-only directory)
+	// nobody can migrate anyway, and the open reports that.
+	if d.dialect == sqlite && d.path != "" && !strings.Contains(d.path, ":memory:") {
+		if unlock, err := lockFile(d.path + ".migrate.lock"); err == nil {
+			defer unlock()
+		}
+	}
 	if err := d.Ping(ctx); err != nil {
 		d.db.Close()
 		d.unlock()
@@ -138,6 +150,9 @@ func (d *DB) unlock() {
 	}
 }
 
+// busyTimeout is how long a SQLite connection waits for another's lock.
+const busyTimeout = 10 * time.Second
+
 func openSQLite(path string) (*sql.DB, error) {
 	if path == "" {
 		return nil, errors.New("empty path; use sqlite:/path/to/drover.db")
@@ -148,7 +163,7 @@ func openSQLite(path string) (*sql.DB, error) {
 		}
 	}
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
@@ -174,6 +189,9 @@ func (d *DB) Backend() string {
 // Ping implements store.Store.
 func (d *DB) Ping(ctx context.Context) error {
 	if err := d.db.PingContext(ctx); err != nil {
+		if d.dialect == sqlite && IsBusy(err) {
+			return d.busy(err)
+		}
 		return fmt.Errorf("%w: cannot reach %s (%w); check that the database is running and that --store (or DROVER_STORE) names it", store.ErrUnavailable, store.RedactDSN(d.dsn), err)
 	}
 	return nil
@@ -205,16 +223,6 @@ func (d *DB) migrate(ctx context.Context) error {
 			return err
 		}
 		opts = append(opts, goose.WithSessionLocker(locker))
-	}
-	if d.dialect == sqlite && d.path != "" && !strings.Contains(d.path, ":memory:") {
-		// Processes opening a new SQLite file at once would each apply
-		// version 1 ("table already exists"): an exclusive lock on a file
-		// beside the database lets one migrate while the others wait. Where
-		// the lock file cannot be made (a read-only directory) nobody can
-		// migrate anyway, and the open reports that.
-		if unlock, err := lockFile(d.path + ".migrate.lock"); err == nil {
-			defer unlock()
-		}
 	}
 	fsys, err := fs.Sub(migrations, sub)
 	if err != nil {

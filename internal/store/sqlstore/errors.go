@@ -39,6 +39,8 @@ func (d *DB) wrap(err error) error {
 		return ro
 	}
 	switch {
+	case d.dialect == sqlite && !d.closed.Load() && IsBusy(err):
+		return d.busy(err)
 	case d.closed.Load() || unavailable(err):
 		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 	case retryable(err):
@@ -132,4 +134,13 @@ func (d *DB) readOnly(err error) error {
 	path := strings.TrimPrefix(d.dsn, "sqlite:")
 	return fmt.Errorf("%w: the SQLite store %s is read-only or cannot be opened for writing (%v); drover needs write access to %s, %s-wal, %s-shm and the directory %s; nothing was written",
 		store.ErrUnavailable, path, e, path, path, path, filepath.Dir(path))
+}
+
+// busy is SQLite's "database is locked" said as what it is: the board's
+// file is held by another process (a drover serve, a backup, a sqlite3
+// shell) for longer than the busy timeout. Not "check that the database is
+// running": a SQLite file has no server; that advice is PostgreSQL's.
+func (d *DB) busy(err error) error {
+	return fmt.Errorf("%w: the board file %s is locked by another process (another drover, a backup or a sqlite3 shell) for longer than %s (%w); wait for it to finish and run the command again, or stop the process that holds it",
+		store.ErrUnavailable, d.path, busyTimeout, err)
 }

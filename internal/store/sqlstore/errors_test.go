@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/store/storetest/pgtest"
+	"github.com/drover-dev/drover/internal/testkit/gate"
 )
 
 // want is how wrap must classify an error.
@@ -97,6 +97,12 @@ func TestErrorsSQLite(t *testing.T) {
 	defer impatient.Close()
 	_, err = impatient.Exec(`INSERT INTO counters (name, value) VALUES ('y', 1)`)
 	checkClass(t, d, "database locked by another connection", err, unreachable)
+	// Said as what it is, with the file and what to do; "check that the
+	// database is running" is PostgreSQL's advice.
+	if msg := d.wrap(err).Error(); !strings.Contains(msg, "the board file "+path+" is locked by another process") ||
+		!strings.Contains(msg, "run the command again") || strings.Contains(msg, "database is running") || !IsBusy(d.wrap(err)) {
+		t.Errorf("a locked SQLite file: %s", msg)
+	}
 	tx.Rollback()
 
 	ro, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
@@ -127,9 +133,7 @@ func TestErrorsPostgres(t *testing.T) {
 	_, err := pgx.Connect(ctx, "postgres://postgres@127.0.0.1:1/test?connect_timeout=5")
 	checkClass(t, d, "connection refused", err, unreachable)
 
-	if os.Getenv(pgtest.Env) == "" {
-		t.Skipf("the server's errors need PostgreSQL: set %s", pgtest.Env)
-	}
+	gate.Postgres.Require(t) // the server's errors need PostgreSQL
 	dsn := pgtest.DSN(t)
 	s, err := Open(ctx, dsn)
 	if err != nil {

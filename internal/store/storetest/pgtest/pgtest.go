@@ -11,20 +11,20 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/drover-dev/drover/internal/testkit/gate"
 )
 
 // Env is the variable that points the tests at a PostgreSQL server.
-const Env = "DROVER_TEST_POSTGRES_URL"
+const Env = gate.PostgresEnv
 
 // DSN creates a fresh schema for t and returns a DSN whose search_path is it.
 // The schema is dropped when t ends. Without Env the test is skipped; with
 // Env set but the server unreachable the test fails (CI must not pass quietly).
 func DSN(t testing.TB) string {
 	t.Helper()
+	gate.Postgres.Require(t)
 	base := os.Getenv(Env)
-	if base == "" {
-		t.Skipf("PostgreSQL cases skipped: set %s (e.g. postgres://postgres@127.0.0.1:5432/test) to run them", Env)
-	}
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, base)
 	if err != nil {
