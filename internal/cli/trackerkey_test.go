@@ -73,6 +73,9 @@ func TestCardsByTrackerKey(t *testing.T) {
 	if errs := e.fails(2, "card", "show", "X-1"); !strings.Contains(errs, "DRV-5 (github issue X-1)") || !strings.Contains(errs, "DRV-6 (linear issue X-1)") {
 		t.Fatalf("ambiguous key: stderr %q", errs)
 	}
+	if errs := e.fails(2, "--json", "explain", "x-1"); !strings.Contains(errs, `"code":"card_ambiguous"`) {
+		t.Fatalf("ambiguous key with --json: stderr %q", errs)
+	}
 	for _, ref := range []string{"ENG-99", "../../etc/passwd", "bad\xffkey", strings.Repeat("k", 5000)} {
 		errs := e.fails(2, "card", "answer", ref, "yes")
 		if !strings.Contains(errs, "no card has the id, identifier or tracker key") || strings.Count(errs, "\n") != 1 || len(errs) > 300 {
