@@ -44,6 +44,8 @@ func TestCodexModelKeys(t *testing.T) {
 			path: "codex.service_tier", fix: `"turbo" is not a service tier; use one of fast, flex, priority`},
 		{name: "model with a space", yaml: "---\nagents:\n  profiles:\n    cx:\n      kind: codex\n      model: gpt 5\n",
 			path: "agents.profiles.cx.model", fix: "holds a space or a control character"},
+		{name: "unclosed quote in codex.command", yaml: "---\ncodex:\n  command: codex --config 'model=o3 app-server\n",
+			path: "codex.command", fix: "cannot be split into words as a shell would"},
 		{name: "model on another kind", yaml: "---\nagents:\n  profiles:\n    c:\n      kind: claude\n      model: opus\n",
 			path: "agents.profiles.c.model", fix: "only a codex profile reads it; pass the model in this kind's own args"},
 	}
