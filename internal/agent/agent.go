@@ -150,6 +150,14 @@ type Profile struct {
 	ApprovalPolicy    any    `json:"approval_policy,omitempty" yaml:"approval_policy"`
 	ThreadSandbox     string `json:"thread_sandbox,omitempty" yaml:"thread_sandbox"`
 	TurnSandboxPolicy any    `json:"turn_sandbox_policy,omitempty" yaml:"turn_sandbox_policy"`
+	// Codex model settings (Symphony's codex.model, codex.reasoning_effort,
+	// codex.service_tier): only a codex profile reads them. In exec mode
+	// they are -m and -c flags of its args (added at load); in app-server
+	// mode they go with thread/start and turn/start. "" = Codex's own
+	// configuration decides.
+	Model           string `json:"model,omitempty" yaml:"model"`
+	ReasoningEffort string `json:"reasoning_effort,omitempty" yaml:"reasoning_effort"`
+	ServiceTier     string `json:"service_tier,omitempty" yaml:"service_tier"`
 }
 
 // String is the launch as one line for the run log: the command line (each

@@ -37,7 +37,7 @@ func (f *cardFlags) register(c *cobra.Command, withState bool) {
 	fl.StringVar(&f.agent, "agent", "", "agent profile that runs the card (default: agents.default)")
 	fl.StringVar(&f.spec, "spec", "", "structured input as a JSON object")
 	fl.StringVar(&f.specFile, "spec-file", "", "read the spec JSON from a file (- for stdin)")
-	fl.StringArrayVar(&f.blockedBy, "blocked-by", nil, "id or identifier of a card this one waits on (repeatable)")
+	fl.StringArrayVar(&f.blockedBy, "blocked-by", nil, "id, identifier or tracker key (ENG-12, acme/app#7) of a card this one waits on (repeatable)")
 }
 
 // input turns the flags the user actually set into an operator.Input.
@@ -118,7 +118,13 @@ func readInput(field, path string, stdin io.Reader) ([]byte, error) {
 }
 
 func (a *app) cardCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "card", Short: "Create, list, show and change cards"}
+	cmd := &cobra.Command{Use: "card", Short: "Create, list, show and change cards",
+		Long: `Create, list, show and change cards.
+
+Wherever a command takes a card ID (here, and drover explain, runs, events
+--card), it takes the card's id, its identifier (DRV-12), or the key of the
+tracker issue it mirrors (ENG-12, acme/app#7), tried in that order, in any
+case. A key that cards of two trackers share is refused naming both.`}
 	cmd.AddCommand(a.cardAddCmd(), a.cardLsCmd(), a.cardShowCmd(), a.cardEditCmd(), a.cardMvCmd(), a.cardCommentCmd())
 	cmd.AddCommand(a.cardActionCmds()...)
 	return cmd

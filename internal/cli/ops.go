@@ -60,10 +60,11 @@ func (a *app) explainCmd() *cobra.Command {
 		Short: "Why a card is or is not running, its attempts and budgets, and what happens next",
 		Args:  exactArgs(1, "ID"),
 		RunE: a.reading(func(c *cobra.Command, args []string) error {
-			if _, err := a.ops().Get(c.Context(), args[0]); err != nil {
+			card, err := a.ops().Get(c.Context(), args[0])
+			if err != nil {
 				return err
 			}
-			e, err := dispatch.Explain(c.Context(), a.st, a.fullConfig(), args[0], time.Now())
+			e, err := dispatch.Explain(c.Context(), a.st, a.fullConfig(), card.ID, time.Now())
 			if err != nil {
 				return err
 			}

@@ -180,7 +180,7 @@ func classifyErr(err error) (string, int) {
 		return "bad_usage", ExitInvalid
 	}
 	switch code := operator.ErrorCode(err); {
-	case code == operator.CodeInvalidInput || code == operator.CodeCardNotFound:
+	case code == operator.CodeInvalidInput || code == operator.CodeCardNotFound || code == operator.CodeCardAmbiguous:
 		return code, ExitInvalid
 	case code != "":
 		return code, ExitFailed

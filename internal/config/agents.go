@@ -172,5 +172,6 @@ func (d *decoder) codexProfile(cx Codex) agent.Profile {
 	}
 	p.Timeout, p.StallTimeout = cmp.Or(cx.TurnTimeout, p.Timeout), cmp.Or(cx.StallTimeout, p.StallTimeout)
 	p.ApprovalPolicy, p.ThreadSandbox, p.TurnSandboxPolicy = cx.ApprovalPolicy, cx.ThreadSandbox, cx.TurnSandboxPolicy
+	p.Model, p.ReasoningEffort, p.ServiceTier = cx.Model, cx.ReasoningEffort, cx.ServiceTier
 	return p
 }

@@ -69,7 +69,10 @@ func TestSymphonyWorkflowLoads(t *testing.T) {
 	if cfg.Policy.Backoff.Max != 5*time.Minute {
 		t.Errorf("backoff max = %v", cfg.Policy.Backoff.Max)
 	}
-	for _, want := range []string{"codex.model", "codex.read_timeout_ms"} {
+	if p.Model != "gpt-5" || slices.Contains(cfg.Ignored, "codex.model") {
+		t.Errorf("codex.model: profile model %q, ignored %v", p.Model, cfg.Ignored)
+	}
+	for _, want := range []string{"codex.read_timeout_ms"} {
 		found := false
 		for _, k := range cfg.Ignored {
 			found = found || k == want

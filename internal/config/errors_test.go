@@ -170,8 +170,8 @@ func TestBadFiles(t *testing.T) {
 // key drover does not know is reported as ignored with a warning, unless it
 // looks like a typo of one it knows; in drover's own it is an error.
 func TestLenientSections(t *testing.T) {
-	cfg := mustParse(t, "---\nfoo: 1\ntracker:\n  assignee: me\n  provider:\n    team: x\ncodex:\n  model: gpt-5\nhooks:\n  on_start: x\npolling:\n  jitter_ms: 5\n---\n")
-	want := "foo tracker.assignee tracker.provider.team codex.model hooks.on_start polling.jitter_ms"
+	cfg := mustParse(t, "---\nfoo: 1\ntracker:\n  assignee: me\n  provider:\n    team: x\ncodex:\n  personality: terse\nhooks:\n  on_start: x\npolling:\n  jitter_ms: 5\n---\n")
+	want := "foo tracker.assignee tracker.provider.team codex.personality hooks.on_start polling.jitter_ms"
 	if got := strings.Join(cfg.Ignored, " "); got != want {
 		t.Errorf("ignored %q, want %q", got, want)
 	}

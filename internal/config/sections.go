@@ -199,6 +199,11 @@ type Codex struct {
 	ApprovalPolicy    any           `json:"approval_policy,omitempty" yaml:"approval_policy"`
 	ThreadSandbox     string        `json:"thread_sandbox,omitempty" yaml:"thread_sandbox"`
 	TurnSandboxPolicy any           `json:"turn_sandbox_policy,omitempty" yaml:"turn_sandbox_policy"`
+	// Model, ReasoningEffort and ServiceTier are the codex profile's
+	// (agent.Profile), in exec and app-server mode alike.
+	Model           string `json:"model,omitempty" yaml:"model"`
+	ReasoningEffort string `json:"reasoning_effort,omitempty" yaml:"reasoning_effort"`
+	ServiceTier     string `json:"service_tier,omitempty" yaml:"service_tier"`
 }
 
 // Retention is how long drover keeps history (see docs/reliability.md,

@@ -13,6 +13,7 @@ import (
 const (
 	CodeInvalidInput      = "invalid_input"      // *board.InputError
 	CodeCardNotFound      = "card_not_found"     // *NotFoundError
+	CodeCardAmbiguous     = "card_ambiguous"     // *store.AmbiguousError
 	CodeInvalidTransition = "invalid_transition" // *board.MoveError
 	CodeNotFound          = "not_found"          // store.ErrNotFound (not a card reference)
 	CodeConflict          = "conflict"           // store.ErrConflict
@@ -27,11 +28,14 @@ func ErrorCode(err error) string {
 	var in *board.InputError
 	var nf *NotFoundError
 	var mv *board.MoveError
+	var amb *store.AmbiguousError
 	switch {
 	case errors.As(err, &in):
 		return CodeInvalidInput
 	case errors.As(err, &nf):
 		return CodeCardNotFound
+	case errors.As(err, &amb):
+		return CodeCardAmbiguous
 	case errors.As(err, &mv):
 		return CodeInvalidTransition
 	case errors.Is(err, store.ErrNotFound):

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,7 +32,7 @@ type Service struct {
 type NotFoundError struct{ Ref string }
 
 func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("card %q not found; use its id or identifier (drover card ls lists them)", e.Ref)
+	return fmt.Sprintf("no card has the id, identifier or tracker key %s; drover card ls lists the cards", strconv.Quote(excerpt.Clip(e.Ref, 80)))
 }
 
 func (s *Service) actor() string {
@@ -48,13 +49,13 @@ func (s *Service) now() time.Time {
 	return time.Now().UTC()
 }
 
-// Get resolves a card by id or identifier.
+// Get resolves a card by id, identifier or tracker key (store.FindCard).
 func (s *Service) Get(ctx context.Context, ref string) (board.Card, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
-		return board.Card{}, &board.InputError{Field: "id", Msg: "is empty; pass a card id or identifier such as DRV-1"}
+		return board.Card{}, &board.InputError{Field: "id", Msg: "is empty; pass a card id, identifier such as DRV-1, or tracker key such as ENG-12"}
 	}
-	c, err := s.Store.GetCard(ctx, ref)
+	c, err := store.FindCard(ctx, s.Store, ref)
 	if errors.Is(err, store.ErrNotFound) {
 		return c, &NotFoundError{Ref: ref}
 	}
@@ -130,7 +131,7 @@ func (s *Service) fill(ctx context.Context, c *board.Card, in Input) error {
 			if strings.TrimSpace(ref) == "" {
 				continue // --blocked-by "" clears the list
 			}
-			b, err := s.Store.GetCard(ctx, strings.TrimSpace(ref))
+			b, err := store.FindCard(ctx, s.Store, strings.TrimSpace(ref))
 			if errors.Is(err, store.ErrNotFound) {
 				return &board.InputError{Field: fmt.Sprintf("blocked_by[%d]", i), Msg: fmt.Sprintf("card %q not found", ref)}
 			}
@@ -231,7 +232,7 @@ func (s *Service) Edit(ctx context.Context, ref string, in Input) (board.Card, e
 // blockerField names the entry of refs that resolves to the card id.
 func (s *Service) blockerField(ctx context.Context, refs []string, id string) string {
 	for i, ref := range refs {
-		if b, err := s.Store.GetCard(ctx, strings.TrimSpace(ref)); err == nil && b.ID == id {
+		if b, err := store.FindCard(ctx, s.Store, strings.TrimSpace(ref)); err == nil && b.ID == id {
 			return fmt.Sprintf("blocked_by[%d]", i)
 		}
 	}

@@ -32,7 +32,7 @@ func (s *Server) getIssue(w http.ResponseWriter, r *http.Request) {
 	ref := r.PathValue("identifier")
 	is, err := status.IssueDetail(r.Context(), s.opts.Store, s.cfg(), ref, s.opts.Now())
 	if errors.Is(err, status.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "issue_not_found", "no card "+strconvQuote(ref)+"; use a card id or identifier such as DRV-1")
+		writeError(w, http.StatusNotFound, "issue_not_found", "no card has the id, identifier or tracker key "+strconvQuote(ref)+"; GET /api/v1/cards lists the cards")
 		return
 	}
 	if err != nil {

@@ -45,7 +45,8 @@ func writeFieldError(w http.ResponseWriter, status int, code, field, msg string)
 }
 
 // fail maps an error from the operator service or the store to a response
-// with the code operator.ErrorCode gives it: invalid_input 400,
+// with the code operator.ErrorCode gives it: invalid_input and
+// card_ambiguous 400,
 // card_not_found and not_found 404, invalid_transition and conflict 409,
 // store_unavailable 503, anything else 500 (internal when it has no code).
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
@@ -55,6 +56,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		var in *board.InputError
 		errors.As(err, &in)
 		writeFieldError(w, http.StatusBadRequest, code, in.Field, err.Error())
+	case operator.CodeCardAmbiguous:
+		writeError(w, http.StatusBadRequest, code, err.Error())
 	case operator.CodeCardNotFound, operator.CodeNotFound:
 		writeError(w, http.StatusNotFound, code, err.Error())
 	case operator.CodeInvalidTransition:

@@ -62,9 +62,10 @@ type IssueEvent struct {
 }
 
 // IssueDetail builds the Symphony issue view of the card ref (id or
-// identifier). It returns ErrNotFound for an unknown card.
+// identifier, or the tracker key of the issue it mirrors: store.FindCard).
+// It returns ErrNotFound for an unknown card.
 func IssueDetail(ctx context.Context, st store.Store, cfg *config.Config, ref string, now time.Time) (Issue, error) {
-	c, err := st.GetCard(ctx, ref)
+	c, err := store.FindCard(ctx, st, ref)
 	if errors.Is(err, store.ErrNotFound) {
 		return Issue{}, ErrNotFound
 	}

@@ -269,10 +269,14 @@ type CardFilter struct {
 	External string
 	// Tracked selects only cards that mirror an external tracker's issue.
 	Tracked bool
-	Query   string // substring of title or identifier
-	Limit   int    // 0 = no limit
-	Offset  int
-	Order   CardOrder
+	// TrackerKey selects the cards mirroring an issue people call so
+	// (board.External.Key: "acme/app#7", "ENG-12"), compared without
+	// regard to case. Two trackers may both have an issue of that key.
+	TrackerKey string
+	Query      string // substring of title or identifier
+	Limit      int    // 0 = no limit
+	Offset     int
+	Order      CardOrder
 }
 
 // CardOrder is the order ListCards returns cards in. A value other than the

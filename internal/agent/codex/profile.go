@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/shlex"
+
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/agent/codex/appserver"
 	"github.com/drover-dev/drover/internal/suggest"
@@ -83,9 +85,18 @@ func jsonValue(v any) any {
 // and arguments: "codex … app-server" speaks the app-server protocol with
 // the line's own arguments; "codex exec …" is the whole line (DefaultArgs
 // would add exec again) and must keep what the parser reads (CheckArgs);
-// anything else adds flags after drover's own.
+// anything else adds flags after drover's own. The line is split into
+// words as a shell would (Symphony runs it with bash -lc): quotes group
+// and are removed, so --config 'model="gpt-5.5"' reaches codex as
+// model="gpt-5.5". Nothing is expanded.
 func SetCommandLine(p *agent.Profile, line string) error {
-	fields := strings.Fields(line)
+	fields, err := shlex.Split(line)
+	if err != nil {
+		return fmt.Errorf("cannot be split into words as a shell would (%v); close its quotes", err)
+	}
+	if len(fields) == 0 {
+		return fmt.Errorf("names no program; give the codex command line (e.g. codex app-server)")
+	}
 	p.Command, p.Args = fields[0], slices.Clip(fields[1:])
 	if len(p.Args) == 0 {
 		p.Args = nil

@@ -163,7 +163,7 @@ func CheckArgs(kind string, args []string) error {
 // app-server's approval and sandbox settings) on a profile of any kind;
 // given says which keys the file sets.
 func CheckProfile(p *agent.Profile, given func(key string) bool) []agent.KeyProblem {
-	return codex.CheckAppServer(p, given)
+	return append(codex.CheckAppServer(p, given), codex.CheckModel(p, given)...)
 }
 
 // SymphonyCommand makes Symphony's codex.command line the command and

@@ -219,6 +219,14 @@ func (d *DB) listCardsSQL(f store.CardFilter, noIndex bool) (string, []any, erro
 	if f.Tracked {
 		where = append(where, "external_key <> ''")
 	}
+	if f.TrackerKey != "" {
+		key := "json_extract(external, '$.key')"
+		if d.dialect == postgres {
+			key = "(external::jsonb ->> 'key')"
+		}
+		where = append(where, "external_key <> '' AND lower("+key+") = lower(?)")
+		args = append(args, f.TrackerKey)
+	}
 	if f.Agent != "" {
 		where = append(where, "agent = ?")
 		args = append(args, f.Agent)

@@ -71,6 +71,7 @@ func Run(t *testing.T, open Opener) {
 		{"Watch", testWatch},
 		{"Retention", testRetention},
 		{"ExternalLink", testExternal},
+		{"TrackerKeyLookup", testTrackerKey},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +65,12 @@ func TestSymphonyWorkflowDispatchesFromLinear(t *testing.T) {
 	}
 	if p := cfg.Agents.Profiles[cfg.Agents.Default]; p.Kind != "codex" {
 		t.Errorf("the codex section makes profile %+v", p)
+	}
+	// codex.command is split as bash -lc would: the file's model choice,
+	// --config 'model="gpt-5.5"', reaches codex without the shell's quotes
+	// (with them codex read no model and ran its default).
+	if p := cfg.Agents.Profiles[cfg.Agents.Default]; !slices.Contains(p.Args, `model="gpt-5.5"`) || !slices.Contains(p.Args, "shell_environment_policy.inherit=all") {
+		t.Errorf("codex.command became args %q", p.Args)
 	}
 	// Since app-server mode (issue 11) drover reads every key of this
 	// file, codex's approval_policy and sandboxes included.

@@ -92,6 +92,7 @@ func (a *Agent) Run(ctx context.Context, inv agent.Invocation) (agent.Result, er
 	sess := newSession(w, lines, Options{
 		Cwd: inv.Workspace, Prompt: inv.Prompt, Resume: inv.ResumeSession, MaxTurns: p.MaxTurns, Continue: inv.Continue,
 		ApprovalPolicy: p.ApprovalPolicy, Sandbox: p.ThreadSandbox, TurnSandboxPolicy: p.TurnSandboxPolicy,
+		Model: p.Model, Effort: p.ReasoningEffort, ServiceTier: p.ServiceTier,
 		Card: inv.Card, Calls: inv.Calls, Tools: inv.Tools, ClientVersion: version.Get().Version,
 	})
 	sess.o.Changed = func() { pr.changed(sess.st) }

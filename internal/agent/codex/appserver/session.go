@@ -30,7 +30,10 @@ type Options struct {
 	ApprovalPolicy    any
 	Sandbox           string
 	TurnSandboxPolicy any
-	Card              board.Card // what drover_card answers
+	// Model and ServiceTier are sent with thread/start and thread/resume
+	// (model, serviceTier), Effort with turn/start (effort); "" sends none.
+	Model, Effort, ServiceTier string
+	Card                       board.Card // what drover_card answers
 	// Calls write the agent's reports to the store (drover_block,
 	// drover_comment, drover_progress); nil offers none of those tools.
 	Calls agent.Calls
@@ -56,7 +59,7 @@ type ConfigError struct {
 }
 
 func (e *ConfigError) Error() string {
-	return fmt.Sprintf("codex app-server refused %s: %v; check the profile's approval_policy, thread_sandbox and turn_sandbox_policy", e.Method, e.Err)
+	return fmt.Sprintf("codex app-server refused %s: %v; check the profile's approval_policy, thread_sandbox, turn_sandbox_policy, model and service_tier", e.Method, e.Err)
 }
 
 // Unwrap makes a ConfigError an agent.ErrConfig.
@@ -150,6 +153,12 @@ func (s *session) openThread() error {
 	if s.o.Sandbox != "" {
 		params["sandbox"] = s.o.Sandbox
 	}
+	if s.o.Model != "" {
+		params["model"] = s.o.Model
+	}
+	if s.o.ServiceTier != "" {
+		params["serviceTier"] = s.o.ServiceTier
+	}
 	method := "thread/start"
 	if s.o.Resume != "" {
 		method = "thread/resume"
@@ -187,6 +196,9 @@ func (s *session) turn(text string) error {
 	params := map[string]any{"threadId": s.tid, "input": []any{map[string]any{"type": "text", "text": text, "text_elements": []any{}}}}
 	if s.o.TurnSandboxPolicy != nil {
 		params["sandboxPolicy"] = s.o.TurnSandboxPolicy
+	}
+	if s.o.Effort != "" {
+		params["effort"] = s.o.Effort
 	}
 	s.turnID, s.turnStatus, s.st.lastMessage = "", "", ""
 	res, err := s.call("turn/start", params)
