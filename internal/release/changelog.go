@@ -1,7 +1,7 @@
 // Package release builds drover's release artifacts: stamped static binaries
 // for linux and darwin on amd64 and arm64, their archives and checksums, a
 // container image per linux architecture and the release notes. .ci/release
-// runs it (go run ./internal/release/cmd/release DIR [--snapshot]).
+// runs it (it builds and runs ./internal/release/cmd/release DIR [--snapshot]).
 package release
 
 import (

@@ -14,9 +14,6 @@ const NotesName = "release-notes.md"
 // Run builds the release of the module at root into dir (created; it must be
 // empty) and reports each step to log. It returns the plan it built.
 func Run(root, dir string, snapshot bool, log io.Writer) (Plan, error) {
-	if err := emptyDir(dir); err != nil {
-		return Plan{}, err
-	}
 	changelog, err := os.ReadFile(filepath.Join(root, "CHANGELOG.md"))
 	if err != nil {
 		return Plan{}, err
@@ -31,6 +28,9 @@ func Run(root, dir string, snapshot bool, log io.Writer) (Plan, error) {
 	}
 	ca, err := FindCABundle()
 	if err != nil {
+		return Plan{}, err
+	}
+	if err := emptyDir(dir); err != nil {
 		return Plan{}, err
 	}
 	fmt.Fprintf(log, "release: drover %s (commit %.12s, %s)\n", p.Stamp.Version, p.Stamp.Commit, p.Stamp.Date)
