@@ -18,7 +18,8 @@ import (
 
 // Each linux image tarball, read back as docker load reads it, is tagged
 // drover:<version>, runs drover as its entrypoint as a non-root user in a
-// workdir that user can write, and its layer's drover is the archive's.
+// workdir that user can write, and its layer's drover is the archive's: a
+// static binary for that architecture.
 func TestImages(t *testing.T) {
 	dir := releaseDir(t)
 	for _, arch := range []string{"amd64", "arm64"} {
@@ -28,7 +29,9 @@ func TestImages(t *testing.T) {
 				t.Fatalf("%d linux/%s archives, want 1", len(archives), arch)
 			}
 			version := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(archives[0]), "drover_"), "_linux_"+arch+".tar.gz")
-			want := sha256File(t, filepath.Join(extractArchive(t, archives[0]), "drover"))
+			bin := filepath.Join(extractArchive(t, archives[0]), "drover")
+			assertStatic(t, bin, arch)
+			want := sha256File(t, bin)
 
 			file := filepath.Join(dir, "drover_"+version+"_linux_"+arch+".image.tar")
 			m, err := tarball.LoadManifest(func() (io.ReadCloser, error) { return openFile(file) })

@@ -83,7 +83,7 @@ func TestArchiveRunsTheDemo(t *testing.T) {
 		}
 	}
 	bin := filepath.Join(pkg, "drover")
-	assertStatic(t, bin)
+	assertStatic(t, bin, runtime.GOARCH)
 
 	empty := t.TempDir()
 	run := func(args ...string) string {
@@ -140,15 +140,18 @@ func hostArchive(t *testing.T, dir string) (string, string) {
 	return strings.TrimSuffix(strings.TrimPrefix(base, "drover_"), "_linux_"+runtime.GOARCH+".tar.gz"), names[0]
 }
 
-// assertStatic checks bin is an ELF executable with no interpreter: it needs
-// no libc (CGO_ENABLED=0).
-func assertStatic(t *testing.T, bin string) {
+// assertStatic checks bin is an ELF executable for arch with no
+// interpreter: it needs no libc (CGO_ENABLED=0).
+func assertStatic(t *testing.T, bin, arch string) {
 	t.Helper()
 	f, err := elf.Open(bin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	if want := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[arch]; f.Machine != want {
+		t.Errorf("%s is for %s, want %s (%s)", bin, f.Machine, want, arch)
+	}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
 			t.Errorf("%s has a dynamic loader (PT_INTERP): not a static binary", bin)
