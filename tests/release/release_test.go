@@ -15,15 +15,14 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/drover-dev/drover/internal/testkit/gate"
 )
 
 func releaseDir(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("DROVER_TEST_RELEASE_DIR")
-	if dir == "" {
-		t.Skip("DROVER_TEST_RELEASE_DIR is unset: build a release with .ci/release DIR --snapshot and set it to DIR (.ci/run does)")
-	}
-	return dir
+	gate.Release.Require(t)
+	return os.Getenv("DROVER_TEST_RELEASE_DIR")
 }
 
 var checksumLine = regexp.MustCompile(`^([0-9a-f]{64})  (\S+)$`)

@@ -88,6 +88,14 @@ var (
 			}
 			return ""
 		}}
+	// Release: the test that installs a snapshot release as a user would.
+	Release = Gate{Suite: "release archive tests", Where: "tests/release",
+		Off: func() string {
+			if os.Getenv("DROVER_TEST_RELEASE_DIR") == "" {
+				return "build a snapshot with .ci/release DIR --snapshot and set DROVER_TEST_RELEASE_DIR=DIR (.ci/run does)"
+			}
+			return ""
+		}}
 	// SystemdAnalyze: the check of docs/drover.service.
 	SystemdAnalyze = Gate{Suite: "systemd unit check", Where: "tests/service", Files: true,
 		Off: func() string {
@@ -99,7 +107,7 @@ var (
 )
 
 // All are the gates, in the summary's order.
-func All() []Gate { return []Gate{Postgres, Chromium, RealCLIs, PGRestart, SystemdAnalyze} }
+func All() []Gate { return []Gate{Postgres, Chromium, RealCLIs, PGRestart, Release, SystemdAnalyze} }
 
 // PGCtl is the newest pg_ctl of Debian's PostgreSQL packages, or the one on
 // PATH; "" when there is none.
