@@ -3,6 +3,7 @@ package agentchan_test
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,5 +119,31 @@ func TestADeepStateDirectoryStillGetsASocket(t *testing.T) {
 	got, err := agentchan.NewClient(sock, run.Env()[agentchan.EnvToken], r.ID).ReadCard(context.Background())
 	if err != nil || got.Identifier != c.Identifier {
 		t.Fatalf("card through the fallback socket: %+v, %v", got, err)
+	}
+}
+
+// What a serve that died left behind (a run directory whose socket nobody
+// listens on) is removed when the channel opens its first socket; another
+// process's live socket under the same directory is kept.
+func TestADeadServesSocketsAreSweptAndALiveOneKept(t *testing.T) {
+	st := testkit.Store(t, testkit.SQLite)
+	dir := filepath.Join(t.TempDir(), "agent")
+	live, _, _ := open(t, st, dir, "another process's run")
+	stale := filepath.Join(dir, "run-stale")
+	if err := os.MkdirAll(stale, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", filepath.Join(stale, "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close() // the socket file stays, with nobody listening: a dead serve's
+	open(t, st, dir, "this process's first run")
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the dead socket's directory is still there: %v", err)
+	}
+	if _, err := os.Stat(live.Env()[agentchan.EnvSocket]); err != nil {
+		t.Errorf("the live socket is gone: %v", err)
 	}
 }

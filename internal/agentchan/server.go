@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/drover-dev/drover/internal/agentcall"
@@ -41,6 +42,7 @@ type Channel struct {
 	Dir   string // the node's state directory for sockets (created 0700)
 	Store store.Store
 	Now   func() time.Time
+	swept sync.Once
 }
 
 // Run is one run's open capability.
@@ -52,6 +54,7 @@ type Run struct {
 
 // Open starts run's socket and returns its capability; Close ends it.
 func (c *Channel) Open(runID string, limits *agentcall.Limits) (*Run, error) {
+	c.swept.Do(func() { sweep(c.Dir) })
 	dir, err := c.runDir()
 	if err != nil {
 		return nil, fmt.Errorf("agent channel: %w", err)
