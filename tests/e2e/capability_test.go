@@ -45,7 +45,11 @@ case "$prompt" in
   echo "own environ: $(leaks /proc/$$/environ)" >> "$SIDE"
   echo "own environ read: $(cat /proc/$$/environ | tr '\0' '\n' | grep -c '^DROVER_RUN_ID=')" >> "$SIDE"
   echo "parent environ: $(leaks /proc/$PPID/environ)" >> "$SIDE"
+  echo "own fds: $(ls -l /proc/$$/fd/ | grep -E 'drover\.db')" >> "$SIDE"
+  echo "parent fds: $(ls -l /proc/$PPID/fd/ | grep -E 'drover\.db')" >> "$SIDE"
+  echo "parent fds read: $(ls /proc/$PPID/fd/ | wc -l)" >> "$SIDE"
   for p in /proc/[0-9]*; do [ -n "$(leaks $p/environ 2>/dev/null)" ] && echo "needs the sandbox: $(tr '\0' ' ' < $p/cmdline) names the store in its environment" >> "$SIDE"; done
+  for p in /proc/[0-9]*; do t=$(tr '\0' '\n' < $p/environ 2>/dev/null | grep '^DROVER_AGENT_TOKEN=' | grep -v "=$DROVER_AGENT_TOKEN$"); [ -n "$t" ] && echo "needs the sandbox: another run's token is readable in $p/environ" >> "$SIDE"; done
   try other-run env DROVER_RUN_ID="$VRUN" "$DROVER_BIN" run block --what pwned --where x --how y
   try other-socket env DROVER_RUN_ID="$VRUN" DROVER_AGENT_SOCKET="$VSOCK" "$DROVER_BIN" run block --what pwned --where x --how y
   try other-socket-no-run env -u DROVER_RUN_ID DROVER_AGENT_SOCKET="$VSOCK" "$DROVER_BIN" run block --what pwned --where x --how y
@@ -72,12 +76,12 @@ func TestAnAgentReachesItsOwnRunOnly(t *testing.T) {
 		})
 		side := e.side_()
 		t.Logf("the agents' side file:\n%s", side)
-		for _, leak := range []string{"own env", "own environ", "parent environ"} {
+		for _, leak := range []string{"own env", "own environ", "parent environ", "own fds", "parent fds"} {
 			if !strings.Contains(side, leak+": \n") {
 				t.Errorf("%s names the store:\n%s", leak, side)
 			}
 		}
-		if !strings.Contains(side, "own environ read: 1\n") {
+		if !strings.Contains(side, "own environ read: 1\n") || strings.Contains(side, "parent fds read: 0\n") {
 			t.Errorf("the script could not read its own environment, so its search proves nothing:\n%s", side)
 		}
 		tries := map[string]string{}
