@@ -9,14 +9,14 @@ import (
 
 // MCPServer is drover's own MCP server (drover mcp) as a run starts it: the
 // program and its arguments, the variables it needs from the run's
-// environment (names only: values such as the store DSN are never written
+// environment (names only: values such as the run's token are never written
 // into argv or a config file), a directory private to the run for config
 // files, and the tool names the agent may call without asking.
 type MCPServer struct {
 	Name    string   // the server's name in the agent's config: "drover"
 	Command string   // absolute path of the drover binary
 	Args    []string // ["mcp"]
-	EnvVars []string // DROVER_RUN_ID, DROVER_STORE, DROVER_CONFIG, …
+	EnvVars []string // DROVER_RUN_ID, DROVER_AGENT_SOCKET, DROVER_AGENT_TOKEN, …
 	Dir     string   // private to the run (0700); the kind may write files here
 	Tools   []string // drover_card, drover_block, …
 	// RunEnv is the run's environment as the profile built it (KEY=VALUE),

@@ -154,7 +154,6 @@ func (a *app) runServer(ctx context.Context, cfg *config.Config, log *slog.Logge
 			return notify.CheckConfig(c.Notify)
 		}
 	}
-	absConfig, _ := filepath.Abs(a.configPath)
 	var d *dispatch.Dispatcher
 	m := metrics.New(a.st, func() *config.Config {
 		if d != nil {
@@ -165,8 +164,11 @@ func (a *app) runServer(ctx context.Context, cfg *config.Config, log *slog.Logge
 	d, err = dispatch.New(dispatch.Options{
 		Store: a.st, Config: cfg, Watcher: watcher, Log: log,
 		LogDir: filepath.Join(a.configDir(), ".drover", "logs"),
-		Env:    map[string]string{"DROVER_CONFIG": absConfig, "DROVER_STORE": a.dsn()},
-		Outbox: outboxFor, Metrics: m, MCPCommand: mcpCommand(),
+		// Agents get no store: their run's capability (a socket of the
+		// run's own under .drover/agent) is all drover mcp and drover run
+		// need.
+		AgentSockets: filepath.Join(a.configDir(), ".drover", "agent"),
+		Outbox:       outboxFor, Metrics: m, MCPCommand: mcpCommand(),
 	})
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"github.com/drover-dev/drover/internal/agentchan"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -35,8 +36,13 @@ type Options struct {
 	NewAgent func(agent.Profile) (agent.Agent, error)
 	// Outbox turns a notice into outbox rows (default: none).
 	Outbox func(cfg *config.Config, n Notice) []store.OutboxItem
-	// Env is added to every agent's environment (e.g. DROVER_CONFIG, DROVER_STORE).
+	// Env is added to every agent's environment.
 	Env map[string]string
+	// AgentSockets is the directory of the runs' agent channels
+	// (internal/agentchan): when set, every run gets a socket of its own
+	// and its token in DROVER_AGENT_SOCKET and DROVER_AGENT_TOKEN, which
+	// drover mcp and drover run use instead of the store.
+	AgentSockets string
 	// MCPCommand is the drover binary runs start as their MCP server
 	// (drover mcp, see mcp.go); "" wires none.
 	MCPCommand    string
@@ -339,5 +345,9 @@ func nonEmpty(s, def string) string {
 
 // runner is what runs this dispatcher's attempts.
 func (d *Dispatcher) runner() *runner {
-	return &runner{st: d.o.Store, logDir: d.o.LogDir, newAgent: d.o.NewAgent, env: d.o.Env, mcpCommand: d.o.MCPCommand, node: d.node, now: d.o.Now}
+	r := &runner{st: d.o.Store, logDir: d.o.LogDir, newAgent: d.o.NewAgent, env: d.o.Env, mcpCommand: d.o.MCPCommand, node: d.node, now: d.o.Now}
+	if d.o.AgentSockets != "" {
+		r.channel = &agentchan.Channel{Dir: d.o.AgentSockets, Store: d.o.Store, Now: d.o.Now}
+	}
+	return r
 }

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/agent/registry"
@@ -70,4 +71,22 @@ func (r *runner) agentEnv(a attempt, ws string) map[string]string {
 		env["DROVER_BIN"] = r.mcpCommand // a command agent runs "$DROVER_BIN" mcp or "$DROVER_BIN" run …
 	}
 	return env
+}
+
+// openChannel opens a's capability (when the runner has a channel) into
+// p's environment; p.revoke ends it.
+func (r *runner) openChannel(a attempt, cfg *config.Config, p *prepared) error {
+	if r.channel == nil {
+		return nil
+	}
+	cr, err := r.channel.Open(a.run.ID, AgentLimits(cfg))
+	if err != nil {
+		return err
+	}
+	for k, v := range cr.Env() {
+		p.env[k] = v
+	}
+	var once sync.Once
+	p.revoke = func() { once.Do(cr.Close) }
+	return nil
 }

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"fmt"
+	"github.com/drover-dev/drover/internal/agentchan"
 	"io"
 	"log/slog"
 	"os"
@@ -30,8 +31,9 @@ type runner struct {
 	st         store.Store
 	logDir     string
 	newAgent   func(agent.Profile) (agent.Agent, error)
-	env        map[string]string // added to every agent's environment
-	mcpCommand string            // the drover binary agents run as their MCP server
+	env        map[string]string  // added to every agent's environment
+	mcpCommand string             // the drover binary agents run as their MCP server
+	channel    *agentchan.Channel // the runs' capabilities; nil: none
 	node       string
 	now        func() time.Time
 }
@@ -62,11 +64,13 @@ func (r *runner) run(a attempt, cfg *config.Config) outcome {
 	makeLogDir(filepath.Dir(logPath))
 	ws, err := r.prepare(a, cfg, logPath)
 	defer ws.close()
+	defer ws.revoke()
 	if err != nil {
 		res, cls, err := r.setupFailed(a, err)
 		return outcome{res: res, cls: cls, err: err}
 	}
 	res, cls, runErr := r.invoke(a, cfg, ws, logPath)
+	ws.revoke() // the agent has exited: its capability ends with it
 	cls, vr := r.verify(a, cfg, ws, logPath, cls)
 	// after_run cannot change the verdict: it runs once the run is classified.
 	_ = runHook(context.WithoutCancel(a.ctx), ws.hooks, workspace.HookAfterRun, ws.dir, ws.hookEnv, ws.hookLog)
@@ -81,12 +85,13 @@ type prepared struct {
 	hookLog io.Writer
 	hookEnv []string
 	close   func()
+	revoke  func() // ends the run's capability (idempotent)
 }
 
 // prepare makes the card's workspace and runs its after_create (for a new
 // one) and before_run hooks.
 func (r *runner) prepare(a attempt, cfg *config.Config, logPath string) (prepared, error) {
-	p := prepared{hookLog: io.Discard, close: func() {}}
+	p := prepared{hookLog: io.Discard, close: func() {}, revoke: func() {}}
 	wctx, wsp := tracing.Start(a.ctx, tracing.SpanWorkspace)
 	ws, created, err := workspace.Ensure(cfg.Workspace.Root, a.card.Identifier)
 	if err != nil {
@@ -96,6 +101,10 @@ func (r *runner) prepare(a attempt, cfg *config.Config, logPath string) (prepare
 	}
 	tracing.Workspace(wsp, ws, created)
 	p.dir, p.env = ws, r.agentEnv(a, ws)
+	if err := r.openChannel(a, cfg, &p); err != nil {
+		tracing.End(wsp, err)
+		return p, err
+	}
 	if tp := tracing.Traceparent(a.ctx); tp != "" {
 		p.env["TRACEPARENT"] = tp
 	}

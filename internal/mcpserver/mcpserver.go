@@ -48,7 +48,7 @@ type (
 )
 
 // New returns the server for svc's run.
-func New(svc *agentcall.Service, version string) *mcp.Server {
+func New(svc agentcall.Caller, version string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "drover", Version: version}, &mcp.ServerOptions{Instructions: Instructions})
 	mcp.AddTool(s, &mcp.Tool{Name: "drover_card", Description: "Read your card: identifier, title, body, spec, labels, the previous attempts' outcomes, the question asked and the human's answer, and comments."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ cardIn) (*mcp.CallToolResult, any, error) {
@@ -101,7 +101,7 @@ func New(svc *agentcall.Service, version string) *mcp.Server {
 }
 
 // Serve runs the server on stdin and stdout until the client goes away.
-func Serve(ctx context.Context, svc *agentcall.Service, version string) error {
+func Serve(ctx context.Context, svc agentcall.Caller, version string) error {
 	return New(svc, version).Run(ctx, &mcp.StdioTransport{})
 }
 
