@@ -24,7 +24,7 @@ Per scenario and policy: runs (attempts started, including starts refused
 before a session), the cost of the agent sessions at --price each, the time
 until every card shows a truthful state (the scenario's: done, waiting
 with the right reason, or stopped for a human when the card itself must
-change; "never" within the scenario's horizon), the cards that finished
+change; "never" within the scenario's horizon, null in --json), the cards that finished
 without a human acting on them, and the human actions needed (a human acts
 15 minutes after the fault clears, or at once when an operator clears it).
 Then whether drover spends no more runs than any peer, finishes no fewer

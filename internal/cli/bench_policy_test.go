@@ -2,6 +2,8 @@ package cli_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -59,5 +61,22 @@ func TestBenchPolicyTable(t *testing.T) {
 	}
 	if code, _, errw := runCLI(t, "bench", "nope"); code != 2 || !strings.Contains(errw, "unknown bench scenario") {
 		t.Errorf("bench nope: exit %d, %s", code, errw)
+	}
+}
+
+// TestBenchPolicyDocs: docs/benchmarks.md shows the table this checkout
+// prints (the benchmark is deterministic, so any change shows here).
+func TestBenchPolicyDocs(t *testing.T) {
+	_, out, _ := runCLI(t, "bench", "policy")
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "benchmarks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, _, _ := strings.Cut(out, "\nscenarios:")
+	_, rel, _ := strings.Cut(out, "\nrelations (")
+	for _, part := range []string{rows, "relations (" + strings.TrimRight(rel, "\n")} {
+		if !strings.Contains(string(doc), part) {
+			t.Errorf("docs/benchmarks.md does not show what drover bench policy prints; paste it into \"What a policy wastes\":\n%s", part)
+		}
 	}
 }

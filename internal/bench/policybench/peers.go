@@ -86,7 +86,7 @@ var Peers = []Peer{
 		Cites: "openai/symphony SPEC.md (failure retry delay, agent.max_retry_backoff_ms; v1 has no attempt cap)", Next: ladder(-1)},
 	{Name: "symphony-cap10", Model: "the same ladder, at most 10 failure retries, then the card stops for a human",
 		Cites: "openai/symphony's later spec; hojinzs/github-symphony agent.max_failure_retries (issue #136, PR #139)", Next: ladder(11)},
-	{Name: "iterion-adr015", Model: "the same ladder, agent.max_attempts 10 (initial run + retries), then the terminal blocked column",
+	{Name: "iterion-adr015", Model: "the same ladder (the ADR states its 5m cap; its 10s base is this model's assumption), agent.max_attempts 10 (initial run + retries), then the terminal blocked column",
 		Cites: "Iterion dispatcher ADR-015 (attempt cap, agent.failed_state: blocked)", Next: ladder(10)},
 	{Name: "ledger", Model: "caps rate_limit 5, timeout 3, network 3 (cap + 1 escalates), tiers 1m/5m/15m honouring a stated reset; any other kind permanent: needs_human",
 		Cites: "the mainark ledger failure policy (per-kind caps, needs_human, dispatch <ID> --retry)", Next: ledger},
