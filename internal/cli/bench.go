@@ -72,7 +72,13 @@ Scenarios:
             time of status, the dashboard's reads, card show and a claim on
             each, and their ratio (about 1: a long history costs nothing).
             Default --cards 1000 --events 10000000.
-` + benchScaleHelp,
+` + benchScaleHelp + `
+
+Policy (a subcommand with flags of its own: drover bench policy --help):
+  policy    the incidents drover's failure policy answers, on a fake clock,
+            through drover's real dispatcher and models of its peers'
+            documented policies: runs, dollars, time to a truthful state,
+            cards finished without a human, human actions.`,
 		Example: `  drover bench store --cards 10000
   drover bench wakeup --json
   drover bench dispatch --cards 500 --slots 8
@@ -80,7 +86,8 @@ Scenarios:
   drover bench compare --backend sqlite,postgres --dsn postgres://postgres@127.0.0.1:5432/test --rounds 5
   drover bench history --events 1000000 --json
   drover bench board --cards 100000
-  drover bench supervise --agents 500 --window 1m`,
+  drover bench supervise --agents 500 --window 1m
+  drover bench policy`,
 		Args: func(c *cobra.Command, args []string) error {
 			valid := strings.Join(bench.Scenarios, ", ")
 			if len(args) != 1 {
@@ -163,6 +170,7 @@ Scenarios:
 			}
 		},
 	}
+	c.AddCommand(a.benchPolicyCmd())
 	c.Flags().IntVar(&f.cards, "cards", 0, "number of cards (default per scenario: store 5000, wakeup 20 per path, dispatch 200, compare 10000, board 100000, recover 1000)")
 	c.Flags().IntSliceVar(&f.slots, "slots", nil, "dispatch, compare: agent slots (max_concurrent) of each dispatcher (default dispatch 4; compare 100,2000: a figure for each, beside River's default 100 workers and its benchmark's 2,000)")
 	c.Flags().IntVar(&f.events, "events", 10_000_000, "history: events in the long store")

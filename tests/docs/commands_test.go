@@ -123,6 +123,9 @@ func (c *commandChecker) resolve(words []string) (*cobra.Command, []string, stri
 			break
 		}
 		alts := strings.Split(w, "|")
+		if takesArgs(cur, alts) {
+			break // arguments of a command that has subcommands too (drover bench store|policy)
+		}
 		var next *cobra.Command
 		for _, a := range alts {
 			sub := findSub(cur, a)
@@ -143,6 +146,26 @@ func (c *commandChecker) resolve(words []string) (*cobra.Command, []string, stri
 		cur, path = next, append(path, alts[0])
 	}
 	return cur, path, ""
+}
+
+// takesArgs: c runs by itself, its Args name the words it takes (they
+// refuse a made-up one) and accept each word that is not one of its
+// subcommands.
+func takesArgs(c *cobra.Command, words []string) bool {
+	if !c.Runnable() || c.Args == nil || c.Args(c, []string{"no-such-word-at-all"}) == nil {
+		return false
+	}
+	for _, w := range words {
+		if findSub(c, w) == nil && c.Args(c, []string{w}) != nil {
+			return false
+		}
+	}
+	for _, w := range words {
+		if findSub(c, w) == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func findSub(c *cobra.Command, name string) *cobra.Command {
