@@ -92,14 +92,19 @@ func waitForSiblings(deadline time.Time) {
 	time.Sleep(200 * time.Millisecond)
 }
 
-// siblings counts the processes other than this one whose parent is ppid.
+// siblings counts the processes other than this one whose parent is ppid
+// and that the go command runs for a test: a test binary (pkg.test) or one
+// of its toolchain's tools (compile, link, vet, …). Other children of the
+// go command can live as long as it does (a GOCACHEPROG cache program):
+// waiting for those held the summary to its deadline, 9 minutes under go
+// test's default timeout.
 func siblings(ppid int) int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0
 	}
 	n := 0
-	self := os.Getpid()
+	self, tools := os.Getpid(), toolDir(ppid)
 	for _, e := range entries {
 		id, err := strconv.Atoi(e.Name())
 		if err != nil || id == self {
@@ -114,9 +119,30 @@ func siblings(ppid int) int {
 		if i := strings.LastIndexByte(rest, ')'); i >= 0 {
 			rest = rest[i+1:]
 		}
-		if f := strings.Fields(rest); len(f) > 1 && f[1] == strconv.Itoa(ppid) {
+		if f := strings.Fields(rest); len(f) > 1 && f[1] == strconv.Itoa(ppid) && forTests(id, tools) {
 			n++
 		}
 	}
 	return n
+}
+
+// toolDir is where the tools of the go command pid's toolchain live
+// (GOROOT/pkg/tool, GOROOT being two levels above bin/go; a directory per
+// GOOS_GOARCH below it).
+func toolDir(pid int) string {
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(filepath.Dir(exe)), "pkg", "tool")
+}
+
+// forTests reports whether process pid runs a test binary or a tool of
+// tools (the directory); an exited one (its exe unreadable) is not waited for.
+func forTests(pid int, tools string) bool {
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	if err != nil {
+		return false
+	}
+	return strings.HasSuffix(filepath.Base(exe), ".test") || tools != "" && filepath.Dir(filepath.Dir(exe)) == tools
 }

@@ -133,7 +133,7 @@ func (s *Service) fill(ctx context.Context, c *board.Card, in Input) error {
 			}
 			b, err := store.FindCard(ctx, s.Store, strings.TrimSpace(ref))
 			if errors.Is(err, store.ErrNotFound) {
-				return &board.InputError{Field: fmt.Sprintf("blocked_by[%d]", i), Msg: fmt.Sprintf("card %q not found", ref)}
+				return &board.InputError{Field: fmt.Sprintf("blocked_by[%d]", i), Msg: "no card has the id, identifier or tracker key " + strconv.Quote(excerpt.Clip(ref, 80))}
 			}
 			if err != nil {
 				return err

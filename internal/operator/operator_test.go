@@ -576,3 +576,16 @@ func TestEditSpecOfRunningCardRefused(t *testing.T) {
 		t.Fatalf("a title edit of a running card: %v", err)
 	}
 }
+
+// TestUnknownBlockerMessageIsClipped: a --blocked-by (or API blocked_by)
+// reference naming no card is quoted in the refusal clipped, as an unknown
+// card ID is: a 1.5 MB reference came back whole in the error (1.5 MB of
+// JSON from POST /api/v1/cards, 1.5 MB on the terminal).
+func TestUnknownBlockerMessageIsClipped(t *testing.T) {
+	s, _ := newService(t)
+	_, err := s.Add(ctx, operator.Input{Title: ptr("x"), BlockedBy: ptr([]string{strings.Repeat("k", 100_000)})})
+	wantInput(t, err, "blocked_by[0]")
+	if msg := err.Error(); len(msg) > 300 || !strings.Contains(msg, "tracker key") {
+		t.Fatalf("refusal is %d bytes: %.200s", len(msg), msg)
+	}
+}
