@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drover-dev/drover/internal/agentcall"
 	"github.com/drover-dev/drover/internal/agentchan"
@@ -139,9 +140,22 @@ func TestADeadServesSocketsAreSweptAndALiveOneKept(t *testing.T) {
 	}
 	ln.(*net.UnixListener).SetUnlinkOnClose(false)
 	ln.Close() // the socket file stays, with nobody listening: a dead serve's
+	old := time.Now().Add(-2 * time.Minute)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	// Another process's run that has made its directory and not yet
+	// listened in it: no socket, made a moment ago.
+	opening := filepath.Join(dir, "run-opening")
+	if err := os.MkdirAll(opening, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	open(t, st, dir, "this process's first run")
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("the dead socket's directory is still there: %v", err)
+	}
+	if _, err := os.Stat(opening); err != nil {
+		t.Errorf("a run directory made a moment ago, its socket not yet listening, was swept: %v", err)
 	}
 	if _, err := os.Stat(live.Env()[agentchan.EnvSocket]); err != nil {
 		t.Errorf("the live socket is gone: %v", err)

@@ -54,7 +54,7 @@ type Run struct {
 
 // Open starts run's socket and returns its capability; Close ends it.
 func (c *Channel) Open(runID string, limits *agentcall.Limits) (*Run, error) {
-	c.swept.Do(func() { sweep(c.Dir) })
+	c.swept.Do(func() { sweep(c.Dir, time.Now()) })
 	dir, err := c.runDir()
 	if err != nil {
 		return nil, fmt.Errorf("agent channel: %w", err)

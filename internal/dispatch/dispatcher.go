@@ -108,6 +108,12 @@ type Dispatcher struct {
 	usable             usability
 	claims             claimLog
 
+	// channel opens the runs' agent capabilities: one per dispatcher, so
+	// its sweep of a dead serve's sockets runs once, not beside a run that
+	// is opening its own (nil: no channel).
+	channelOnce sync.Once
+	channel     *agentchan.Channel
+
 	// sweep removes the workspaces of cards moved into a sink between runs
 	// (used by the Run loop's goroutine only).
 	sweep sweeper
@@ -346,8 +352,11 @@ func nonEmpty(s, def string) string {
 // runner is what runs this dispatcher's attempts.
 func (d *Dispatcher) runner() *runner {
 	r := &runner{st: d.o.Store, logDir: d.o.LogDir, newAgent: d.o.NewAgent, env: d.o.Env, mcpCommand: d.o.MCPCommand, node: d.node, now: d.o.Now}
-	if d.o.AgentSockets != "" {
-		r.channel = &agentchan.Channel{Dir: d.o.AgentSockets, Store: d.o.Store, Now: d.o.Now}
-	}
+	d.channelOnce.Do(func() {
+		if d.o.AgentSockets != "" {
+			d.channel = &agentchan.Channel{Dir: d.o.AgentSockets, Store: d.o.Store, Now: d.o.Now}
+		}
+	})
+	r.channel = d.channel
 	return r
 }
