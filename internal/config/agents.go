@@ -81,11 +81,6 @@ func (d *decoder) agents(f *file, cfg *Config) {
 			}
 		}
 	}
-	for _, name := range names {
-		if p := a.Profiles[name]; p.Sandbox != nil {
-			d.sandbox("agents.profiles."+name+".sandbox", p.Sandbox, sandboxHidden(cfg))
-		}
-	}
 	cfg.Agents = a
 }
 

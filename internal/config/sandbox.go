@@ -2,12 +2,24 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/drover-dev/drover/internal/agent/sandbox"
 )
+
+// sandboxes checks every profile's sandbox key.
+func (d *decoder) sandboxes(cfg *Config, baseDir string) {
+	hidden := sandboxHidden(cfg, baseDir)
+	for _, name := range slices.Sorted(maps.Keys(cfg.Agents.Profiles)) {
+		if p := cfg.Agents.Profiles[name]; p.Sandbox != nil {
+			d.sandbox("agents.profiles."+name+".sandbox", p.Sandbox, hidden)
+		}
+	}
+}
 
 // sandbox checks a profile's sandbox key at path and expands its read and
 // write entries (~ is the operator's home) in place.
@@ -36,13 +48,13 @@ func (d *decoder) sandbox(path string, sb *sandbox.Config, hidden []string) {
 // sandboxHidden are the directories no sandbox entry may expose: the one
 // holding a SQLite store (the default one when store is unset) and the
 // workspace root.
-func sandboxHidden(cfg *Config) []string {
+func sandboxHidden(cfg *Config, baseDir string) []string {
 	hidden := []string{cfg.Workspace.Root}
 	switch dsn := cfg.Store.DSN; {
 	case strings.HasPrefix(dsn, "sqlite:"):
 		hidden = append(hidden, filepath.Dir(strings.TrimPrefix(dsn, "sqlite:")))
-	case dsn == "" && cfg.Path != "":
-		hidden = append(hidden, filepath.Join(filepath.Dir(cfg.Path), ".drover"))
+	case dsn == "":
+		hidden = append(hidden, filepath.Join(baseDir, ".drover"))
 	}
 	return hidden
 }

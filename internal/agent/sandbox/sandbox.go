@@ -54,7 +54,7 @@ type Bind struct {
 type Run struct {
 	Workspace string // the card's workspace: read-write, the working directory
 	Home      string // the path HOME names inside: a fresh empty directory
-	Program   string // the resolved program: its directory is bound read-only when not already visible
+	Program   string // the resolved program: the file alone is bound read-only when not already visible
 	Binds     []Bind // the launcher's extra paths (the prompt file, drover's MCP config, the run's capability)
 }
 
@@ -93,8 +93,10 @@ func (c Config) Args(r Run, argv []string) []string {
 	if r.Home != "" {
 		a = append(a, "--tmpfs", r.Home)
 	}
-	if dir := programDir(r.Program); dir != "" && !visible(dir, r.Workspace) {
-		a = append(a, "--ro-bind", dir, dir)
+	for _, f := range programFiles(r.Program) {
+		if !visible(f, r.Workspace) {
+			a = append(a, "--ro-bind", f, f)
+		}
 	}
 	for _, p := range c.Read {
 		a = append(a, "--ro-bind-try", p, p)
@@ -118,22 +120,26 @@ func (c Config) Args(r Run, argv []string) []string {
 	return append(append(a, "--"), argv...)
 }
 
-// programDir is the directory of the program's real file ("" for none).
-func programDir(p string) string {
+// programFiles are the program's path and, for a symlink, its real file.
+// The file alone is bound, never its directory: a ./agent.sh beside
+// WORKFLOW.md sits beside drover's .drover directory too. A program that
+// needs files beside it (an npm CLI's package) names them in read.
+func programFiles(p string) []string {
 	if p == "" || !filepath.IsAbs(p) {
-		return ""
+		return nil
 	}
-	if real, err := filepath.EvalSymlinks(p); err == nil {
-		p = real
+	fs := []string{p}
+	if real, err := filepath.EvalSymlinks(p); err == nil && real != p {
+		fs = append(fs, real)
 	}
-	return filepath.Dir(p)
+	return fs
 }
 
-// visible reports whether dir is already seen inside: under a system
+// visible reports whether path is already seen inside: under a system
 // directory or the workspace.
-func visible(dir, workspace string) bool {
+func visible(path, workspace string) bool {
 	for _, d := range append(slices.Clone(SystemDirs), workspace) {
-		if d != "" && within(dir, d) {
+		if d != "" && within(path, d) {
 			return true
 		}
 	}
