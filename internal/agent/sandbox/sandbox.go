@@ -117,6 +117,10 @@ func (c Config) Args(r Run, argv []string) []string {
 	if r.Workspace != "" {
 		a = append(a, "--bind", r.Workspace, r.Workspace, "--chdir", r.Workspace)
 	}
+	// The root is bwrap's own tmpfs, holding the mount points (the
+	// workspace's parents among them): read-only, so nothing is written
+	// there by mistake.
+	a = append(a, "--remount-ro", "/")
 	return append(append(a, "--"), argv...)
 }
 

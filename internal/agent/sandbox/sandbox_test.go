@@ -19,7 +19,7 @@ func pairs(args []string) []string {
 		case "--ro-bind", "--ro-bind-try", "--bind", "--bind-try":
 			out = append(out, a+" "+args[i+1]+" "+args[i+2])
 			i += 2
-		case "--tmpfs", "--dev", "--proc", "--chdir":
+		case "--tmpfs", "--dev", "--proc", "--chdir", "--remount-ro":
 			out = append(out, a+" "+args[i+1])
 			i++
 		default:
@@ -43,7 +43,7 @@ func TestArgs(t *testing.T) {
 		{name: "network on by default", c: Config{Kind: KindBwrap}, r: run,
 			want: []string{"--unshare-all", "--share-net", "--die-with-parent", "--new-session", "--proc /proc", "--dev /dev",
 				"--ro-bind-try /usr /usr", "--ro-bind-try /etc /etc", "--tmpfs /tmp", "--tmpfs " + home,
-				"--bind " + ws + " " + ws, "--chdir " + ws},
+				"--bind " + ws + " " + ws, "--chdir " + ws, "--remount-ro /"},
 			notWant: []string{"--ro-bind-try / /", "--bind / /", "--ro-bind /usr/bin/env /usr/bin/env"},
 			// /tmp's and the home's tmpfs come before the workspace's bind,
 			// which may lie under either.
