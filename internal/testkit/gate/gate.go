@@ -120,7 +120,9 @@ var (
 )
 
 // All are the gates, in the summary's order.
-func All() []Gate { return []Gate{Postgres, Chromium, RealCLIs, PGRestart, Release, SystemdAnalyze, Bwrap} }
+func All() []Gate {
+	return []Gate{Postgres, Chromium, RealCLIs, PGRestart, Release, SystemdAnalyze, Bwrap}
+}
 
 // PGCtl is the newest pg_ctl of Debian's PostgreSQL packages, or the one on
 // PATH; "" when there is none.
