@@ -180,6 +180,10 @@ func BuildSpec(p agent.Profile, inv agent.Invocation) (proc.Spec, error) {
 		Sandbox:      p.Sandbox,
 		Binds:        slices.Clone(inv.SandboxBinds),
 	}
+	if bin := env["DROVER_BIN"]; bin != "" && filepath.IsAbs(bin) {
+		// drover run … and drover mcp inside a sandbox
+		s.Binds = append(s.Binds, sandbox.Bind{Path: bin, Try: true})
+	}
 	mode := p.Prompt
 	if mode == "" {
 		mode = PromptStdin

@@ -102,7 +102,7 @@ func (c Config) Args(r Run, argv []string) []string {
 		a = append(a, "--ro-bind-try", p, p)
 	}
 	for _, p := range c.Write {
-		a = append(a, "--bind", p, p)
+		a = append(a, "--bind-try", p, p)
 	}
 	for _, b := range r.Binds {
 		opt := "--ro-bind"

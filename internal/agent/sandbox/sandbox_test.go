@@ -52,7 +52,7 @@ func TestArgs(t *testing.T) {
 		{name: "network off", c: Config{Kind: KindBwrap, Network: NetworkOff}, r: run, want: []string{"--unshare-all"}, notWant: []string{"--share-net"}},
 		{name: "network loopback", c: Config{Kind: KindBwrap, Network: NetworkLoopback}, r: run, want: []string{"--unshare-all"}, notWant: []string{"--share-net"}},
 		{name: "read and write entries after the home", c: Config{Kind: KindBwrap, Read: []string{home + "/.claude.json"}, Write: []string{"/srv/cache"}}, r: run,
-			want:  []string{"--ro-bind-try " + home + "/.claude.json " + home + "/.claude.json", "--bind /srv/cache /srv/cache"},
+			want:  []string{"--ro-bind-try " + home + "/.claude.json " + home + "/.claude.json", "--bind-try /srv/cache /srv/cache"},
 			order: [][2]string{{"--tmpfs " + home, "--ro-bind-try " + home + "/.claude.json " + home + "/.claude.json"}}},
 		{name: "a program outside the visible dirs is bound alone", c: Config{Kind: KindBwrap},
 			r:       Run{Workspace: ws, Home: home, Program: "/srv/proj/agent.sh"},
