@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/drover-dev/drover/internal/agent/registry"
 	"github.com/drover-dev/drover/internal/agent/sandbox"
 )
 
@@ -15,8 +16,13 @@ import (
 func (d *decoder) sandboxes(cfg *Config, baseDir string) {
 	hidden := sandboxHidden(cfg, baseDir)
 	for _, name := range slices.Sorted(maps.Keys(cfg.Agents.Profiles)) {
-		if p := cfg.Agents.Profiles[name]; p.Sandbox != nil {
-			d.sandbox("agents.profiles."+name+".sandbox", p.Sandbox, hidden)
+		p, path := cfg.Agents.Profiles[name], "agents.profiles."+name+".sandbox"
+		switch {
+		case p.Sandbox == nil:
+		case registry.InProcess(p.Kind):
+			d.errf(path, "the %s kind runs inside drover, not as a program: a sandbox has nothing to hold; remove the key", p.Kind)
+		default:
+			d.sandbox(path, p.Sandbox, hidden)
 		}
 	}
 }

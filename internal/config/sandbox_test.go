@@ -56,6 +56,9 @@ func TestSandboxKeyErrors(t *testing.T) {
 			t.Errorf("%s: err = %v, want it to say %q", c.sb, err, c.want)
 		}
 	}
+	if _, err := parse(t, "---\nagents: {profiles: {s: {kind: sim, sandbox: {kind: bwrap}}}}\n---\nhi\n"); err == nil || !strings.Contains(err.Error(), "agents.profiles.s.sandbox") {
+		t.Errorf("a sandboxed sim profile: err = %v", err)
+	}
 	_, err := parse(t, "---\nstore: sqlite:/var/lib/drover/board.db\nagents: {profiles: {a: {kind: command, command: ./a.sh, sandbox: {kind: bwrap, read: [/var/lib]}}}}\n---\nhi\n")
 	if err == nil || !strings.Contains(err.Error(), "/var/lib/drover") {
 		t.Errorf("a read of the store's directory: err = %v", err)
