@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/testkit"
-	"github.com/drover-dev/drover/internal/testkit/gate"
 	fp "github.com/drover-dev/drover/internal/testkit/fakeprovider"
+	"github.com/drover-dev/drover/internal/testkit/gate"
 )
 
 func TestClaudeCode(t *testing.T) { matrix(t, "claude") }
