@@ -67,7 +67,7 @@ func TestLastPackage(t *testing.T) {
 // skips on (else the summary would name a suite that does not exist).
 func TestEveryGateIsUsed(t *testing.T) {
 	gates := map[string]gate.Gate{"Postgres": gate.Postgres, "Chromium": gate.Chromium, "RealCLIs": gate.RealCLIs,
-		"PGRestart": gate.PGRestart, "Release": gate.Release, "SystemdAnalyze": gate.SystemdAnalyze}
+		"PGRestart": gate.PGRestart, "SystemdAnalyze": gate.SystemdAnalyze, "Release": gate.Release, "Bwrap": gate.Bwrap}
 	if len(gates) != len(gate.All()) {
 		t.Fatalf("this test knows %d gates, gate.All has %d", len(gates), len(gate.All()))
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drover-dev/drover/internal/agent/sandbox"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/policy"
 )
@@ -58,6 +59,9 @@ type Invocation struct {
 	// Tools are the dispatcher's extra tools for this run (a Linear
 	// board's linear_graphql); kinds that cannot offer tools ignore them.
 	Tools []Tool
+	// SandboxBinds are host paths a sandboxed run sees besides its
+	// workspace (the run's capability socket); ignored without a sandbox.
+	SandboxBinds []sandbox.Bind
 }
 
 // Launch is what an agent ran: the argument vector with secrets redacted
@@ -158,6 +162,9 @@ type Profile struct {
 	Model           string `json:"model,omitempty" yaml:"model"`
 	ReasoningEffort string `json:"reasoning_effort,omitempty" yaml:"reasoning_effort"`
 	ServiceTier     string `json:"service_tier,omitempty" yaml:"service_tier"`
+	// Sandbox, when set, runs the profile's program inside bwrap (see
+	// package sandbox); its read and write paths are expanded at load.
+	Sandbox *sandbox.Config `json:"sandbox,omitempty" yaml:"sandbox"`
 }
 
 // String is the launch as one line for the run log: the command line (each

@@ -53,6 +53,7 @@ func (d *decoder) build(f *file, baseDir string) {
 	}
 	d.verify("verify", cfg.Verify)
 	d.agents(f, cfg)
+	d.sandboxes(cfg, baseDir)
 }
 
 // oneOf reports s unless list holds it, suggesting the closest.

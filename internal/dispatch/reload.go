@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"time"
 
+	"github.com/drover-dev/drover/internal/agent/sandbox"
 	"github.com/drover-dev/drover/internal/reload"
 )
 
@@ -33,6 +34,7 @@ func (d *Dispatcher) reload(ctx context.Context) {
 		}
 		d.cfg.Store(cfg)
 		d.usable.reset()
+		sandbox.Forget()
 		d.log.Info("config reloaded", "path", cfg.Path)
 	}
 }

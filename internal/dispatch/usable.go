@@ -42,6 +42,9 @@ func (u *usability) check(cfg *config.Config, profile string, node *self) string
 			why = fmt.Sprintf("agent %s: command %q is not found on this node (agents.profiles.%s.command)", profile, cmd, profile)
 		}
 	}
+	if why == "" {
+		why = sandboxWhy(cfg, profile)
+	}
 	if u.why == nil {
 		u.why, u.at = map[string]string{}, map[string]time.Time{}
 	}

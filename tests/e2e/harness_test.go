@@ -100,6 +100,7 @@ type env struct {
 	dsn   string // "" = the default SQLite file
 	side  string // the agent scripts' side-channel file
 	serve *server
+	extra []string // more variables for serve and the CLI (after os.Environ's)
 }
 
 type server struct {
@@ -168,7 +169,7 @@ func (e *env) cmdEnv() []string {
 	if e.dsn != "" {
 		out = append(out, "DROVER_STORE="+e.dsn)
 	}
-	return out
+	return append(out, e.extra...)
 }
 
 // cli is the binary run in the env's directory with its environment.

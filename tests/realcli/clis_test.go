@@ -16,6 +16,7 @@ type cli struct {
 	version string
 	bin     string   // the executable
 	args    []string // the profile's args ("" = the kind's defaults); a mode such as codex app-server
+	sandbox bool     // every profile runs inside bwrap (network on), reading the installed CLIs
 }
 
 // packages maps an npm package to drover's kind and the binary it installs.

@@ -14,9 +14,29 @@ import (
 
 	"github.com/drover-dev/drover/internal/testkit"
 	fp "github.com/drover-dev/drover/internal/testkit/fakeprovider"
+	"github.com/drover-dev/drover/internal/testkit/gate"
 )
 
 func TestClaudeCode(t *testing.T) { matrix(t, "claude") }
+
+// TestClaudeCodeSandboxed runs Claude Code inside the sandbox (network on:
+// the fake provider listens on the host's loopback) through the cells that
+// need no drover tool: it answers, and its failures classify as outside.
+func TestClaudeCodeSandboxed(t *testing.T) {
+	gate.Bwrap.Require(t)
+	for _, c := range installed(t, "claude") {
+		c.sandbox = true
+		t.Run(c.version, func(t *testing.T) {
+			var ss []scenario
+			for _, s := range scenarios {
+				if contains([]string{"success", "unauthorized", "server_error"}, s.name) && s.maxTurns == 0 {
+					ss = append(ss, forCLI(c, s))
+				}
+			}
+			runGroup(t, c, 0, ss)
+		})
+	}
+}
 
 func TestCodex(t *testing.T) { matrix(t, "codex") }
 
@@ -105,6 +125,9 @@ func runGroup(t *testing.T, c cli, turns int, ss []scenario) {
 			profName(s), c.kind, c.bin, timeoutOf(c, s), or(s.stall, defaultStall(c)))
 		if len(c.args) > 0 {
 			fmt.Fprintf(&prof, "    args: [%s]\n", strings.Join(c.args, ", "))
+		}
+		if c.sandbox {
+			fmt.Fprintf(&prof, "    sandbox: {kind: bwrap, network: on, read: [%q]}\n", os.Getenv("DROVER_AGENT_CLIS"))
 		}
 		prof.WriteString("    env:\n")
 		writeEnvYAML(&prof, env)
@@ -365,7 +388,7 @@ func (h *harness) jsonOf(v any, args ...string) {
 func droverEnv() []string {
 	var out []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "DROVER_") {
+		if !strings.HasPrefix(kv, "DROVER_") || strings.HasPrefix(kv, "DROVER_BWRAP=") {
 			out = append(out, kv)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/agent/proc"
+	"github.com/drover-dev/drover/internal/agent/sandbox"
 	"github.com/drover-dev/drover/internal/excerpt"
 	"github.com/drover-dev/drover/internal/policy"
 )
@@ -99,6 +101,12 @@ func (a *commandAgent) Run(ctx context.Context, inv agent.Invocation) (agent.Res
 			return res, fmt.Errorf("wiring drover's MCP server into the run: %w", err)
 		}
 		spec = wire(spec, w)
+		if m.Dir != "" {
+			spec.Binds = append(spec.Binds, sandbox.Bind{Path: m.Dir, Try: true})
+		}
+		if m.Command != "" {
+			spec.Binds = append(spec.Binds, sandbox.Bind{Path: m.Command})
+		}
 	}
 	launch := Describe(a.profile, inv, spec)
 	if inv.Started != nil {
@@ -169,6 +177,12 @@ func BuildSpec(p agent.Profile, inv agent.Invocation) (proc.Spec, error) {
 		MaxLogBytes:  p.MaxLogBytes,
 		Timeout:      firstNonZero(inv.Timeout, p.Timeout),
 		StallTimeout: firstNonZero(inv.StallTimeout, p.StallTimeout),
+		Sandbox:      p.Sandbox,
+		Binds:        slices.Clone(inv.SandboxBinds),
+	}
+	if bin := env["DROVER_BIN"]; bin != "" && filepath.IsAbs(bin) {
+		// drover run … and drover mcp inside a sandbox
+		s.Binds = append(s.Binds, sandbox.Bind{Path: bin, Try: true})
 	}
 	mode := p.Prompt
 	if mode == "" {
@@ -193,6 +207,7 @@ func BuildSpec(p agent.Profile, inv agent.Invocation) (proc.Spec, error) {
 			return s, err
 		}
 		env["DROVER_PROMPT_FILE"] = file
+		s.Binds = append(s.Binds, sandbox.Bind{Path: file})
 		for i := range args {
 			args[i] = strings.ReplaceAll(args[i], PlaceholderPromptFile, file)
 		}

@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/drover-dev/drover/internal/agent/sandbox"
 )
 
 const (
@@ -66,6 +68,12 @@ type Spec struct {
 	OnStdoutLine func(line []byte) // each stdout line, without "\n"; the slice may be kept
 	OnOutput     func()            // after any output on stdout or stderr
 	OnStart      func(pid int)     // once started; pid is also the process group id
+	// Sandbox, when set, runs the program inside bwrap (see package
+	// sandbox) with Dir as its workspace, a fresh home at Env's HOME, and
+	// Binds. Without bwrap the program does not start (a *NotFoundError):
+	// never unsandboxed.
+	Sandbox *sandbox.Config
+	Binds   []sandbox.Bind
 }
 
 // Exit is what happened to the process.
@@ -101,6 +109,11 @@ func Run(ctx context.Context, s Spec) (Exit, error) {
 	path, err := resolve(s.Path, s.Dir, s.Env)
 	if err != nil {
 		return Exit{Code: -1}, err
+	}
+	if s.Sandbox != nil {
+		if path, s, err = sandboxed(path, s); err != nil {
+			return Exit{Code: -1}, err
+		}
 	}
 	if s.Dir != "" {
 		if fi, err := os.Stat(s.Dir); err != nil || !fi.IsDir() {
@@ -289,4 +302,18 @@ func openLog(s Spec) (io.Writer, func(), error) {
 		return nil, nil, fmt.Errorf("log file: %w", err)
 	}
 	return f, func() { f.Close() }, nil
+}
+
+// sandboxed is s run by bwrap: bwrap's resolved path, and s with bwrap's
+// arguments around the program's (resolved to path).
+func sandboxed(path string, s Spec) (string, Spec, error) {
+	bw, err := resolve(sandbox.Program(), "", nil)
+	if err != nil {
+		return "", s, err
+	}
+	home, _ := lookupEnv(s.Env, "HOME")
+	r := sandbox.Run{Workspace: s.Dir, Home: home, Program: path, Binds: s.Binds}
+	s.Args = s.Sandbox.Args(r, append([]string{path}, s.Args...))
+	s.Path = sandbox.Program()
+	return bw, s, nil
 }

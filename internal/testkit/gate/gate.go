@@ -96,6 +96,19 @@ var (
 			}
 			return ""
 		}}
+	// Bwrap: the sandbox's scenario tests run agents inside Debian's
+	// bubblewrap, which needs user namespaces.
+	Bwrap = Gate{Suite: "sandbox tests", Where: "tests/e2e", Files: true,
+		Off: func() string {
+			if _, err := exec.LookPath("bwrap"); err != nil {
+				return "bwrap not installed or user namespaces refused: bwrap is not installed (apt-get install -y bubblewrap)"
+			}
+			out, err := exec.Command("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--share-net", "true").CombinedOutput()
+			if err != nil {
+				return "bwrap not installed or user namespaces refused: " + strings.TrimSpace(string(out)) + " (" + err.Error() + ")"
+			}
+			return ""
+		}}
 	// SystemdAnalyze: the check of docs/drover.service.
 	SystemdAnalyze = Gate{Suite: "systemd unit check", Where: "tests/service", Files: true,
 		Off: func() string {
@@ -107,7 +120,9 @@ var (
 )
 
 // All are the gates, in the summary's order.
-func All() []Gate { return []Gate{Postgres, Chromium, RealCLIs, PGRestart, Release, SystemdAnalyze} }
+func All() []Gate {
+	return []Gate{Postgres, Chromium, RealCLIs, PGRestart, Release, SystemdAnalyze, Bwrap}
+}
 
 // PGCtl is the newest pg_ctl of Debian's PostgreSQL packages, or the one on
 // PATH; "" when there is none.
