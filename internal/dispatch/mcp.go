@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/agent/registry"
+	"github.com/drover-dev/drover/internal/agent/sandbox"
 	"github.com/drover-dev/drover/internal/agentcall"
 	"github.com/drover-dev/drover/internal/config"
 )
@@ -86,6 +88,9 @@ func (r *runner) openChannel(a attempt, cfg *config.Config, p *prepared) error {
 	for k, v := range cr.Env() {
 		p.env[k] = v
 	}
+	// A sandboxed agent reaches its socket at the same path: its directory
+	// (the run's own, 0700) is bound in read-write, whatever the network.
+	p.binds = append(p.binds, sandbox.Bind{Path: filepath.Dir(cr.Socket()), RW: true})
 	var once sync.Once
 	p.revoke = func() { once.Do(cr.Close) }
 	return nil

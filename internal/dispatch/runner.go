@@ -13,6 +13,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/agent/registry"
+	"github.com/drover-dev/drover/internal/agent/sandbox"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/policy"
@@ -85,7 +86,8 @@ type prepared struct {
 	hookLog io.Writer
 	hookEnv []string
 	close   func()
-	revoke  func() // ends the run's capability (idempotent)
+	revoke  func()         // ends the run's capability (idempotent)
+	binds   []sandbox.Bind // what a sandboxed agent sees besides its workspace: the capability's directory
 }
 
 // prepare makes the card's workspace and runs its after_create (for a new
@@ -150,7 +152,7 @@ func (r *runner) invoke(a attempt, cfg *config.Config, ws prepared, logPath stri
 	r.started(a, ws.dir, logPath, resumed)
 	inv := agent.Invocation{Card: a.card, Run: a.run, Prompt: text, Workspace: ws.dir, LogPath: logPath, Env: ws.env,
 		Timeout: p.Timeout, StallTimeout: p.StallTimeout, Progress: a.progress, ResumeSession: resumed, MCP: r.mcpServer(p, ws.env, logPath),
-		Calls: r.calls(a, cfg), Tools: runTools(cfg.Tracker),
+		Calls: r.calls(a, cfg), Tools: runTools(cfg.Tracker), SandboxBinds: ws.binds,
 		Continue: func(ctx context.Context) bool { return r.wantsWork(ctx, a, cfg) },
 		Started: func(l agent.Launch) {
 			a.log.Info("agent command", "argv", strings.Join(l.Argv, " "), "env", strings.Join(l.EnvNames, " "))

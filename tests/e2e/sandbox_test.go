@@ -189,3 +189,27 @@ func TestSandboxThatCannotStartPausesTheProfile(t *testing.T) {
 		t.Errorf("drover status does not show the paused profile: %+v", st.Agents)
 	}
 }
+
+// A sandboxed agent with no network reports through its run's capability:
+// the socket's directory is bound in, so drover run reaches drover serve
+// while the store stays out of sight. On both backends (PostgreSQL's DSN
+// is in no agent's environment, and the network is off besides).
+func TestASandboxedAgentReportsThroughItsCapability(t *testing.T) {
+	gate.Bwrap.Require(t)
+	testkit.EachBackend(t, func(t *testing.T, backend testkit.Backend) {
+		e := newEnv(t, wf{Default: "boxed", Profiles: "    boxed: {kind: command, command: ./agent.sh, prompt: stdin, sandbox: {kind: bwrap, network: off}}\n"}, "", backend)
+		e.writeScript(fmt.Sprintf(`test -S "$DROVER_AGENT_SOCKET" || { echo "no socket at $DROVER_AGENT_SOCKET" >&2; exit 3; }
+test -e %q && { echo "the store is visible" >&2; exit 4; }
+"$DROVER_BIN" run comment "from inside the sandbox" || exit 5
+"$DROVER_BIN" run block --what "needs the staging key" --where "deploy step" --how "add STAGING_KEY and resume" || exit 6
+exit 0
+`, filepath.Join(e.dir, ".drover", "drover.db")))
+		c := e.addCard("report from inside")
+		e.start()
+		eventually(t, 30*time.Second, "the card is blocked by its agent's report", func() bool { return e.card(c.Identifier).State == "blocked" })
+		got := e.card(c.Identifier)
+		if got.BlockReason == nil || got.BlockReason.What != "needs the staging key" || got.BlockReason.Where != "deploy step" {
+			t.Fatalf("the card's block reason is %+v, want the agent's own", got.BlockReason)
+		}
+	})
+}
