@@ -39,8 +39,10 @@ func fakeHome(t *testing.T) string {
 func attackScript(dir, home string) string {
 	tries := [][2]string{
 		{"store_file", fmt.Sprintf("cat %q", filepath.Join(dir, ".drover", "drover.db"))},
-		// the workspace's parents exist inside as empty mount points
-		{"store_dir", fmt.Sprintf("ls -a %q | grep -v -x -e . -e .. -e workspaces", filepath.Join(dir, ".drover"))},
+		// the workspace's parents, and those of the run's own capability
+		// directory (.drover/agent/run-…), exist inside as mount points
+		{"store_dir", fmt.Sprintf("ls -a %q | grep -v -x -e . -e .. -e workspaces -e agent", filepath.Join(dir, ".drover"))},
+		{"other_capabilities", fmt.Sprintf("ls -a %q 2>/dev/null | grep -v -x -e . -e .. -e \"$(basename \"$(dirname \"$DROVER_AGENT_SOCKET\")\")\" | grep -q .", filepath.Join(dir, ".drover", "agent"))},
 		{"workflow_dir", fmt.Sprintf("ls %q/WORKFLOW.md", dir)},
 		{"other_workspace_read", fmt.Sprintf("cat %q", filepath.Join(dir, ".drover", "workspaces", "DRV-99", "secret.txt"))},
 		{"other_workspace_write", fmt.Sprintf("echo pwned > %q", filepath.Join(dir, ".drover", "workspaces", "DRV-99", "pwned"))},
@@ -126,8 +128,8 @@ func TestSandboxHoldsAnAttackingAgent(t *testing.T) {
 	if strings.Contains(findings, "ESCAPED") {
 		t.Errorf("the agent got out of its sandbox:\n%s", findings)
 	}
-	if n := strings.Count(findings, "refused"); n != 11 {
-		t.Errorf("%d tries refused, want 11:\n%s", n, findings)
+	if n := strings.Count(findings, "refused"); n != 12 {
+		t.Errorf("%d tries refused, want 12:\n%s", n, findings)
 	}
 	if !strings.Contains(findings, "escapers started") {
 		t.Errorf("the setsid and double-fork children did not start:\n%s", findings)
