@@ -81,6 +81,8 @@ func breakerChange(env routeEnv, bs map[string]breaker, fin board.Run, card poli
 		st = policy.OpenHold(cfg.Policy, *hold, cls.Kind, policy.NormalizeError(cls.Message), fin.ID, now)
 	case hold != nil && hold.Probe:
 		st = policy.HoldAgain(cfg.Policy, st, card, now)
+	case st.State == policy.BreakerHalfOpen && st.ProbeCardID == card.ID && policy.ProbesCredit(cfg.Policy, dec.Kind) && st.Kind == dec.Kind:
+		st = policy.CreditProbeFailed(cfg.Policy, st, card, now)
 	case st.State == policy.BreakerHalfOpen && st.ProbeCardID == card.ID:
 		st = policy.ProbeResult(cfg.Policy, st, !profileLevel, now)
 	}
@@ -104,7 +106,8 @@ func breakerChange(env routeEnv, bs map[string]breaker, fin board.Run, card poli
 	}
 	w.events = []board.Event{{At: now, Type: "agent_" + st.State, Actor: actorOf(env.node), Reason: text, Data: jsonOf(data)}}
 	// A hold is told once: not again each time its probe fails alike.
-	again := st.Fingerprint != "" && st.Fingerprint == was.Fingerprint
+	again := st.Fingerprint != "" && st.Fingerprint == was.Fingerprint ||
+		st.FailedProbes > was.FailedProbes && st.Kind == was.Kind // a probe found the credit still spent
 	if (st.State == policy.BreakerPaused || st.State == policy.BreakerOpen) && !again {
 		w.notices = []Notice{{Event: policy.NotifyProfilePaused, Key: "agent/" + profile + "/" + now.Format(time.RFC3339Nano) + "/" + st.State,
 			Profile: profile, Text: text, At: now}}

@@ -25,9 +25,11 @@ func (c Config) schedule(k Kind) (tiers []time.Duration, bo Backoff) {
 // Delay is the wait before the n-th retry (n ≥ 1) of kind k: for counted kinds
 // n is the number of counted attempts so far, for other kinds the number of runs
 // of that kind in the epoch. Tiers are used as written (the last repeats).
-// Exponential delays are Base × 2^(n-1), at most Max, plus a random fraction
-// (rnd()·Jitter) of the delay; near Max the jitter is subtracted instead, so the
-// result never exceeds Max. rnd returns values in [0,1); nil means no jitter.
+// Exponential delays are Base × 2^(n-1), at most Max, less a random fraction
+// (rnd()·Jitter) of the delay: jitter spreads the retries of many cards, and
+// taking it off (never adding it) keeps every retry no later than the
+// ladder's step, so drover shows its next truth no later than a peer's
+// unjittered ladder would. rnd returns values in [0,1); nil means no jitter.
 func Delay(cfg Config, k Kind, n int, rnd func() float64) time.Duration {
 	if n < 1 {
 		n = 1
@@ -56,11 +58,7 @@ func Delay(cfg Config, k Kind, n int, rnd func() float64) time.Duration {
 	if r < 0 || r >= 1 {
 		r = 0
 	}
-	j := time.Duration(float64(d) * bo.Jitter * r)
-	if bo.Max > 0 && d+j > bo.Max {
-		return bo.Max - j
-	}
-	return d + j
+	return d - time.Duration(float64(d)*bo.Jitter*r)
 }
 
 // Schedule lists the first count delays of kind k without jitter, for

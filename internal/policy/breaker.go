@@ -91,6 +91,15 @@ func Observe(cfg Config, st BreakerState, kind Kind, card CardRef, at, retryAt t
 	}
 	switch s.Profile {
 	case ProfileUntilOperator:
+		if ProbesCredit(cfg, kind) {
+			if (prev == BreakerOpen || prev == BreakerHalfOpen) && st.Kind == kind {
+				return st, false // another live run found the credit gone too
+			}
+			until := at.Add(cfg.QuotaProbe)
+			return BreakerState{State: BreakerOpen, Kind: kind, Since: &at, Until: &until,
+				Reason: fmt.Sprintf("%s on card %s: the account's credit is spent; one probe card runs at %s (then at doubling waits up to %s) and the profile goes on by itself once credit is added; drover agent resume goes at once",
+					kind, card, clock(until, at), FormatDuration(MaxQuotaProbe))}, true
+		}
 		return BreakerState{State: BreakerPaused, Kind: kind, Since: &at,
 			Reason: fmt.Sprintf("%s on card %s: paused until an operator runs drover agent resume", kind, card)}, true
 	case ProfileBreaker, ProfileUntilReset:
@@ -191,6 +200,34 @@ func ProbeResult(cfg Config, st BreakerState, succeeded bool, now time.Time) Bre
 		return closed()
 	}
 	return st.clone().open(st.Kind, now, now.Add(cfg.BreakerCooldown), "the probe run failed")
+}
+
+// MaxQuotaProbe bounds the wait between the probes of a profile whose
+// credit is spent.
+const MaxQuotaProbe = 4 * time.Hour
+
+// ProbesCredit says whether kind k holds its profile with probes at
+// growing waits (policy.quota_probe) instead of pausing it until an
+// operator: only quota_exhausted, whose fix (credit added in a billing
+// console) drover is not told of, and whose probe the provider refuses
+// before any work, so it costs nothing.
+func ProbesCredit(cfg Config, k Kind) bool { return k == KindQuotaExhausted && cfg.QuotaProbe > 0 }
+
+// CreditProbeFailed is the breaker after the probe of a profile whose
+// credit is spent found it spent still: open again for twice the last
+// wait, at most MaxQuotaProbe.
+func CreditProbeFailed(cfg Config, st BreakerState, probe CardRef, now time.Time) BreakerState {
+	st = st.clone()
+	st.FailedProbes++
+	wait := cfg.QuotaProbe
+	for i := 0; i < st.FailedProbes && wait < MaxQuotaProbe; i++ {
+		wait *= 2
+	}
+	until := now.Add(min(wait, MaxQuotaProbe))
+	st.State, st.Until, st.ProbeCardID, st.ProbeCard = BreakerOpen, &until, "", ""
+	st.Reason = fmt.Sprintf("%s: the probe on card %s found the account's credit still spent (%d probes so far); the next probe runs at %s. Add credit (the probe finds it), or drover agent resume to go at once",
+		st.Kind, probe, st.FailedProbes, clock(until, now))
+	return st
 }
 
 // ResumeByOperator closes the breaker whatever its state (drover agent resume).

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -95,6 +96,7 @@ func TestBreakerUsageLimitOpensAtOnce(t *testing.T) {
 
 func TestBreakerPausedUntilOperator(t *testing.T) {
 	cfg := Defaults()
+	cfg.QuotaProbe = 0 // quota_exhausted pauses only with its probe off
 	for _, k := range []Kind{KindAuthFailed, KindQuotaExhausted, KindConfigError} {
 		st, changed := Observe(cfg, BreakerState{}, k, CardRef{ID: "c1"}, t0, time.Time{})
 		if !changed || st.State != BreakerPaused || st.Until != nil || st.Kind != k {
@@ -120,5 +122,43 @@ func TestBreakerPausedUntilOperator(t *testing.T) {
 	open := BreakerState{State: BreakerOpen, Until: &t0}
 	if st, changed := Observe(cfg, open, KindAuthFailed, CardRef{ID: "c"}, t0, time.Time{}); !changed || st.State != BreakerPaused {
 		t.Fatalf("%+v", st)
+	}
+}
+
+func TestBreakerCreditProbes(t *testing.T) {
+	cfg := Defaults()
+	st, changed := Observe(cfg, BreakerState{}, KindQuotaExhausted, CardRef{ID: "c1", Identifier: "DRV-1"}, t0, time.Time{})
+	if !changed || st.State != BreakerOpen || st.Until == nil || !st.Until.Equal(t0.Add(30*time.Minute)) || st.Kind != KindQuotaExhausted {
+		t.Fatalf("credit spent holds the profile until the first probe: %+v", st)
+	}
+	// Other live runs finding the credit gone change nothing (one notice).
+	if _, changed := Observe(cfg, st, KindQuotaExhausted, CardRef{ID: "c2"}, t0.Add(time.Second), time.Time{}); changed {
+		t.Fatal("a second card's quota failure moved the probe")
+	}
+	if ok, probe, _ := Allow(st, t0.Add(29*time.Minute)); ok || probe {
+		t.Fatal("no run before the probe time")
+	}
+	if ok, probe, _ := Allow(st, t0.Add(30*time.Minute)); !ok || !probe {
+		t.Fatal("one probe at the probe time")
+	}
+	// Failed probes double the wait, up to MaxQuotaProbe.
+	now := t0.Add(30 * time.Minute)
+	var waits []time.Duration
+	for range 6 {
+		st = StartProbe(st, CardRef{ID: "c3", Identifier: "DRV-3"})
+		st = CreditProbeFailed(cfg, st, CardRef{ID: "c3", Identifier: "DRV-3"}, now)
+		waits = append(waits, st.Until.Sub(now))
+		if st.State != BreakerOpen || !strings.Contains(st.Reason, "DRV-3") {
+			t.Fatalf("failed probe: %+v", st)
+		}
+		now = *st.Until
+	}
+	want := []time.Duration{time.Hour, 2 * time.Hour, 4 * time.Hour, 4 * time.Hour, 4 * time.Hour, 4 * time.Hour}
+	if !slices.Equal(waits, want) {
+		t.Fatalf("waits %v, want %v", waits, want)
+	}
+	// A probe that runs ends the hold (ProbeResult on a success).
+	if ProbeResult(cfg, StartProbe(st, CardRef{ID: "c3"}), true, now).State != BreakerClosed {
+		t.Fatal("a probe that ran closes the breaker")
 	}
 }

@@ -29,13 +29,19 @@ type Config struct {
 	// card, with nothing changed between the attempts, block the card.
 	// Negative turns it off.
 	RepeatCap int `json:"repeat_cap" yaml:"repeat_cap"`
+	// QuotaProbe: a profile whose account ran out of credit
+	// (quota_exhausted) is held, not paused for good: after QuotaProbe one
+	// probe card runs, and while probes keep finding the credit gone the
+	// wait doubles up to MaxQuotaProbe. Credit added in a billing console
+	// is found without an operator. 0 pauses until drover agent resume.
+	QuotaProbe time.Duration `json:"quota_probe" yaml:"quota_probe"`
 }
 
 // Backoff is an exponential schedule with jitter: Base × 2^(n-1), at most Max.
 type Backoff struct {
 	Base   time.Duration `json:"base" yaml:"base"`
 	Max    time.Duration `json:"max" yaml:"max"`
-	Jitter float64       `json:"jitter" yaml:"jitter"` // 0..1, fraction of the delay added at random
+	Jitter float64       `json:"jitter" yaml:"jitter"` // 0..1, fraction of the delay taken off at random
 }
 
 // KindPolicy overrides the defaults for one kind. Zero fields keep the default.

@@ -384,6 +384,17 @@ func (x *decider) pauseProfile(d Decision) Decision {
 	d.Verb, d.Event, d.NextState = VerbDefer, board.EvDeferred, x.eligibleState()
 	d.PauseProfile = &ProfilePause{Kind: x.k, Reason: what(x.k, x.msg) + "; " + profileHow(x.k, x.in.AgentProfile, x.msg)}
 	d.Notify = []string{NotifyProfilePaused}
+	if ProbesCredit(x.in.Config, x.k) {
+		// Held with probes (the breaker's Observe opens it): no pause until
+		// an operator, so PauseProfile carries the first probe's time. The
+		// card has no time of its own: it waits on the profile (or runs on
+		// a fallback link at once).
+		at := x.in.Now.Add(x.in.Config.QuotaProbe)
+		d.PauseProfile.Until = &at
+		d.Explain = fmt.Sprintf("%s hit %s (%s, not counted); agent profile %s is held: one probe card runs after %s, then at doubling waits up to %s, and the profile goes on by itself once credit is added (drover agent resume %s goes at once); %s waits in %s",
+			x.run(), x.k, short(x.msg), prof, FormatDuration(x.in.Config.QuotaProbe), FormatDuration(MaxQuotaProbe), prof, x.id, d.NextState)
+		return d
+	}
 	d.Explain = fmt.Sprintf("%s hit %s (%s, not counted); agent profile %s paused until an operator runs drover agent resume %s; %s waits in %s",
 		x.run(), x.k, short(x.msg), prof, prof, x.id, d.NextState)
 	return d

@@ -237,8 +237,10 @@ func TestRetryAfterHonoured(t *testing.T) {
 }
 
 func TestProfilePauseUntilOperator(t *testing.T) {
+	cfg := Defaults()
+	cfg.QuotaProbe = 0
 	for _, k := range []Kind{KindAuthFailed, KindQuotaExhausted, KindConfigError} {
-		d := Decide(input(Defaults(), k, hist()))
+		d := Decide(input(cfg, k, hist()))
 		if d.PauseProfile == nil || d.PauseProfile.Until != nil || d.PauseProfile.Kind != k ||
 			!strings.Contains(d.PauseProfile.Reason, "drover agent resume claude") || d.Counted || d.BlockReason != nil {
 			t.Errorf("%s: %+v / %+v", k, d, d.PauseProfile)
@@ -434,5 +436,13 @@ func TestForbiddenPauseNamesTheKeysAccess(t *testing.T) {
 	in.Classification.Message = "Invalid API key · Fix external API key"
 	if r := Decide(in).PauseProfile.Reason; strings.Contains(r, "403") {
 		t.Errorf("a 401 speaks of 403: %q", r)
+	}
+}
+
+func TestQuotaHoldsWithProbes(t *testing.T) {
+	d := Decide(input(Defaults(), KindQuotaExhausted, hist()))
+	if d.PauseProfile == nil || d.PauseProfile.Until == nil || !d.PauseProfile.Until.Equal(t0.Add(30*time.Minute)) ||
+		d.NextAttemptAt != nil || d.Counted || d.BlockReason != nil || !strings.Contains(d.Explain, "probe") {
+		t.Fatalf("%+v / %+v", d, d.PauseProfile)
 	}
 }

@@ -26,6 +26,7 @@ func Defaults() Config {
 		CorrelationCards:  3,
 		CorrelationWindow: 10 * time.Minute,
 		RepeatCap:         3,
+		QuotaProbe:        30 * time.Minute,
 	}
 }
 

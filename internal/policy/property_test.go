@@ -66,8 +66,8 @@ func checkDecision(t *testing.T, ctx string, in Input, d Decision) {
 		if d.NextState != in.EligibleState {
 			fail("retry/defer must wait in the eligible column")
 		}
-		if d.NextAttemptAt == nil && (d.PauseProfile == nil || d.PauseProfile.Until != nil) {
-			fail("retry/defer without a time or an operator pause")
+		if d.NextAttemptAt == nil && d.PauseProfile == nil {
+			fail("retry/defer without a time or a held profile to wait on")
 		}
 		if d.NextAttemptAt != nil && d.NextAttemptAt.Before(in.Now) {
 			fail("next attempt in the past")

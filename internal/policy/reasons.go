@@ -161,7 +161,7 @@ func profileHow(k Kind, profile, msg string) string {
 		}
 		return fmt.Sprintf("renew the credentials of agent profile %s (log in or set its API key), then drover agent resume %s", prof, prof)
 	case KindQuotaExhausted:
-		return fmt.Sprintf("add credit to the account of agent profile %s, then drover agent resume %s", prof, prof)
+		return fmt.Sprintf("add credit to the account of agent profile %s: drover's probe finds it (policy.quota_probe), or drover agent resume %s goes at once", prof, prof)
 	}
 	return fmt.Sprintf("fix agent profile %s in WORKFLOW.md (agents.profiles.%s), then drover agent resume %s", prof, prof, prof)
 }

@@ -81,7 +81,7 @@ var specs = map[Kind]KindSpec{
 	KindUsageLimited: {Verb: VerbDefer, Outcome: board.OutcomeDeferred, DefaultCap: NoCap, Reschedules: true, Profile: ProfileUntilReset,
 		WhatCanChange: "time: the plan's usage window resets"},
 	KindQuotaExhausted: {Verb: VerbDefer, Outcome: board.OutcomeDeferred, DefaultCap: NoCap, Profile: ProfileUntilOperator,
-		WhatCanChange: "a human adds credit, then drover agent resume PROFILE"},
+		WhatCanChange: "a human adds credit: a probe at growing waits finds it (policy.quota_probe), or drover agent resume PROFILE"},
 	KindProviderUnavailable: {Verb: VerbRetry, Outcome: board.OutcomeFailed, DefaultCap: 10, Reschedules: true, Profile: ProfileBreaker,
 		WhatCanChange: "time: the provider recovers"},
 	KindNetwork: {Verb: VerbRetry, Outcome: board.OutcomeFailed, DefaultCap: 3, Reschedules: true,

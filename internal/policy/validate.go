@@ -54,6 +54,7 @@ func (c Config) Validate(b *board.Board) error {
 	positive(c.BreakerCooldown, "breaker.cooldown", "1m")
 	positive(c.CorrelationWindow, "correlation.window", "10m")
 	check(c.CorrelationCards == -1 || c.CorrelationCards >= 2, "correlation.cards", "%d is not allowed; use 2 or more, or -1 to turn it off", c.CorrelationCards)
+	check(c.QuotaProbe >= 0, "quota_probe", "%s is negative; use a duration such as 30m, or 0 to pause the profile until drover agent resume", c.QuotaProbe)
 	check(c.RepeatCap == -1 || c.RepeatCap >= 2, "repeat_cap", "%d is not allowed; use 2 or more, or -1 to turn it off", c.RepeatCap)
 	names := kindNames()
 	for _, k := range slices.Sorted(maps.Keys(c.Kinds)) {

@@ -60,8 +60,8 @@ func TestFallbackFromClaudeCodeToCodex(t *testing.T) {
 			t.Errorf("%s's claim of its codex run does not say why it ran there", c.Identifier)
 		}
 	}
-	if a := h.profile("claude"); a.State != "paused" || !strings.Contains(a.Reason, "quota_exhausted") {
-		t.Errorf("claude is %s (%s), want paused by the credit error (quota_exhausted)", a.State, a.Reason)
+	if a := h.profile("claude"); a.State != "open" || !strings.Contains(a.Reason, "quota_exhausted") {
+		t.Errorf("claude is %s (%s), want held (open, probing) by the credit error (quota_exhausted)", a.State, a.Reason)
 	}
 
 	// The credit is back: resumed, claude takes new cards again.

@@ -299,6 +299,9 @@ func check(h *harness, s scenario, cd card) []string {
 	if w.paused && (prof.State != "paused" || prof.Reason == "") {
 		errs = append(errs, fmt.Sprintf("profile %+v, want paused with a reason", prof))
 	}
+	if w.held && (prof.State != "open" || prof.Reason == "") {
+		errs = append(errs, fmt.Sprintf("profile %+v, want held (open, a probe to come) with a reason", prof))
+	}
 	if !w.paused && prof.State == "paused" {
 		errs = append(errs, fmt.Sprintf("profile paused (%s), want it running", prof.Reason))
 	}

@@ -29,6 +29,7 @@ type outcome struct {
 	state   string // the card's state once the run is routed
 	counted bool   // the run spent the card's max_attempts
 	paused  bool   // the profile is paused
+	held    bool   // the profile is held with probes (open, not paused)
 	blocked bool   // the card carries a block reason (what/where/how)
 	// question, when set, must show in drover status for the parked card.
 	question string
@@ -37,6 +38,7 @@ type outcome struct {
 var (
 	defer_    = func(kind string) outcome { return outcome{kind: kind, state: "ready"} }
 	pause     = func(kind string) outcome { return outcome{kind: kind, state: "ready", paused: true} }
+	hold      = func(kind string) outcome { return outcome{kind: kind, state: "ready", held: true} }
 	block     = func(kind string) outcome { return outcome{kind: kind, state: "blocked", blocked: true} }
 	retryKill = func(kind string) outcome { return outcome{kind: kind, state: "ready", counted: true} }
 )
@@ -46,7 +48,7 @@ var scenarios = []scenario{
 	{name: "rate_limit", steps: []fp.Step{fp.RateLimit(40 * time.Second)}, want: defer_("rate_limited")},
 	{name: "unauthorized", steps: []fp.Step{fp.Unauthorized()}, want: pause("auth_failed")},
 	{name: "forbidden", steps: []fp.Step{fp.Forbidden()}, want: pause("auth_failed")},
-	{name: "credit_balance", steps: []fp.Step{fp.CreditBalance()}, want: pause("quota_exhausted")},
+	{name: "credit_balance", steps: []fp.Step{fp.CreditBalance()}, want: hold("quota_exhausted")},
 	{name: "usage_limit", steps: []fp.Step{fp.UsageLimit(time.Now().Add(3 * time.Hour))}, auth: "oauth", want: defer_("usage_limited")},
 	{name: "missing_key", auth: "none", want: pause("auth_failed|config_error")},
 	{name: "server_error", steps: []fp.Step{fp.ServerError()}, want: defer_("provider_unavailable")},

@@ -15,15 +15,6 @@ var knownLosses = map[string]string{
 	// costs the ledger the flaky card (flaky_card: finished 0 against 1).
 	"deterministic_failure/ledger/runs":  "1 run against drover's 3",
 	"deterministic_failure/ledger/truth": "needs_human at once against drover's block after the third alike",
-	// quota_exhausted pauses drover's profile until drover agent resume; a
-	// policy that retries forever finishes the cards by itself once the
-	// credit is there (after spending 14 times drover's runs).
-	"credits_exhausted/symphony-v1/finished": "50 cards against drover's 0 (one drover agent resume)",
-	// drover's backoff adds jitter (policy.backoff.jitter 0.1) to 10s and
-	// 20s; the ladder models retry on the exact seconds.
-	"flaky_card/symphony-v1/truth":    "30s against 30.9s",
-	"flaky_card/symphony-cap10/truth": "30s against 30.9s",
-	"flaky_card/iterion-adr015/truth": "30s against 30.9s",
 }
 
 func run(t *testing.T, o Options) []Result {
