@@ -15,6 +15,12 @@ var Phrases = []Phrase{
 		"API Error (Request timed out.) · Retrying in 8 seconds… (attempt 5/10)",
 		"pc006", "pc170", "claude:hang_api_timeout", "hd066", "hd067", "hd084", "he061"),
 
+	// A process ended from outside by SIGTERM (exit status 143 = 128 + 15:
+	// a shutdown, a supervisor, a container stop): nothing the card did.
+	phrase("terminated_by_signal", `(?i)\b(exited|exit(ed)? with|terminated with|killed with|failed with) (exit )?(code|status) 143\b|\b(killed|terminated|stopped) by (signal )?(SIGTERM|signal 15)\b|\breceived SIGTERM\b`, KindInterrupted,
+		"Error: Claude Code process exited with code 143",
+		"hi024"),
+
 	// Plan usage windows, before quota and the generic rate-limit rows.
 	phrase("claude_usage_limit_epoch", `(?i)Claude AI usage limit reached\|\d{9,11}`, KindUsageLimited,
 		"Claude AI usage limit reached|1762952400",
@@ -52,9 +58,9 @@ var Phrases = []Phrase{
 	phrase("tokens_over_limit", `(?i)\btoken limit (exceeded|reached)\b|\bexceeded (the )?(model('s)? )?(max(imum)? )?token limit\b`, KindContextExhausted,
 		"Session token limit exceeded: 32,531 tokens > 32,000 limit.",
 		"hf052", "hg049"),
-	phrase("usage_window", `(?i)\busage[ _]limits?\b|\byou['’]ve hit your (\w+ )?limit\b|\blimits? will reset\b|\b(session|weekly|daily|monthly)\b.{0,30}\b(limit|quota)\b|\blimit reached\b.{0,10}\bresets?\b|(?s:\b(quota|limit)\b.{0,100}\bper day\b)|\bfree (limit reached|usage (exceeded|limit))\b|\bout of (\w+ ){0,2}messages\b|\breset(s)?\s+(after|in)\s+\d+\s?h(ours?)?(\d|\b)|\bquotaId\W+\w*PerDay|\bfree (\w+ )?quota (exceeded|exhausted|reached|used up)\b|\b(TPD|RPD)\b|\b(tokens|requests) per day\b`, KindUsageLimited,
+	phrase("usage_window", `(?i)\busage[ _]limits?\b|\byou['’]ve hit your (\w+ )?limit\b|\blimits? will reset\b|\b(session|weekly|daily|monthly)\b.{0,30}\b(limit|quota)\b|\blimit reached\b.{0,10}\bresets?\b|(?s:\b(quota|limit)\b.{0,100}\bper[ -]day\b)|\bfree (limit reached|usage (exceeded|limit))\b|\bout of (\w+ ){0,2}messages\b|\breset(s)?\s+(after|in)\s+\d+\s?h(ours?)?(\d|\b)|\bquotaId\W+\w*PerDay|\bfree (\w+ )?quota (exceeded|exhausted|reached|used up)\b|\b(TPD|RPD)\b|\b(tokens|requests) per day\b`, KindUsageLimited,
 		"You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 9:33 PM.",
-		"pc015", "pc016", "pc017", "pc018", "pc151", "pc152", "pc216", "pc219", "codex:usage_limit", "claude:usage_limit_subscription", "hb009", "hb090", "he009", "he013", "he042", "hg043", "hg048"),
+		"pc015", "pc016", "pc017", "pc018", "pc151", "pc152", "pc216", "pc219", "codex:usage_limit", "claude:usage_limit_subscription", "hb009", "hb090", "he009", "he013", "he042", "hg043", "hg048", "hi067"),
 
 	// Billing: credit and quota that an operator must top up. A quota the
 	// provider says resets in seconds is a rate limit (Gemini's per-minute
@@ -70,9 +76,9 @@ var Phrases = []Phrase{
 		"pc150", "pc157", "pc158", "pc160", "pc163", "pc237", "codex:insufficient_quota_sse"),
 
 	// Input too large for the model.
-	phrase("context_window", `(?i)\bprompt is too long\b|\bcontext[ _](window|length)\b|ContextWindowExceeded|\bmaximum context length\b|\bexceeds? (the )?(model's |available |maximum )?context (size|limit|window)\b|\bcontext exceeds (the )?model('s)? limit\b|\bcontext (low|limit reached)\b|\bconversation too long\b|\b(input|request|prompt) is too long\b|\blonger than the model's context length\b|\binput tokens exceed the configured limit\b|\bexceeds the maximum number of tokens\b|\bran out of room\b`, KindContextExhausted,
+	phrase("context_window", `(?i)\bprompt is too long\b|\bcontext[ _](window|length)\b|ContextWindowExceeded|\bmaximum context length\b|\bexceeds? (the )?(model's |available |maximum )?context (size|limit|window)\b|\bcontext exceeds (the )?model('s)? limit\b|\bcontext (low|limit reached)\b|\bconversation too long\b|\b(input|request|prompt) is too long\b|\blonger than the model's context length\b|\binput tokens exceed the configured limit\b|\bexceeds the maximum number of tokens\b|\bran out of room\b|\b(input|prompt|request) (length|size) \d+ exceeds (the )?max(imum)?\b|\bmax_tokens\b.{0,60}\bgot -\d+`, KindContextExhausted,
 		"Prompt is too long · the request is ~215384 tokens (limit 200000) but this conversation is only ~1536 tokens",
-		"pc093", "pc097", "pc098", "pc103", "pc201", "claude:prompt_too_long", "codex:context_length_exceeded", "ho019", "hc015", "hc021", "hd048", "he043", "he045"),
+		"pc093", "pc097", "pc098", "pc103", "pc201", "claude:prompt_too_long", "codex:context_length_exceeded", "ho019", "hc015", "hc021", "hd048", "he043", "he045", "hi044", "hi085"),
 
 	// The model's answer hit its output cap inside the run.
 	phrase("claude_max_output_tokens", `(?i)response exceeded the \d+ output token maximum|\bresponse_truncated\b|\breason\W{1,3}MAX_TOKENS\b`, KindAgentFailed,
@@ -94,9 +100,9 @@ var Phrases = []Phrase{
 	phrase("provider_missing", `(?i)\bprovider\b\W{1,3}[\w./-]{1,40}\W{1,3}(not found|is not configured|does not exist|is unknown)\b|\bunknown (model )?provider\b`, KindConfigError,
 		"Error: Provider 'mm' not found.",
 		"hd031"),
-	phrase("agent_install", `\b\w*ExecutableNotProvided\b|\bexecvp \S+: No such file or directory\b|(?i)\btrust check failed\b|\bno sandbox (is )?available\b|\bsandbox (is )?(not available|unavailable|not supported) (on|in|for) this\b`, KindConfigError,
+	phrase("agent_install", `\b\w*ExecutableNotProvided\b|\bexecvp \S+: No such file or directory\b|(?i)\btrust check failed\b|\bno sandbox (is )?available\b|\bsandbox (is )?(not available|unavailable|not supported) (on|in|for) this\b|\bsandbox (image|container|runtime)\b.{0,120}\b(is missing|not found|could not be (pulled|found|started))\b`, KindConfigError,
 		"LandlockSandboxExecutableNotProvided",
-		"hd020", "hd021", "hd065", "hh017"),
+		"hd020", "hd021", "hd065", "hh017", "hi006"),
 	// The configured model cannot call tools (an Ollama model without a
 	// tool template, a provider's model without function calling): the
 	// profile's model choice, the same for every card.
@@ -107,9 +113,15 @@ var Phrases = []Phrase{
 	// argument it does not know (commander, clap, yargs, cobra, argparse),
 	// or the usage it prints instead of running (yargs' Options: block with
 	// -h, --help). The profile's args, the same for every card.
-	phrase("cli_usage", `(?im)^error: unknown option\b|^error: unexpected argument '|^unknown arguments?: |^(error: )?unknown (shorthand )?flag: |^error: unrecognized arguments?:|^error: invalid value '[^'\n]*' for '-|\binvalid (headless |cli |command[- ]line )?options?: |(?ms:^(?:Options|Flags):\s*$.*^\s+-h, --help\b)`, KindConfigError,
+	phrase("cli_usage", `(?im)^error: unknown option\b|^error: unexpected argument '|^unknown arguments?: |^(error: )?unknown (shorthand )?flag: |^error: unrecognized arguments?:|^error: invalid value '[^'\n]*' for '-|\binvalid (headless |cli |command[- ]line )?options?: |(^|\s)--[a-z][\w-]* (cannot|can't|may not) be (used|combined)( with| when| together| as| in| by)?\b|(?ms:^(?:Options|Flags):\s*$.*^\s+-h, --help\b)`, KindConfigError,
 		"error: unknown option '--bogus-flag'",
-		"claude:invalid_flag", "ho044", "codex:invalid_flag", "gemini:invalid_flag", "gemini:0.55.1-invalid_flag", "opencode:invalid_flag", "opencode:1.3.2-invalid_flag", "hc040"),
+		"claude:invalid_flag", "ho044", "codex:invalid_flag", "gemini:invalid_flag", "gemini:0.55.1-invalid_flag", "opencode:invalid_flag", "opencode:1.3.2-invalid_flag", "hc040", "hi019"),
+	// The workspace is not the repository the agent expects (git's own
+	// "fatal: not a git repository", an agent's worktree step): the
+	// workspace's setup (hooks, workspace.git), not the card.
+	phrase("workspace_not_repo", `(?i)\bnot (in |inside )?a git repo(sitory)?\b`, KindWorkspaceSetup,
+		"fatal: not a git repository (or any of the parent directories): .git",
+		"hi029"),
 	phrase("untrusted_directory", `(?i)\bnot (inside|running in) a trusted (directory|folder|workspace)\b|\b(folder|directory|workspace) is (not trusted|untrusted)\b|\buntrusted (folder|directory|workspace)\b|--skip-git-repo-check was not specified\b`, KindConfigError,
 		"Not inside a trusted directory and --skip-git-repo-check was not specified.",
 		"pc238", "pc239", "pc240", "pc241"),
@@ -147,9 +159,9 @@ var Phrases = []Phrase{
 		"codex:cyber_policy"),
 
 	// Limits inside the run.
-	phrase("claude_max_turns", `(?i)reached (the )?maximum number of turns|\bmax(imum)?[ _-]?(turns|iterations)\b (\(\d+\) )?(exceeded|reached)\b|\bMaxTurnsExceeded\b|\b(turn|iteration) limit (reached|exceeded)\b|\b(stopped|halted) due to (the )?(max(imum)? (iterations|turns)|(iteration|turn) limit)\b|\b(exceeded|reached) (the )?max(imum)? (turn|iteration)s? limit\b`, KindMaxTurns,
+	phrase("claude_max_turns", `(?i)reached (the )?maximum number of turns|\bmax(imum)?[ _-]?(turns|iterations|requests|steps)\b (\(\d+\) )?(exceeded|reached)\b|\bMaxTurnsExceeded\b|\b(turn|iteration) limit (reached|exceeded)\b|\b(stopped|halted) due to (the )?(max(imum)? (iterations|turns)|(iteration|turn) limit)\b|\b(exceeded|reached) (the )?max(imum)? (turn|iteration)s? limit\b`, KindMaxTurns,
 		"Reached maximum number of turns (1)",
-		"claude:max_turns", "hc039", "hc041", "hc042", "hd089", "hd090", "hd091", "he080"),
+		"claude:max_turns", "hc039", "hc041", "hc042", "hd089", "hd090", "hd091", "he080", "hi051"),
 
 	// A tool or sandbox denial inside the agent: this card's permissions,
 	// not the key (kept before the account row, so a 403 that says it was a

@@ -120,6 +120,9 @@ func byTextStructure(text string, anyProgram bool) (Classification, bool) {
 		}
 		return Classification{Kind: fam.def, Source: src, Message: lineAt(text, at)}, true
 	}
+	if line, ok := requestOverLimit(text); ok && !guarded {
+		return Classification{Kind: KindContextExhausted, Source: "text:requested>limit", Message: line}, true
+	}
 	tok, hasTok := textToken(text)
 	if code, at, ok := textStatus(text); ok {
 		fam, _ := statusFamily(code)

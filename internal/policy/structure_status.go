@@ -20,6 +20,7 @@ var statusRes = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)\b(\d{3}) status code\b`),                                         // Anthropic/OpenAI JS SDKs (cline): "429 status code (no body)"
 	regexp.MustCompile(`(?i)\b(?:failed|rejected|returned|responded) (?:with )?\(?(\d{3})\b`), // "Request rejected (429)", "returned 401", "failed with 403"
 	regexp.MustCompile(`\b(\d{3}) [a-z]+(?:_[a-z]+)*_(?:error|exceeded)\b`),                   // a status before its error type: "401 invalid_request_error"
+	regexp.MustCompile(`\b[a-z]+(?:[._][a-z]+)*[._]error\]?:? \(?(\d{3})\b`),                  // a status after its error type: "[provider.api_error] 403", "api_error: 500"
 	regexp.MustCompile(`\b(\d{3}) (?:` + reasonPhrases + `)\b`),                               // "401 Unauthorized", "[429] Too Many Requests"
 	regexp.MustCompile(`(?i)\b(?:an? |the |got |with )(\d{3}) (?:error|response)\b`),          // "got a 401 error", "with 403 response"
 }

@@ -185,3 +185,35 @@ func TestErrnoWords(t *testing.T) {
 		t.Errorf("bare 'Permission denied' read as an errno: %s (%s)", c.Kind, c.Source)
 	}
 }
+
+// TestFamiliesOfTheHiBatch: the families widened after the hi batch was
+// scored, in wordings written for this test (not the batch's).
+func TestFamiliesOfTheHiBatch(t *testing.T) {
+	cases := []structureCase{
+		// A status after its error type.
+		{`Error: [gateway.server_error] 502 upstream went away`, KindProviderUnavailable, "status=502"},
+		{`oops: [acme.api_error] 401 key revoked for this workspace`, KindAuthFailed, "status=401"},
+		// A request larger than the whole rate limit is the card's size.
+		{`429 Request too large for model-x on tokens per min (TPM): Limit 30000, Requested 41200. Reduce the input.`, KindContextExhausted, "requested>limit"},
+		{`Rate limit reached on tokens per minute (TPM): Limit 60000, Used 59000, Requested 1800. Please try again in 2s.`, KindRateLimited, "rate_limit"},
+		// An input length over the maximum; a negative max_tokens.
+		{`HTTP 400: input length 90210 exceeds the maximum length 32768`, KindContextExhausted, "phrase:context_window"},
+		{`Error code: 400 - max_tokens must be at least 1, got -1200.`, KindContextExhausted, "phrase:context_window"},
+		// Flags that cannot go together are the profile's args.
+		{`--yolo cannot be used together with --sandbox read-only`, KindConfigError, "phrase:cli_usage"},
+		// Ended from outside.
+		{`worker: agent process exited with code 143`, KindInterrupted, "phrase:terminated_by_signal"},
+		{`the agent was killed by signal SIGTERM`, KindInterrupted, "phrase:terminated_by_signal"},
+		// The workspace is not a repository.
+		{`fatal: not a git repository (or any parent up to mount point /)`, KindWorkspaceSetup, "phrase:workspace_not_repo"},
+		// An agent's own step limit.
+		{`Maximum steps reached for this task`, KindMaxTurns, "phrase:claude_max_turns"},
+		// A sandbox image that is not there is the setup's, not a denial.
+		{`SandboxError: sandbox container "agent-box:3" not found; check the image`, KindConfigError, "phrase:agent_install"},
+		// A model's malformed tool call is the agent's mistake.
+		{`failed to parse tool call arguments: unexpected end of JSON`, KindAgentFailed, "lexicon"},
+		// Per-day, hyphenated.
+		{`Rate limit exceeded: paid-requests-per-day`, KindUsageLimited, "phrase:usage_window"},
+	}
+	checkStructure(t, "command", cases)
+}
