@@ -74,11 +74,16 @@ Scenarios:
             Default --cards 1000 --events 10000000.
 ` + benchScaleHelp + `
 
-Policy (a subcommand with flags of its own: drover bench policy --help):
+Subcommands with flags of their own (drover bench policy --help, drover bench fleet --help):
   policy    the incidents drover's failure policy answers, on a fake clock,
             through drover's real dispatcher and models of its peers'
             documented policies: runs, dollars, time to a truthful state,
-            cards finished without a human, human actions.`,
+            cards finished without a human, human actions.
+  fleet     N drover serve processes on one PostgreSQL, each with M
+            long-running simulated agents that print: statements per
+            running agent, database CPU, claim latency, heartbeat lag and
+            a killed node's recovery, at several sizes (drover bench fleet
+            --help).`,
 		Example: `  drover bench store --cards 10000
   drover bench wakeup --json
   drover bench dispatch --cards 500 --slots 8
@@ -171,6 +176,7 @@ Policy (a subcommand with flags of its own: drover bench policy --help):
 		},
 	}
 	c.AddCommand(a.benchPolicyCmd())
+	c.AddCommand(a.benchFleetCmd())
 	c.Flags().IntVar(&f.cards, "cards", 0, "number of cards (default per scenario: store 5000, wakeup 20 per path, dispatch 200, compare 10000, board 100000, recover 1000)")
 	c.Flags().IntSliceVar(&f.slots, "slots", nil, "dispatch, compare: agent slots (max_concurrent) of each dispatcher (default dispatch 4; compare 100,2000: a figure for each, beside River's default 100 workers and its benchmark's 2,000)")
 	c.Flags().IntVar(&f.events, "events", 10_000_000, "history: events in the long store")

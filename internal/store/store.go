@@ -92,6 +92,10 @@ type Store interface {
 
 	// Watch returns a channel that receives (coalesced) whenever the store may
 	// have changed, including by another process. Closed when ctx ends.
+	// A change that writes nothing but runs' live figures (Change.Progress
+	// alone) and lease renewals (HeartbeatAll) need not be announced (on
+	// PostgreSQL they are not; SQLite's watch sees every commit): nothing
+	// waits on them, and a fleet's nodes flush them several times a second.
 	Watch(ctx context.Context) <-chan struct{}
 	// TryLead takes or keeps housekeeping leadership for node for ttl; true
 	// when node is the leader now.

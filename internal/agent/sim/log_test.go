@@ -67,3 +67,29 @@ func TestInputRecordedOnRequest(t *testing.T) {
 		t.Fatalf("input = %s (%v)", b, err)
 	}
 }
+
+// A run with sim_every prints a line that often during its delay, each one
+// reported as progress, and still ends with its scripted result.
+func TestEveryPrintsDuringTheDelay(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "r1.log")
+	var lines []string
+	inv := agent.Invocation{Card: board.Card{Identifier: "DRV-1", Title: "t", Spec: []byte(`{"sim": ["succeeded"], "sim_delay": "250ms", "sim_every": "50ms"}`)},
+		Run: board.Run{ID: "r1", Attempt: 1}, Prompt: "do t", LogPath: logPath,
+		Progress: func(p agent.Progress) { lines = append(lines, p.LastLine) }}
+	res, err := New().Run(context.Background(), inv)
+	if err != nil || res.Signals.ExitCode != 0 {
+		t.Fatalf("run = %+v, %v", res.Signals, err)
+	}
+	steps := 0
+	for _, l := range lines {
+		if strings.Contains(l, "Still working on DRV-1") {
+			steps++
+		}
+	}
+	if steps < 3 {
+		t.Fatalf("%d progress lines during the delay, want about 4: %q", steps, lines)
+	}
+	if _, err := ParseSpec([]byte(`{"sim_every": "0s"}`)); err == nil || !strings.Contains(err.Error(), "sim_every") {
+		t.Fatalf("sim_every 0s: %v, want an error naming spec.sim_every", err)
+	}
+}

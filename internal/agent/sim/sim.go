@@ -34,6 +34,10 @@ type Spec struct {
 	// InputPath(log path), for a test to read; off by default, since it
 	// costs every run a file.
 	RecordInput bool `json:"sim_record_input"`
+	// Every makes a long run print: during sim_delay an assistant line
+	// every this long (e.g. "2s"), each a progress report, so a fleet of
+	// long-running sims prints as agents do at the cost of a timer each.
+	Every string `json:"sim_every"`
 }
 
 // Kind is the agent kind of this package.
@@ -78,10 +82,13 @@ func ParseSpec(raw []byte) (Spec, error) {
 			return s, fmt.Errorf("spec.sim[%d]: %q is not succeeded or a failure kind", i, k)
 		}
 	}
-	for _, d := range []struct{ name, v string }{{"sim_delay", s.Delay}, {"sim_reset", s.Reset}} {
+	for _, d := range []struct{ name, v string }{{"sim_delay", s.Delay}, {"sim_reset", s.Reset}, {"sim_every", s.Every}} {
 		if d.v != "" {
 			if _, err := time.ParseDuration(d.v); err != nil {
 				return s, fmt.Errorf("spec.%s: %q is not a duration such as 2s", d.name, d.v)
+			}
+			if v, _ := time.ParseDuration(d.v); d.name == "sim_every" && v <= 0 {
+				return s, fmt.Errorf("spec.sim_every: %q must be positive (or left out for no lines during sim_delay)", d.v)
 			}
 		}
 	}
@@ -205,14 +212,35 @@ func (Agent) run(ctx context.Context, inv agent.Invocation) (agent.Result, error
 	if delay > 0 { // no pause, nothing to see before it: one write at the end
 		flush()
 	}
-	select {
-	case <-ctx.Done():
-		cause := "cancel"
-		if c := context.Cause(ctx); c != nil && c != context.Canceled {
-			cause = c.Error()
+	var every time.Duration
+	if spec.Every != "" {
+		every, _ = time.ParseDuration(spec.Every)
+	}
+	end := time.Now().Add(delay)
+	for line := 1; ; line++ {
+		wait := time.Until(end)
+		if every > 0 && every < wait {
+			wait = every
 		}
-		return agent.Result{Signals: policy.Signals{AgentKind: Kind, ExitCode: -1, Signaled: true, KilledFor: cause, Structured: p.Structured(), Now: time.Now()}}, nil
-	case <-time.After(delay):
+		if wait <= 0 {
+			break
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			cause := "cancel"
+			if c := context.Cause(ctx); c != nil && c != context.Canceled {
+				cause = c.Error()
+			}
+			return agent.Result{Signals: policy.Signals{AgentKind: Kind, ExitCode: -1, Signaled: true, KilledFor: cause, Structured: p.Structured(), Now: time.Now()}}, nil
+		case <-t.C:
+		}
+		if every > 0 && time.Now().Before(end) {
+			emit(map[string]any{"type": "assistant", "session_id": session, "message": map[string]any{"role": "assistant",
+				"content": []any{map[string]any{"type": "text", "text": fmt.Sprintf("Still working on %s: step %d", inv.Card.Identifier, line)}}}})
+			flush()
+		}
 	}
 	res, exit := outcome(kind, inv, spec, time.Now().Add(reset))
 	res["type"] = "result"

@@ -17,6 +17,11 @@ import (
 
 // tx runs fn in a transaction and notifies watchers after a commit.
 func (d *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	return d.txAnnounced(ctx, true, fn)
+}
+
+// txAnnounced is tx; announce false commits without notifying watchers.
+func (d *DB) txAnnounced(ctx context.Context, announce bool, fn func(*sql.Tx) error) error {
 	t, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
 		return d.wrap(err)
@@ -25,7 +30,7 @@ func (d *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	// notification is queued first: not between the events insert and the
 	// commit, where every round trip is one more the event-order lock is
 	// held for (see insertEvents).
-	if d.dialect == postgres {
+	if d.dialect == postgres && announce {
 		if _, err := t.ExecContext(ctx, `SELECT pg_notify('drover_changes', '')`); err != nil {
 			_ = t.Rollback()
 			return d.wrap(err)
@@ -46,14 +51,16 @@ func (d *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 			return d.wrap(err) // a test's lost reply: committed, reported as failed
 		}
 	}
-	d.hub.publish()
+	if announce {
+		d.hub.publish()
+	}
 	return nil
 }
 
 // Apply implements store.Store.
 func (d *DB) Apply(ctx context.Context, ch store.Change) error {
 	now := d.now()
-	return d.tx(ctx, func(tx *sql.Tx) error {
+	return d.txAnnounced(ctx, !progressOnly(ch), func(tx *sql.Tx) error {
 		if err := d.lockLiveCaps(ctx, tx, []store.Change{ch}); err != nil {
 			return err
 		}
@@ -274,10 +281,8 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 			return err
 		}
 	}
-	for _, p := range ch.Progress {
-		if err := d.progressIn(ctx, tx, p.RunID, p); err != nil {
-			return err
-		}
+	if err := d.progressAll(ctx, tx, ch.Progress); err != nil {
+		return err
 	}
 	if c := ch.LiveCap; c != nil {
 		return d.liveCap(ctx, tx, c)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -269,5 +270,59 @@ func testProgressInAChange(t *testing.T, s store.Store) {
 	must(t, s.Apply(ctx, store.Change{Progress: []store.RunProgress{{RunID: ra[0].ID, LastOutput: "late", TokensIn: 9}}}))
 	if r, _ := s.GetRun(ctx, ra[0].ID); r.LastOutput == "late" || r.TokensIn == 9 {
 		t.Fatalf("progress reached a routed run: %+v", r)
+	}
+}
+
+// A node's flush: many runs' live figures in one change, every open run
+// written with its own figures, a routed one left as it was, and the
+// flush not announced to watchers on PostgreSQL (nothing waits on it).
+func testProgressFlush(t *testing.T, s store.Store) {
+	var runs []board.Run
+	for i := range 5 {
+		c := mkCard(t, s, fmt.Sprint("f", i), "ready")
+		must(t, claim(s, c, "n"))
+		rs, _ := s.ListRuns(ctx, store.RunFilter{CardID: c.ID})
+		runs = append(runs, rs[0])
+	}
+	done := runs[4]
+	done.Outcome = board.OutcomeSucceeded
+	must(t, s.Apply(ctx, store.Change{Run: &done, RunMustBeOpen: true}))
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watch := s.Watch(wctx)
+	drain := func() {
+		for {
+			select {
+			case <-watch:
+			case <-time.After(300 * time.Millisecond):
+				return
+			}
+		}
+	}
+	drain()
+	var ps []store.RunProgress
+	for i, r := range runs {
+		ps = append(ps, store.RunProgress{RunID: r.ID, LastOutput: fmt.Sprint("line ", i), TokensIn: int64(10 * i), TokensOut: int64(i), CostUSD: float64(i) / 4})
+	}
+	must(t, s.Apply(ctx, store.Change{Progress: ps}))
+	for i, r := range runs {
+		got, _ := s.GetRun(ctx, r.ID)
+		if i == 4 {
+			if got.LastOutput != "" || got.TokensIn != 0 {
+				t.Fatalf("a flush reached the routed run: %+v", got)
+			}
+			continue
+		}
+		if got.LastOutput != fmt.Sprint("line ", i) || got.TokensIn != int64(10*i) || got.TokensOut != int64(i) || got.CostUSD != float64(i)/4 {
+			t.Fatalf("run %d after the flush: %+v", i, got)
+		}
+	}
+	if s.Backend() != "postgres" {
+		return // SQLite's watch sees every commit (PRAGMA data_version)
+	}
+	select {
+	case <-watch:
+		t.Fatal("a flush of live figures alone was announced to watchers")
+	case <-time.After(300 * time.Millisecond):
 	}
 }

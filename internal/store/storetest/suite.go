@@ -54,6 +54,7 @@ func Run(t *testing.T, open Opener) {
 		{"ApplyAllCleansText", testApplyAllCleansText},
 		{"ApplyAllProgressBatch", testApplyAllProgressBatch},
 		{"ProgressInAChange", testProgressInAChange},
+		{"ProgressFlush", testProgressFlush},
 		{"Progress", testProgress},
 		{"RunLaunch", testRunLaunch},
 		{"AgentReportOnce", testAgentReportOnce},
