@@ -15,11 +15,12 @@ var Phrases = []Phrase{
 		"API Error (Request timed out.) · Retrying in 8 seconds… (attempt 5/10)",
 		"pc006", "pc170", "claude:hang_api_timeout", "hd066", "hd067", "hd084", "he061"),
 
-	// A process ended from outside by SIGTERM (exit status 143 = 128 + 15:
-	// a shutdown, a supervisor, a container stop): nothing the card did.
-	phrase("terminated_by_signal", `(?i)\b(exited|exit(ed)? with|terminated with|killed with|failed with) (exit )?(code|status) 143\b|\b(killed|terminated|stopped) by (signal )?(SIGTERM|signal 15)\b|\breceived SIGTERM\b`, KindInterrupted,
+	// A process ended from outside by SIGTERM or SIGKILL (exit status 143 =
+	// 128 + 15, 137 = 128 + 9: a shutdown, a supervisor, a container stop,
+	// the OOM killer): nothing the card did; the crash-loop cap bounds it.
+	phrase("terminated_by_signal", `(?i)\b(exited|exit(ed)? with|terminated with|killed with|failed with) (exit )?(code|status) 1(37|43)\b|\b(killed|terminated|stopped) by (signal )?(SIGTERM|SIGKILL|signal (9|15))\b|\breceived SIGTERM\b`, KindInterrupted,
 		"Error: Claude Code process exited with code 143",
-		"hi024"),
+		"hi024", "hj026"),
 
 	// Plan usage windows, before quota and the generic rate-limit rows.
 	phrase("claude_usage_limit_epoch", `(?i)Claude AI usage limit reached\|\d{9,11}`, KindUsageLimited,
@@ -29,9 +30,9 @@ var Phrases = []Phrase{
 	// affords less than the request (OpenRouter's credit check, whose
 	// advice names "a key with a higher monthly limit", hence before the
 	// usage row), an insufficient balance or credit, a budget spent.
-	phrase("credits_gone", `(?i)\binsufficient[ _](balance|credits?|funds)\b|\brequires more credits\b|\bcan only afford\b|\b(out of|no) (api )?credits( left| remaining)?\b|\bcredits? (exhausted|depleted|used up|ran out)\b|\bpayment required\b|\b(account|balance) (is )?(in arrears|overdue)\b|\barrearage\b|\bbilling[ _](hard[ _])?limit\b|\bbudget (has been |is )?(exceeded|exhausted)\b|\b(exceeded|crossed|over) (the |its |your )?budget\b|\bspend(ing)? (limit|cap)\b|\bquota\b.{0,40}\bis not enough\b|\binsufficient[ _]user[ _]quota\b`, KindQuotaExhausted,
+	phrase("credits_gone", `(?i)\binsufficient[ _](balance|credits?|funds)\b|\brequires more credits\b|\bcan only afford\b|\b(out of|no) (api )?credits( left| remaining)?\b|\bcredits? (exhausted|depleted|used up|ran out)\b|\bpayment required\b|\b(account|balance) (is )?(in arrears|overdue)\b|\barrearage\b|\bbilling[ _](hard[ _])?limit\b|\bbudget (has been |is )?(exceeded|exhausted)\b|\b(exceeded|crossed|over) (the |its |your )?budget\b|\bspend(ing)? (limit|cap)\b|\bquota\b.{0,40}\bis not enough\b|\binsufficient[ _]user[ _]quota\b|额度不足|余额不足|额度已用尽`, KindQuotaExhausted,
 		"Error: This request requires more credits, or fewer max_tokens. You requested up to 16384 tokens, but can only afford 3919. To increase, visit https://openrouter.ai/settings/credits and upgrade to a paid account",
-		"pc231", "pc232", "pc233", "pc234", "pc235", "pc236", "ho014", "he028", "hf041", "hh086"),
+		"pc231", "pc232", "pc233", "pc234", "pc235", "pc236", "ho014", "he028", "hf041", "hh086", "hj070"),
 	// A quota or capacity the provider says comes back within seconds is a
 	// rate limit (Google's "You have exhausted your capacity on this model.
 	// Your quota will reset after 53s."); before the usage row.
@@ -97,12 +98,12 @@ var Phrases = []Phrase{
 	// install missing a part it executes (codex's sandbox helper, its own
 	// binary under bubblewrap) or refused by its own trust check on the
 	// install path: the setup, the same for every card.
-	phrase("provider_missing", `(?i)\bprovider\b\W{1,3}[\w./-]{1,40}\W{1,3}(not found|is not configured|does not exist|is unknown)\b|\bunknown (model )?provider\b`, KindConfigError,
+	phrase("provider_missing", `(?i)\bprovider\b\W{1,3}[\w./-]{1,40}\W{1,3}(not found|is not configured|does not exist|is unknown)\b|\bunknown (model )?provider\b|\bno (llm |model |ai )?providers? (is |are )?configured\b|\bconfigure (at least one|an?) (llm |model |ai )?provider\b`, KindConfigError,
 		"Error: Provider 'mm' not found.",
-		"hd031"),
-	phrase("agent_install", `\b\w*ExecutableNotProvided\b|\bexecvp \S+: No such file or directory\b|(?i)\btrust check failed\b|\bno sandbox (is )?available\b|\bsandbox (is )?(not available|unavailable|not supported) (on|in|for) this\b|\bsandbox (image|container|runtime)\b.{0,120}\b(is missing|not found|could not be (pulled|found|started))\b`, KindConfigError,
+		"hd031", "hj039"),
+	phrase("agent_install", `\b\w*ExecutableNotProvided\b|\bexecvp \S+: No such file or directory\b|(?i)\btrust check failed\b|\bno sandbox (is )?available\b|\bsandbox (is )?(not available|unavailable|not supported) (on|in|for) this\b|\bsandbox (image|container|runtime)\b.{0,120}\b(is missing|not found|could not be (pulled|found|started))\b|\bsandbox\b.{0,40}\b(failed to (start|launch|determine|create|initiali[sz]e)|could not (start|be started|be created))\b|\bfailed to (start|launch|create|determine (the )?command for) (the )?sandbox\b`, KindConfigError,
 		"LandlockSandboxExecutableNotProvided",
-		"hd020", "hd021", "hd065", "hh017", "hi006"),
+		"hd020", "hd021", "hd065", "hh017", "hi006", "hj023", "hj037"),
 	// The configured model cannot call tools (an Ollama model without a
 	// tool template, a provider's model without function calling): the
 	// profile's model choice, the same for every card.
@@ -122,6 +123,12 @@ var Phrases = []Phrase{
 	phrase("workspace_not_repo", `(?i)\bnot (in |inside )?a git repo(sitory)?\b`, KindWorkspaceSetup,
 		"fatal: not a git repository (or any of the parent directories): .git",
 		"hi029"),
+	// An MCP server the profile configures does not come up, or the model
+	// server needs a flag it was not started with: the setup's, the same
+	// for every card.
+	phrase("mcp_startup", `(?i)\bMCP (client|server)s?\b.{0,60}\b(timed out|failed to start|failed to initiali[sz]e|could not (start|be started))\b|\brequires --[a-z][\w-]*\b.{0,80}\bto be (set|enabled|passed)\b`, KindConfigError,
+		"MCP server `docs` failed to start: spawn npx ENOENT",
+		"hj025", "hj075"),
 	phrase("untrusted_directory", `(?i)\bnot (inside|running in) a trusted (directory|folder|workspace)\b|\b(folder|directory|workspace) is (not trusted|untrusted)\b|\buntrusted (folder|directory|workspace)\b|--skip-git-repo-check was not specified\b`, KindConfigError,
 		"Not inside a trusted directory and --skip-git-repo-check was not specified.",
 		"pc238", "pc239", "pc240", "pc241"),
@@ -151,17 +158,17 @@ var Phrases = []Phrase{
 		"pc178", "pc179", "pc180", "pc181", "pc182", "claude:refusal", "hb083", "he056", "he057"),
 	// A provider's content filter (Azure OpenAI's content management
 	// policy) declined the prompt or its answer.
-	phrase("content_filter", `(?i)\bcontent (management|moderation|filtering) polic(y|ies)\b|\b(response|prompt|output|completion) was filtered\b|\bfiltered due to the prompt\b|\b(stopped|blocked) due to (prohibited|unsafe|harmful) content\b|\b(may|might|could) contain (inappropriate|unsafe|harmful|sensitive|prohibited) content\b|\bDataInspectionFailed\b|\bContentPolicyViolation(Error)?\b|\bcontent[ _]policy[ _]violation\b`, KindRefused,
+	phrase("content_filter", `(?i)\bcontent (management|moderation|filtering) polic(y|ies)\b|\b(response|prompt|output|completion) was filtered\b|\bfiltered due to the prompt\b|\b(stopped|blocked) due to (prohibited|unsafe|harmful) content\b|\b(may|might|could) contain (inappropriate|unsafe|harmful|sensitive|prohibited) content\b|\bDataInspectionFailed\b|\bContentPolicyViolation(Error)?\b|\bcontent[ _]policy[ _]violation\b|\b(considered|deemed|flagged as|classified as) (high[- ]risk|unsafe|harmful)\b`, KindRefused,
 		"OpenAI error: The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry.",
-		"hc049", "hc051", "hd042", "hf051", "hg093"),
+		"hc049", "hc051", "hd042", "hf051", "hg093", "hj044"),
 	phrase("codex_cyber_policy", `(?i)flagged for possible cybersecurity risk`, KindRefused,
 		"This request has been flagged for possible cybersecurity risk.",
 		"codex:cyber_policy"),
 
 	// Limits inside the run.
-	phrase("claude_max_turns", `(?i)reached (the )?maximum number of turns|\bmax(imum)?[ _-]?(turns|iterations|requests|steps)\b (\(\d+\) )?(exceeded|reached)\b|\bMaxTurnsExceeded\b|\b(turn|iteration) limit (reached|exceeded)\b|\b(stopped|halted) due to (the )?(max(imum)? (iterations|turns)|(iteration|turn) limit)\b|\b(exceeded|reached) (the )?max(imum)? (turn|iteration)s? limit\b`, KindMaxTurns,
+	phrase("claude_max_turns", `(?i)reached (the )?maximum number of turns|\bmax(imum)?[ _-]?(turns|iterations|requests|steps)\b (\(\d+\) )?(exceeded|reached)\b|\bMaxTurnsExceeded\b|\b(turn|iteration) limit (reached|exceeded)\b|\b(stopped|halted) due to (the )?(max(imum)? (iterations|turns)|(iteration|turn) limit)\b|\b(exceeded|reached) (the )?max(imum)? (turn|iteration)s? limit\b|\bonly \d+ (reflections|turns|iterations|steps|requests|retries) (are )?allowed\b`, KindMaxTurns,
 		"Reached maximum number of turns (1)",
-		"claude:max_turns", "hc039", "hc041", "hc042", "hd089", "hd090", "hd091", "he080", "hi051"),
+		"claude:max_turns", "hc039", "hc041", "hc042", "hd089", "hd090", "hd091", "he080", "hi051", "hj045"),
 
 	// A tool or sandbox denial inside the agent: this card's permissions,
 	// not the key (kept before the account row, so a 403 that says it was a
@@ -185,9 +192,9 @@ var Phrases = []Phrase{
 	// Credentials: missing, wrong or expired. A missing key variable is the
 	// credential the CLI did not get (drover passes only the variables a kind
 	// documents plus env_passthrough).
-	phrase("credentials", `(?i)\btoken (has |is )?(been )?expired\b|\bno refresh token\b|\binvalid (x-)?api[ -]key\b|\bapi[ -]key (is )?(invalid|not valid|expired|revoked)\b|\bapi key not (valid|found)\b|\bincorrect api key\b|\bmissing (\w+ )?api key\b|\bmissing environment variable\b|\bcould not resolve authentication method\b|\bnot logged in\b|\binvalid authentication credentials\b|\bmissing bearer\b|\bauthentication (did not complete|failed)\b|\brequire(s)? authentication\b|\bfailed to authenticate\b|\bunauthorized\b|\bcould not be refreshed\b|\bfailed to refresh (the |your )?token\b|\b(sign|log) in again\b|\b(not able|unable|could not|couldn['’]t) to authenticate\b|\bcredentials? (are |is )?(not valid|invalid|expired|missing|not found)\b|\b[A-Z][A-Z0-9_]*_(API_KEY|TOKEN)\b.{0,40}\b(not found|not set|is missing|is required|must be set)\b|\bmust specify (the )?[A-Z][A-Z0-9_]*_(API_KEY|TOKEN)\b|\bset an auth(entication)? method\b|\bcould not find\b.{0,40}\b(oauth|credentials?)\b|\breauthenticat(e|ion) is (needed|required)\b|\bopening (the )?(authentication|login) page in your browser\b|\bspawn xdg-open\b|\bno api key (available|found|provided|configured|set)\b|\bfailed to get auth(entication)? headers\b|\bexpected oauth ?2? access token\b|\bapi keys are not supported by this api\b|\binvalid (\w+ ){1,2}api[ -]?key\b|\bno (active )?credentials (for|found|available|configured)\b|\bfailed to (log ?in|sign ?in)\b|\b(login|sign-?in) failed\b|\bre-?authenticate with\b`, KindAuthFailed,
+	phrase("credentials", `(?i)\btoken (has |is )?(been )?expired\b|\binvalid (oidc|oauth|id|access|bearer|auth(entication)?|api) token\b|\bno refresh token\b|\binvalid (x-)?api[ -]key\b|\bapi[ -]key (is )?(invalid|not valid|expired|revoked)\b|\bapi key not (valid|found)\b|\bincorrect api key\b|\bmissing (\w+ )?api key\b|\bmissing environment variable\b|\bcould not resolve authentication method\b|\bnot logged in\b|\binvalid authentication credentials\b|\bmissing bearer\b|\bauthentication (did not complete|failed)\b|\brequire(s)? authentication\b|\bfailed to authenticate\b|\bunauthorized\b|\bcould not be refreshed\b|\bfailed to refresh (the |your )?token\b|\b(sign|log) in again\b|\b(not able|unable|could not|couldn['’]t) to authenticate\b|\bcredentials? (are |is )?(not valid|invalid|expired|missing|not found)\b|\b[A-Z][A-Z0-9_]*_(API_KEY|TOKEN)\b.{0,40}\b(not found|not set|is missing|is required|must be set)\b|\bmust specify (the )?[A-Z][A-Z0-9_]*_(API_KEY|TOKEN)\b|\bset an auth(entication)? method\b|\bcould not find\b.{0,40}\b(oauth|credentials?)\b|\breauthenticat(e|ion) is (needed|required)\b|\bopening (the )?(authentication|login) page in your browser\b|\bspawn xdg-open\b|\bno api key (available|found|provided|configured|set)\b|\bfailed to get auth(entication)? headers\b|\bexpected oauth ?2? access token\b|\bapi keys are not supported by this api\b|\binvalid (\w+ ){1,2}api[ -]?key\b|\bno (active )?credentials (for|found|available|configured)\b|\bfailed to (log ?in|sign ?in)\b|\b(login|sign-?in) failed\b|\bre-?authenticate with\b`, KindAuthFailed,
 		"Invalid API key · Fix external API key",
-		"pc020", "pc022", "pc027", "pc037", "pc039", "pc106", "pc141", "pc195", "pc205", "pc209", "pc211", "pc214", "claude:auth_401", "claude:missing_api_key", "codex:auth_401", "codex:builtin_provider_missing_api_key", "ho018", "ho037", "hb004", "hb052", "hb054", "hb055", "hb056", "hb057", "hb058", "hc014", "hc070", "hd023", "hd081", "he030", "he032", "he040"),
+		"pc020", "pc022", "pc027", "pc037", "pc039", "pc106", "pc141", "pc195", "pc205", "pc209", "pc211", "pc214", "claude:auth_401", "claude:missing_api_key", "codex:auth_401", "codex:builtin_provider_missing_api_key", "ho018", "ho037", "hb004", "hb052", "hb054", "hb055", "hb056", "hb057", "hb058", "hc014", "hc070", "hd023", "hd081", "he030", "he032", "he040", "hj029"),
 
 	// A program the agent starts is not installed (Node's "spawn node
 	// ENOENT"): the machine's setup, the same for every card; after the

@@ -217,3 +217,22 @@ func TestFamiliesOfTheHiBatch(t *testing.T) {
 	}
 	checkStructure(t, "command", cases)
 }
+
+// TestFamiliesOfTheHjBatch: the families widened after the hj batch was
+// scored, in wordings written for this test (not the batch's).
+func TestFamiliesOfTheHjBatch(t *testing.T) {
+	cases := []structureCase{
+		{`No model providers are configured. Add one in settings.`, KindConfigError, "phrase:provider_missing"},
+		{`Please configure an LLM provider before you start`, KindConfigError, "phrase:provider_missing"},
+		{`the agent terminated by signal SIGKILL (out of memory?)`, KindInterrupted, "phrase:terminated_by_signal"},
+		{`child exited with code 137`, KindInterrupted, "phrase:terminated_by_signal"},
+		{`error: sandbox runtime could not start: podman not installed`, KindConfigError, "phrase:agent_install"},
+		{`Only 5 retries allowed, stopping.`, KindMaxTurns, "phrase:claude_max_turns"},
+		{`Your message was flagged as unsafe and was not processed`, KindRefused, "phrase:content_filter"},
+		{`upstream error: 余额不足，请充值`, KindQuotaExhausted, "phrase:credits_gone"},
+		{`login failed: invalid access token`, KindAuthFailed, "phrase:credentials"},
+		{`MCP server "search" failed to start after 30s`, KindConfigError, "phrase:mcp_startup"},
+		{`tool calling requires --jinja to be set on the server`, KindConfigError, "phrase:mcp_startup"},
+	}
+	checkStructure(t, "command", cases)
+}
