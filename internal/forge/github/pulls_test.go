@@ -214,7 +214,9 @@ func TestPullStateConditional(t *testing.T) {
 		{"a review comment", func() { gh.AddReviewComment(p.Number, 0, "alice", "main.go", 3, "nit") },
 			func(s forge.PullState) bool { return len(s.Comments) == 1 }},
 		{"a push", func() { gh.Push("drover/eng-1", "2222222222222222222222222222222222222222") },
-			func(s forge.PullState) bool { return s.HeadSHA == "2222222222222222222222222222222222222222" && len(s.Checks) == 0 }},
+			func(s forge.PullState) bool {
+				return s.HeadSHA == "2222222222222222222222222222222222222222" && len(s.Checks) == 0
+			}},
 	}
 	tag := st.ETag
 	for _, c := range changes {
