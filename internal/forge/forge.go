@@ -111,6 +111,7 @@ type ReviewComment struct {
 
 // Check is one check run on the head commit.
 type Check struct {
+	ID         int64  `json:"id,omitempty"` // tells a re-run from the run it replaces
 	Name       string `json:"name"`
 	Status     string `json:"status"`               // queued, in_progress, completed
 	Conclusion string `json:"conclusion,omitempty"` // success, failure, timed_out, cancelled, neutral, skipped, action_required

@@ -16,22 +16,17 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/drover-dev/drover/internal/ghrest"
 	"github.com/drover-dev/drover/internal/tracker"
 )
 
 // DefaultEndpoint is GitHub's REST API.
-const DefaultEndpoint = "https://api.github.com"
+const DefaultEndpoint = ghrest.DefaultEndpoint
 
 // APIVersion is the REST API version drover speaks.
-const APIVersion = "2022-11-28"
-
-// secondaryWait is how long to wait after a secondary rate limit that names
-// no Retry-After: GitHub's documentation says at least one minute.
-const secondaryWait = time.Minute
+const APIVersion = ghrest.APIVersion
 
 type client struct {
 	http     *http.Client
@@ -64,12 +59,7 @@ func (c *client) do(ctx context.Context, method, path string, in any, hdr http.H
 	if err != nil {
 		return response{}, err
 	}
-	req.Header.Set("Accept", "application/vnd.github+json")
-	req.Header.Set("X-GitHub-Api-Version", APIVersion)
-	req.Header.Set("User-Agent", "drover")
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
+	ghrest.SetHeaders(req.Header, c.token)
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -98,51 +88,18 @@ func (c *client) do(ctx context.Context, method, path string, in any, hdr http.H
 	return r, nil
 }
 
-// rateLimit tells GitHub's limits apart by structure first: a 403 or 429
-// with x-ratelimit-remaining: 0 is the primary limit (wait for
-// x-ratelimit-reset); one with retry-after is a secondary limit (wait that
-// long). A 403 or 429 that has neither but whose documented message names a
-// secondary rate limit waits a minute, as GitHub's documentation asks.
-// Evidence: docs.github.com, "Rate limits for the REST API" (headers and
-// waits) and "Best practices for using the REST API".
+// rateLimit is GitHub's primary or secondary limit (ghrest.RateLimit says
+// which) as the tracker's error, nil when the answer is no limit.
 func (c *client) rateLimit(r response) *tracker.RateLimitError {
-	if r.status != http.StatusForbidden && r.status != http.StatusTooManyRequests {
+	l, ok := ghrest.RateLimit(r.status, r.header, r.body, c.now())
+	if !ok {
 		return nil
 	}
-	now := c.now()
-	msg := message(r.body)
-	if ra := r.header.Get("Retry-After"); ra != "" {
-		if s, err := strconv.Atoi(strings.TrimSpace(ra)); err == nil && s >= 0 {
-			return &tracker.RateLimitError{Until: now.Add(time.Duration(s) * time.Second), Secondary: true, Msg: msg}
-		}
-	}
-	if r.header.Get("X-RateLimit-Remaining") == "0" {
-		until := now.Add(secondaryWait)
-		if s, err := strconv.ParseInt(r.header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
-			until = time.Unix(s, 0)
-		}
-		return &tracker.RateLimitError{Until: until, Msg: msg}
-	}
-	if r.status == http.StatusTooManyRequests || strings.Contains(strings.ToLower(msg), "secondary rate limit") {
-		return &tracker.RateLimitError{Until: now.Add(secondaryWait), Secondary: true, Msg: msg}
-	}
-	return nil
+	return &tracker.RateLimitError{Until: l.Until, Secondary: l.Secondary, Msg: l.Msg}
 }
 
 // message is the "message" of GitHub's error body, else the body's start.
-func message(b []byte) string {
-	var e struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(b, &e) == nil && e.Message != "" {
-		return e.Message
-	}
-	s := strings.TrimSpace(string(b))
-	if len(s) > 200 {
-		s = s[:200]
-	}
-	return s
-}
+func message(b []byte) string { return ghrest.Message(b) }
 
 // refusedOrFailed turns a non-2xx answer to a write into an error: 401 is
 // the token (fix it; retried), 403/404/410/422 the tracker refusing this
@@ -167,20 +124,6 @@ func decode(method, path string, r response, v any) error {
 }
 
 // nextLink is the rel="next" URL of a Link header, as a path below endpoint.
-func (c *client) nextLink(h http.Header) string {
-	for _, part := range strings.Split(h.Get("Link"), ",") {
-		seg := strings.Split(part, ";")
-		if len(seg) < 2 {
-			continue
-		}
-		target := strings.Trim(strings.TrimSpace(seg[0]), "<>")
-		for _, p := range seg[1:] {
-			if strings.TrimSpace(p) == `rel="next"` {
-				return strings.TrimPrefix(target, c.endpoint)
-			}
-		}
-	}
-	return ""
-}
+func (c *client) nextLink(h http.Header) string { return ghrest.NextLink(h, c.endpoint) }
 
 func esc(s string) string { return url.PathEscape(s) }

@@ -20,21 +20,34 @@ import (
 )
 
 func (s *Server) route(w http.ResponseWriter, r *http.Request, body []byte) {
+	base := "/repos/" + s.Owner + "/" + s.Repo
+	p := r.URL.Path
+	rest := strings.Split(strings.Trim(strings.TrimPrefix(p, base), "/"), "/")
+	if s.counts == nil {
+		s.counts = map[string]int{}
+	}
+	if p == base || strings.HasPrefix(p, base+"/") {
+		s.counts[routeKey(r.Method, rest)]++
+	} else {
+		s.counts[r.Method+" "+p]++
+	}
 	if s.Faulted(w, Route{r.Method, r.URL.RequestURI()}) {
 		return
 	}
+	s.rateHeaders(w.Header())
 	if s.Token != "" && r.Header.Get("Authorization") != "Bearer "+s.Token {
 		writeJSON(w, http.StatusUnauthorized, msg("Bad credentials"))
 		return
 	}
-	base := "/repos/" + s.Owner + "/" + s.Repo
-	p := r.URL.Path
 	if p != base && !strings.HasPrefix(p, base+"/") {
 		writeJSON(w, http.StatusNotFound, msg("Not Found"))
 		return
 	}
-	rest := strings.Split(strings.Trim(strings.TrimPrefix(p, base), "/"), "/")
 	switch {
+	case rest[0] == "pulls":
+		s.pullsRoute(w, r, rest, body)
+	case len(rest) == 3 && rest[0] == "commits" && rest[2] == "check-runs" && r.Method == http.MethodGet:
+		s.checkRuns(w, r, rest[1])
 	case len(rest) == 1 && rest[0] == "" && r.Method == http.MethodGet:
 		writeJSON(w, http.StatusOK, map[string]any{"id": 1, "name": s.Repo, "full_name": s.Owner + "/" + s.Repo, "has_issues": true})
 	case len(rest) == 1 && rest[0] == "labels" && r.Method == http.MethodPost:
@@ -74,6 +87,17 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, body []byte) {
 	default:
 		writeJSON(w, http.StatusNotFound, msg("Not Found"))
 	}
+}
+
+// rateHeaders are GitHub's X-RateLimit-* headers: the fake never runs out
+// (faults inject limits), but a client sees what GitHub sends.
+func (s *Server) rateHeaders(h http.Header) {
+	s.used++
+	h.Set("X-RateLimit-Limit", "5000")
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(5000-s.used, 1)))
+	h.Set("X-RateLimit-Used", strconv.Itoa(min(s.used, 4999)))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(s.now.Add(time.Hour).Unix(), 10))
+	h.Set("X-RateLimit-Resource", "core")
 }
 
 // deleted: numbers below the highest ever issued that are gone were deleted.
@@ -240,6 +264,12 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 // page writes one page of items with GitHub's Link header and an ETag; an
 // If-None-Match naming the ETag answers 304 with no body.
 func (s *Server) page(w http.ResponseWriter, r *http.Request, items []any) {
+	s.pageWith(w, r, items, func(page []any) any { return page })
+}
+
+// pageWith is page for an answer that wraps its page of items (the
+// check-runs listing's {total_count, check_runs}).
+func (s *Server) pageWith(w http.ResponseWriter, r *http.Request, items []any, wrap func([]any) any) {
 	q := r.URL.Query()
 	per, _ := strconv.Atoi(q.Get("per_page"))
 	if per <= 0 {
@@ -249,7 +279,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, items []any) {
 	pg, _ := strconv.Atoi(q.Get("page"))
 	pg = max(pg, 1)
 	from, to := min((pg-1)*per, len(items)), min(pg*per, len(items))
-	b, _ := json.Marshal(append([]any{}, items[from:to]...))
+	b, _ := json.Marshal(wrap(append([]any{}, items[from:to]...)))
 	sum := sha256.Sum256(b)
 	etag := `W/"` + hex.EncodeToString(sum[:8]) + `"`
 	w.Header().Set("ETag", etag)
@@ -288,7 +318,7 @@ func (s *Server) wire(is *Issue) map[string]any {
 		"html_url": fmt.Sprintf("https://github.com/%s/%s/issues/%d", s.Owner, s.Repo, is.Number),
 		"user":     map[string]any{"login": "alice", "id": 1, "type": "User"},
 		"comments": s.count(is.Number), "created_at": s.now.Format(time.RFC3339), "updated_at": is.UpdatedAt.Format(time.RFC3339),
-		"closed_at": nil,
+		"closed_at": nil, "closed_by": s.user(is.ClosedBy),
 	}
 	if is.ClosedAt != nil {
 		m["closed_at"] = is.ClosedAt.Format(time.RFC3339)

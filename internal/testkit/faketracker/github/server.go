@@ -1,4 +1,5 @@
-// Package github is a local stand-in for GitHub's REST API for issues: the
+// Package github is a local stand-in for GitHub's REST API for issues and
+// pull requests: the
 // endpoints drover calls, with the request and response shapes of GitHub's
 // published OpenAPI description (github/rest-api-description,
 // descriptions/api.github.com/api.github.com.2022-11-28.yaml, read at
@@ -9,8 +10,10 @@
 // lacks it; issues/create-comment — {body} → 201;
 // issues/list-dependencies-blocked-by — an array of issues; and, from
 // GitHub's documentation, issues/get, issues/update, issues/list-comments,
-// issues/get-label, issues/create-label, repos/get), Link-header pagination, ETags with
-// If-None-Match → 304, and faults a test can inject: 403 secondary rate
+// issues/get-label, issues/create-label, repos/get), the pull requests of
+// pulls.go, Link-header pagination, ETags with If-None-Match → 304,
+// X-RateLimit-* headers on every answer, a count of requests per route,
+// and faults a test can inject: 403 secondary rate
 // limits, primary limits, 5xx, malformed bodies, refused label writes. Every
 // request is logged in order.
 package github
@@ -48,6 +51,7 @@ type Issue struct {
 	BlockedBy   []int // GitHub's issue dependencies: the issues this one is blocked by
 	UpdatedAt   time.Time
 	ClosedAt    *time.Time
+	ClosedBy    string // who closed it ("": nobody the fake knows of)
 }
 
 // Comment is one comment on an issue.
@@ -77,6 +81,15 @@ type Server struct {
 	comments []Comment
 	nextID   int64
 	now      time.Time
+
+	// pull requests (pulls.go)
+	pulls     map[int]*Pull
+	branches  map[string]string // branch → head sha, as Push told
+	reviews   []Review
+	rcomments []ReviewComment
+	checks    []CheckRun
+	counts    map[string]int // requests per route (Count)
+	used      int            // requests answered, for X-RateLimit-*
 }
 
 // New starts a fake for owner/repo.
