@@ -27,7 +27,7 @@ type Config struct {
 	Base string `json:"base,omitempty" yaml:"base"`
 	// Branch is the branch name template (Liquid, card.* variables);
 	// "" is DefaultBranch. The rendered name is made safe (BranchName).
-	Branch string `json:"branch,omitempty" yaml:"branch"`
+	Branch string `json:"branch,omitempty" yaml:"branch" cfg:"verbatim"`
 	// TokenEnv names the variable holding an HTTPS token for Repo (never
 	// the token itself); "" uses git's own credentials.
 	TokenEnv string `json:"token_env,omitempty" yaml:"token_env"`

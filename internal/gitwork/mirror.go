@@ -83,7 +83,7 @@ func Open(cfg Config, mirrorsDir string, env []string) (*Mirror, error) {
 		return nil, errors.New("gitwork: no directory for the mirrors")
 	}
 	repo := cfg.Repo
-	if isLocalPath(repo) {
+	if IsLocalPath(repo) {
 		abs, err := filepath.Abs(repo)
 		if err != nil {
 			return nil, Problem{"repo", err.Error()}
@@ -95,8 +95,9 @@ func Open(cfg Config, mirrorsDir string, env []string) (*Mirror, error) {
 		lock: filepath.Join(mirrorsDir, name+".lock"), run: runner{env: gitEnv(env, repo, cfg.TokenEnv), repo: repo}}, nil
 }
 
-// isLocalPath: not a URL and not scp-like host:path.
-func isLocalPath(repo string) bool {
+// IsLocalPath reports whether repo is a path on this machine: not a URL
+// and not scp-like host:path.
+func IsLocalPath(repo string) bool {
 	if schemeURL.MatchString(repo) {
 		return false
 	}
