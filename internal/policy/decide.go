@@ -250,6 +250,11 @@ func (x *decider) reason(k Kind, msg string) *board.BlockReason {
 		r.Where = nonEmpty(rep.Where, r.Where)
 		r.How = nonEmpty(rep.How, r.How)
 	}
+	if own := x.in.Classification.Reason; own != nil && k == x.in.Classification.Kind {
+		r.What = nonEmpty(own.What, r.What)
+		r.Where = nonEmpty(own.Where, r.Where)
+		r.How = nonEmpty(own.How, r.How)
+	}
 	if k == KindProviderUnavailable && x.in.ProfileBreakerTripped {
 		r.How = outageHow(x.id, x.in.AgentProfile)
 	}
@@ -321,6 +326,14 @@ func (x *decider) counted(d Decision) Decision {
 	}
 	if limit > 0 && n >= limit {
 		return x.giveUp(d, n, "policy.max_attempts", head)
+	}
+	// A counted kind with a cap of its own (no_change) also gives up when
+	// its own retries in this epoch are spent.
+	if kc := x.in.Config.Cap(x.k); kc != NoCap {
+		if m := countKind(x.prior, x.k) + 1; m > kc {
+			budget := fmt.Sprintf("policy.kinds.%s.cap", x.k)
+			return x.giveUp(d, n, budget, fmt.Sprintf("%s; %s for the %s time in this retry epoch (%s: %d %s)", head, x.k, ordinal(m), budget, kc, plural("retry", kc)))
+		}
 	}
 	at := x.schedule(&d, Delay(x.in.Config, x.k, n, x.in.Rand))
 	d.Verb, d.Event = VerbRetry, board.EvRetry
