@@ -116,6 +116,12 @@ func (r *runner) gitAfter(a attempt, cfg *config.Config, gs *gitSpace, cls polic
 	if cls.Kind != policy.KindSucceeded || ch.Changed() || !changeRequired(g, a.card) {
 		return cls, &ch
 	}
+	if n, err := gs.tree.Unpushed(ctx); err == nil && n > 0 {
+		// An earlier attempt's work, never pushed (it was stopped before):
+		// this attempt found it done. The push after verify carries it.
+		a.log.Info("nothing new, but the branch holds unpushed commits of an earlier attempt", "branch", ch.Branch, "commits", n)
+		return cls, &ch
+	}
 	if rep, known := r.report(a); known && policy.ApplyReport(cls, rep).Kind != policy.KindSucceeded {
 		return cls, &ch // the agent said it is blocked or asks: that decides
 	}

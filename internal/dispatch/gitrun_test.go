@@ -61,6 +61,9 @@ if grep -q race "$p"; then
   git clone -q "` + remote + `" "$h/c" && cd "$h/c" && git checkout -q -b "$(git -C "$DROVER_WORKSPACE" rev-parse --abbrev-ref HEAD)" &&
     echo human > human.txt && git add human.txt && git commit -qm human && git push -q origin HEAD && cd "$DROVER_WORKSPACE"
 fi
+if grep -q once "$p" && [ "$DROVER_ATTEMPT" = 1 ]; then
+  echo "done once" > once.txt; exit 1
+fi
 if grep -q edit "$p"; then
   echo "work of attempt $DROVER_ATTEMPT" > agent.txt
 fi
@@ -165,6 +168,27 @@ func TestGitWorkspaceNoChange(t *testing.T) {
 	}
 	if c2 = w.waitFor(c2.ID, "review", func(c board.Card) bool { return c.State == "review" || c.State == "blocked" }); c2.State != "review" {
 		t.Fatalf("a card with change_required: false: %s %+v", c2.State, c2.BlockReason)
+	}
+}
+
+// An attempt that did the work but failed before its push, then one that
+// finds nothing left to do: not no_change; the earlier commit is pushed.
+func TestGitWorkspaceUnpushedWorkIsNotNoChange(t *testing.T) {
+	w, remote := gitWorld(t)
+	stop := w.run(w.dispatcher("n1"))
+	defer stop()
+	c := w.addBody("Do it once", "do it once")
+	c = w.waitFor(c.ID, "review", func(c board.Card) bool { return c.State == "review" || c.State == "blocked" })
+	runs := w.runs(c.ID)
+	if c.State != "review" || len(runs) != 2 {
+		t.Fatalf("%s after %d runs: %+v", c.State, len(runs), c.BlockReason)
+	}
+	first, second := runs[0].Changes, runs[1].Changes
+	if first == nil || len(first.Commits) != 1 || first.Pushed != "" || second == nil || len(second.Commits) != 0 || second.Pushed != first.Head {
+		t.Fatalf("changes: first %+v, second %+v", first, second)
+	}
+	if got := gitT(t, remote, "show", "refs/heads/"+second.Branch+":once.txt"); got != "done once" {
+		t.Fatalf("the pushed branch's file: %q", got)
 	}
 }
 

@@ -106,6 +106,16 @@ func TestWorktreeMadeThenReusedAttemptsBuildOnEachOther(t *testing.T) {
 		t.Fatalf("drover's commit: %q", got)
 	}
 
+	if n, err := tree.Unpushed(ctx); err != nil || n != 1 {
+		t.Fatalf("Unpushed before any push: %d %v", n, err)
+	}
+	if err := tree.Push(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := tree.Unpushed(ctx); err != nil || n != 0 {
+		t.Fatalf("Unpushed after the push: %d %v", n, err)
+	}
+
 	// The retry: same directory, same branch, the first attempt's work there.
 	tree2, created, err := m.Worktree(ctx, dir, "drover/drv-1-fix")
 	if err != nil || created {

@@ -288,3 +288,22 @@ func (t *Tree) compare(ctx context.Context, ref, head string) error {
 	}
 	return &PushRejected{Branch: t.branch, Remote: remote, Local: head, At: time.Now()}
 }
+
+// Unpushed is the number of commits on the branch that the remote does not
+// have yet: beyond the pushed branch, or beyond the base when it was never
+// pushed (the work of an earlier attempt that did not get to its push).
+func (t *Tree) Unpushed(ctx context.Context) (int, error) {
+	upto := "refs/remotes/origin/" + t.branch
+	if t.m.sha(ctx, t.dir, upto) == "" {
+		base, err := t.m.baseRef(ctx)
+		if err != nil {
+			return 0, err
+		}
+		upto = base
+	}
+	out, err := t.m.run.git(ctx, t.dir, "rev-list", "--count", upto+"..HEAD")
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(out))
+}
