@@ -142,6 +142,10 @@ type Run struct {
 	// Verify is what the verify step (WORKFLOW.md verify:) found after the
 	// agent's clean exit; nil when no step is configured or it did not run.
 	Verify *VerifyResult `json:"verify,omitempty"`
+	// Changes is what the attempt did to the card's git branch
+	// (workspace.git): commits, files, lines, a dirty tree, the push; nil
+	// for a workflow without workspace.git or a run that did not get that far.
+	Changes *Changes `json:"changes,omitempty"`
 }
 
 // VerifyResult is the verify step of one run: its commands run in the

@@ -44,6 +44,47 @@ func dur(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
+// printChanges writes, for each run with workspace.git, what it did to the
+// card's branch.
+func printChanges(w io.Writer, runs []board.Run) {
+	first := true
+	for _, r := range runs {
+		if r.Changes == nil {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\nBranch")
+			first = false
+		}
+		fmt.Fprintf(w, "  %s  %s\n", r.ID, changesLine(*r.Changes))
+	}
+}
+
+// changesLine is one attempt's changes in words.
+func changesLine(c board.Changes) string {
+	s := fmt.Sprintf("%s: %s, %s (+%d -%d)", c.Branch, plural(len(c.Commits), "commit"), plural(c.Files, "file"), c.Insertions, c.Deletions)
+	if !c.Changed() {
+		s = c.Branch + ": nothing changed"
+	}
+	if c.Dirty {
+		s += ", tree left dirty"
+	}
+	if c.CommittedBy != "" {
+		s += ", committed by drover " + shortSHA(c.CommittedBy)
+	}
+	if c.Pushed != "" {
+		s += ", pushed " + shortSHA(c.Pushed)
+	}
+	return s
+}
+
+func shortSHA(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
 func runLine(r board.Run) []string {
 	exit := "-"
 	if r.ExitCode != nil {
@@ -138,6 +179,7 @@ func (a *app) showCardText(c board.Card, runs []board.Run, events []board.Event,
 			t.row(runLine(r)...)
 		}
 		t.flush()
+		printChanges(w, runs)
 	}
 	if len(comments) > 0 {
 		fmt.Fprintln(w, "\nComments")
@@ -160,4 +202,12 @@ func indent(s string) string {
 		lines[i] = "    " + l
 	}
 	return strings.Join(lines, "\n")
+}
+
+// plural is "1 file", "2 files".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -164,6 +164,7 @@ func (a *app) runServer(ctx context.Context, cfg *config.Config, log *slog.Logge
 	d, err = dispatch.New(dispatch.Options{
 		Store: a.st, Config: cfg, Watcher: watcher, Log: log,
 		LogDir: filepath.Join(a.configDir(), ".drover", "logs"),
+		GitDir: filepath.Join(a.configDir(), ".drover", "git"),
 		// Agents get no store: their run's capability (a socket of the
 		// run's own under .drover/agent) is all drover mcp and drover run
 		// need.

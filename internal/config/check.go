@@ -38,6 +38,7 @@ func (d *decoder) build(f *file, baseDir string) {
 		d.errf("workspace.root", "%v", err)
 	}
 	d.oneOf("workspace.cleanup", cfg.Workspace.Cleanup, workspace.Cleanups, "a cleanup mode")
+	d.git(cfg.Workspace.Git, baseDir)
 	alias(d, "hooks.timeout", &f.Hooks.Timeout, "hooks.timeout_ms", f.Hooks.SymphonyTimeout)
 	cfg.Hooks = f.Hooks.Hooks
 	d.check(cfg.Hooks.Timeout > 0, "hooks.timeout", "0 is not allowed; hooks need a time limit (e.g. 60s)")

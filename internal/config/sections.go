@@ -2,6 +2,8 @@ package config
 
 import (
 	"encoding/json"
+	"github.com/drover-dev/drover/internal/forge"
+	"github.com/drover-dev/drover/internal/gitwork"
 	"slices"
 	"strconv"
 	"time"
@@ -155,6 +157,18 @@ type Limits struct {
 type Workspace struct {
 	Root    string `json:"root" yaml:"root"`       // absolute
 	Cleanup string `json:"cleanup" yaml:"cleanup"` // workspace.Cleanup*
+	// Git, when set, makes each card's workspace a git worktree on a branch
+	// of its own (workspace.git); nil keeps plain directories.
+	Git *Git `json:"git,omitempty" yaml:"git"`
+}
+
+// Git is workspace.git: the repository cards work on (gitwork.Config) and
+// the pull requests of their branches.
+type Git struct {
+	gitwork.Config
+	// PullRequests is workspace.git.pull_requests (nil: drover pushes the
+	// branch and opens no pull request).
+	PullRequests *forge.Config `json:"pull_requests,omitempty" yaml:"pull_requests"`
 }
 
 type hooksFile struct {

@@ -64,6 +64,7 @@ func (r *runner) conversation(ctx context.Context, c board.Card, cur board.Run, 
 	prev := previousRun(runs, cur.ID)
 	if prev != nil {
 		conv.Verify = verifyPrompt(prev.Verify)
+		conv.Changes = prev.Changes
 	}
 	comments, err := r.st.ListComments(ctx, c.ID)
 	if err != nil {

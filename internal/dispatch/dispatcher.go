@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +33,9 @@ type Options struct {
 	Watcher *reload.Watcher // optional: hot reload on each tick
 	Node    string          // default: Config.Dispatch.Node
 	LogDir  string          // run logs go to LogDir/<identifier>/<run>.log
+	// GitDir holds the repositories' mirrors (workspace.git); default: a
+	// git directory beside LogDir (.drover/git for drover serve).
+	GitDir string
 	// NewAgent builds the agent for a profile (default registry.New).
 	NewAgent func(agent.Profile) (agent.Agent, error)
 	// Outbox turns a notice into outbox rows (default: none).
@@ -174,8 +178,14 @@ func New(o Options) (*Dispatcher, error) {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
+	if o.GitDir == "" && o.LogDir != "" {
+		o.GitDir = filepath.Join(filepath.Dir(filepath.Clean(o.LogDir)), "git")
+	}
 	if o.LogDir == "" {
 		o.LogDir = os.TempDir()
+	}
+	if o.GitDir == "" {
+		o.GitDir = filepath.Join(os.TempDir(), "drover-git")
 	}
 	d := &Dispatcher{o: o, wake: make(chan struct{}, 1), done: make(chan struct{}, 1)}
 	d.node = o.Node
@@ -351,7 +361,7 @@ func nonEmpty(s, def string) string {
 
 // runner is what runs this dispatcher's attempts.
 func (d *Dispatcher) runner() *runner {
-	r := &runner{st: d.o.Store, logDir: d.o.LogDir, newAgent: d.o.NewAgent, env: d.o.Env, mcpCommand: d.o.MCPCommand, node: d.node, now: d.o.Now}
+	r := &runner{st: d.o.Store, logDir: d.o.LogDir, gitDir: d.o.GitDir, newAgent: d.o.NewAgent, env: d.o.Env, mcpCommand: d.o.MCPCommand, node: d.node, now: d.o.Now}
 	d.channelOnce.Do(func() {
 		if d.o.AgentSockets != "" {
 			d.channel = &agentchan.Channel{Dir: d.o.AgentSockets, Store: d.o.Store, Now: d.o.Now}

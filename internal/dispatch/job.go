@@ -124,7 +124,7 @@ func (d *Dispatcher) runJob(j *job) {
 	j.agentDone.Store(true) // no more renewals: routing ends the claim
 	ctx, cancel := context.WithTimeout(j.trace, 2*time.Minute)
 	defer cancel()
-	err := d.routes.route(ctx, routeReq{cardID: j.card.ID, claim: j.claim, run: j.run, cls: out.cls, res: &out.res, verify: out.verify})
+	err := d.routes.route(ctx, routeReq{cardID: j.card.ID, claim: j.claim, run: j.run, cls: out.cls, res: &out.res, verify: out.verify, changes: out.changes})
 	if err != nil {
 		log.Error("could not route the run", "err", err)
 	}

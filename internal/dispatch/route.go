@@ -57,6 +57,9 @@ type routeReq struct {
 	res    *agent.Result // the agent's result; nil for a recovered run
 	// verify is what the verify step found (nil when none ran).
 	verify *board.VerifyResult
+	// changes is what the attempt did to the card's branch (nil without
+	// workspace.git).
+	changes *board.Changes
 	// recovering: the run is another owner's (or a past life's) whose
 	// lease ended, routed by whoever recovers it.
 	recovering bool

@@ -46,7 +46,7 @@ type routing struct {
 func decideRoute(env routeEnv, req routeReq, f routeFacts) (routing, error) {
 	cls, fp := failureOf(req, f.stored)
 	fin := finishedRun(env, f.stored, req.res)
-	fin.Fingerprint, fin.Verify = fp, req.verify
+	fin.Fingerprint, fin.Verify, fin.Changes = fp, req.verify, req.changes
 	if c := f.card.Claim; c == nil || c.Owner != req.claim.Owner || c.Epoch != req.claim.Epoch {
 		// The claim passed on. Whoever took it (a recovery) routes the run
 		// in the same change; if the run is somehow still open, it is

@@ -35,6 +35,7 @@ type runner struct {
 	env        map[string]string  // added to every agent's environment
 	mcpCommand string             // the drover binary agents run as their MCP server
 	channel    *agentchan.Channel // the runs' capabilities; nil: none
+	gitDir     string             // the repositories' mirrors (workspace.git)
 	node       string
 	now        func() time.Time
 }
@@ -53,10 +54,11 @@ type attempt struct {
 // outcome is what an attempt came to: the agent's result, the verdict on
 // it, and the verify step's result when one ran.
 type outcome struct {
-	res    agent.Result
-	cls    policy.Classification
-	verify *board.VerifyResult
-	err    error
+	res     agent.Result
+	cls     policy.Classification
+	verify  *board.VerifyResult
+	changes *board.Changes // what the attempt did to the card's branch (workspace.git)
+	err     error
 }
 
 // run runs the attempt: its workspace, the agent, the verify step.
@@ -72,10 +74,14 @@ func (r *runner) run(a attempt, cfg *config.Config) outcome {
 	}
 	res, cls, runErr := r.invoke(a, cfg, ws, logPath)
 	ws.revoke() // the agent has exited: its capability ends with it
+	cls, changes := r.gitAfter(a, cfg, ws.git, cls)
 	cls, vr := r.verify(a, cfg, ws, logPath, cls)
+	if vr == nil || vr.Passed {
+		cls = r.gitPush(a, ws.git, cls, changes)
+	}
 	// after_run cannot change the verdict: it runs once the run is classified.
 	_ = runHook(context.WithoutCancel(a.ctx), ws.hooks, workspace.HookAfterRun, ws.dir, ws.hookEnv, ws.hookLog)
-	return outcome{res: res, cls: cls, verify: vr, err: runErr}
+	return outcome{res: res, cls: cls, verify: vr, changes: changes, err: runErr}
 }
 
 // prepared is an attempt's workspace, ready for its agent.
@@ -88,19 +94,27 @@ type prepared struct {
 	close   func()
 	revoke  func()         // ends the run's capability (idempotent)
 	binds   []sandbox.Bind // what a sandboxed agent sees besides its workspace: the capability's directory
+	git     *gitSpace      // the card's worktree (workspace.git); nil without git
 }
 
-// prepare makes the card's workspace and runs its after_create (for a new
-// one) and before_run hooks.
+// prepare makes the card's workspace (its git worktree with workspace.git)
+// and runs its after_create (for a new one) and before_run hooks.
 func (r *runner) prepare(a attempt, cfg *config.Config, logPath string) (prepared, error) {
 	p := prepared{hookLog: io.Discard, close: func() {}, revoke: func() {}}
 	wctx, wsp := tracing.Start(a.ctx, tracing.SpanWorkspace)
-	ws, created, err := workspace.Ensure(cfg.Workspace.Root, a.card.Identifier)
-	if err != nil {
+	var ws string
+	var created bool
+	var err error
+	if cfg.Workspace.Git != nil {
+		ws, created, p.git, err = r.worktree(wctx, a, cfg)
+	} else if ws, created, err = workspace.Ensure(cfg.Workspace.Root, a.card.Identifier); err != nil {
 		err = fmt.Errorf("workspace %s: %w", cfg.Workspace.Root, err)
+	}
+	if err != nil {
 		tracing.End(wsp, err)
 		return p, err
 	}
+	p.binds = append(p.binds, gitBinds(p.git)...)
 	tracing.Workspace(wsp, ws, created)
 	p.dir, p.env = ws, r.agentEnv(a, ws)
 	if err := r.openChannel(a, cfg, &p); err != nil {
@@ -124,6 +138,9 @@ func (r *runner) prepare(a attempt, cfg *config.Config, logPath string) (prepare
 	}
 	if err == nil {
 		err = runHook(wctx, p.hooks, workspace.HookBeforeRun, ws, p.hookEnv, p.hookLog)
+	}
+	if err == nil {
+		err = r.markHead(wctx, p.git) // after the hooks: what they commit is not the attempt's
 	}
 	tracing.End(wsp, err)
 	return p, err

@@ -16,7 +16,11 @@
 //	err = t.Push(ctx)                               // *PushRejected when someone else pushed
 package gitwork
 
-import "time"
+import (
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+)
 
 // Config is workspace.git in WORKFLOW.md.
 type Config struct {
@@ -27,7 +31,7 @@ type Config struct {
 	Base string `json:"base,omitempty" yaml:"base"`
 	// Branch is the branch name template (Liquid, card.* variables);
 	// "" is DefaultBranch. The rendered name is made safe (BranchName).
-	Branch string `json:"branch,omitempty" yaml:"branch"`
+	Branch string `json:"branch,omitempty" yaml:"branch" cfg:"verbatim"`
 	// TokenEnv names the variable holding an HTTPS token for Repo (never
 	// the token itself); "" uses git's own credentials.
 	TokenEnv string `json:"token_env,omitempty" yaml:"token_env"`
@@ -56,24 +60,10 @@ const DefaultBranch = "drover/{{ card.identifier }}-{{ card.title }}"
 // DefaultAuthor signs drover's own commits.
 const DefaultAuthor = "drover <drover@localhost>"
 
-// Changes is what one attempt did to the card's branch.
-type Changes struct {
-	Branch     string   `json:"branch"`
-	Base       string   `json:"base"`    // the commit the attempt started from
-	Head       string   `json:"head"`    // the branch's commit after it
-	Commits    []string `json:"commits"` // commits added, oldest first
-	Files      int      `json:"files"`   // files changed between Base and Head
-	Insertions int      `json:"insertions"`
-	Deletions  int      `json:"deletions"`
-	// Dirty: the tree held changes nobody committed when the attempt
-	// ended (after drover's own commit, only what could not be committed).
-	Dirty bool `json:"dirty"`
-	// CommittedBy names drover's commit when drover made one ("" otherwise).
-	CommittedBy string `json:"committed_by,omitempty"`
-}
-
-// Changed says whether the attempt left anything on its branch.
-func (c Changes) Changed() bool { return len(c.Commits) > 0 || c.Dirty }
+// Changes is what one attempt did to the card's branch; it is
+// board.Changes (the run's changes field), so the store and the API carry
+// it without knowing git.
+type Changes = board.Changes
 
 // PushRejected is Push's error when the remote branch holds commits this
 // worktree does not have (someone else pushed): drover never force-pushes

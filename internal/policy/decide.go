@@ -188,7 +188,7 @@ func Decide(in Input) Decision {
 		return x.pauseProfile(d)
 	case s.Counts && in.Hold != nil:
 		return x.held(d)
-	case s.Counts && in.Config.RepeatOn() && !x.lastAttempt():
+	case s.Counts && in.Config.RepeatOn() && !x.lastAttempt() && !x.kindCapSpent():
 		if n := Repeats(in.History, in.Changes, in.NextBasis); n >= in.Config.RepeatCap {
 			d.Outcome = board.OutcomeBlocked
 			return x.repeatBlock(d, n)
@@ -250,6 +250,11 @@ func (x *decider) reason(k Kind, msg string) *board.BlockReason {
 		r.Where = nonEmpty(rep.Where, r.Where)
 		r.How = nonEmpty(rep.How, r.How)
 	}
+	if own := x.in.Classification.Reason; own != nil && k == x.in.Classification.Kind {
+		r.What = nonEmpty(own.What, r.What)
+		r.Where = nonEmpty(own.Where, r.Where)
+		r.How = nonEmpty(own.How, r.How)
+	}
 	if k == KindProviderUnavailable && x.in.ProfileBreakerTripped {
 		r.How = outageHow(x.id, x.in.AgentProfile)
 	}
@@ -308,6 +313,13 @@ func (x *decider) lastAttempt() bool {
 	return limit > 0 && CountedAttempts(x.prior)+1 >= limit
 }
 
+// kindCapSpent: a counted kind with a cap of its own (no_change) has used
+// it up in this retry epoch; the run gives up by that cap.
+func (x *decider) kindCapSpent() bool {
+	kc := x.in.Config.Cap(x.k)
+	return Spec(x.k).Counts && kc != NoCap && countKind(x.prior, x.k)+1 > kc
+}
+
 func (x *decider) counted(d Decision) Decision {
 	n := CountedAttempts(x.prior) + 1
 	limit := x.in.Config.maxAttempts()
@@ -321,6 +333,13 @@ func (x *decider) counted(d Decision) Decision {
 	}
 	if limit > 0 && n >= limit {
 		return x.giveUp(d, n, "policy.max_attempts", head)
+	}
+	// A counted kind with a cap of its own (no_change) also gives up when
+	// its own retries in this epoch are spent.
+	if x.kindCapSpent() {
+		kc, m := x.in.Config.Cap(x.k), countKind(x.prior, x.k)+1
+		budget := fmt.Sprintf("policy.kinds.%s.cap", x.k)
+		return x.giveUp(d, n, budget, fmt.Sprintf("%s; %s for the %s time in this retry epoch (%s: %d %s)", head, x.k, ordinal(m), budget, kc, plural("retry", kc)))
 	}
 	at := x.schedule(&d, Delay(x.in.Config, x.k, n, x.in.Rand))
 	d.Verb, d.Event = VerbRetry, board.EvRetry

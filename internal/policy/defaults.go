@@ -34,10 +34,11 @@ func capOf(n int) *int { return &n }
 
 // Cap is the effective per-card cap of k under cfg: the number of retries (or
 // deferrals) of that kind allowed in one retry epoch. NoCap when unbounded by a
-// cap of its own (counted kinds are bounded by max_attempts instead).
+// cap of its own (most counted kinds are bounded by max_attempts alone;
+// no_change is counted and capped both).
 func (c Config) Cap(k Kind) int {
 	s := Spec(k)
-	if s.Counts || !s.Reschedules {
+	if s.Counts && s.DefaultCap == NoCap || !s.Reschedules {
 		return NoCap
 	}
 	if kp, ok := c.Kinds[k]; ok && kp.Cap != nil {

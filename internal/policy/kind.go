@@ -42,6 +42,14 @@ const (
 	// KindSpendLimit: drover stopped the run because the card crossed
 	// limits.max_cost_per_card_usd; the card is blocked until an operator acts.
 	KindSpendLimit Kind = "spend_limit"
+	// KindNoChange: a clean exit on a card with workspace.git that left
+	// nothing on its branch (no commit, no change) when a change is
+	// required; counted, retried, the next prompt told so.
+	KindNoChange Kind = "no_change"
+	// KindPushRejected: drover's push of the card's branch was refused
+	// because someone else pushed commits drover does not have; drover never
+	// force-pushes, so the card is blocked for a human to merge.
+	KindPushRejected Kind = "push_rejected"
 	// KindSucceeded is not a failure: the sim agent and classify use it for a clean run.
 	KindSucceeded Kind = "succeeded"
 )
@@ -53,6 +61,7 @@ var Kinds = []Kind{
 	KindInvalidInput, KindContextExhausted, KindPermissionDenied, KindRefused,
 	KindAgentBlocked, KindInputRequired, KindAgentFailed, KindMaxTurns, KindTimeout, KindStalled,
 	KindVerifyFailed, KindUnknown, KindNoProgress, KindRepeatedFailure, KindCancelled, KindSpendLimit,
+	KindNoChange, KindPushRejected,
 }
 
 // Valid reports whether k is a known failure kind.

@@ -110,6 +110,10 @@ func how(k Kind, id, profile, runID string) string {
 		return fmt.Sprintf("lower the load on agent profile %s (fewer concurrent cards) or wait for the limit to reset, then %s", prof, resume)
 	case KindNoProgress:
 		return fmt.Sprintf("the agent exits cleanly but never moves the card: read %s; if the work is done run drover card mv %s done, else change the card (drover card edit %s …) and %s", logs, id, id, resume)
+	case KindPushRejected:
+		return fmt.Sprintf("merge or rebase the card's branch yourself (drover never force-pushes), or delete the remote branch; then %s", resume)
+	case KindNoChange:
+		return fmt.Sprintf("the agent exits cleanly but leaves its branch as it was: read %s; if the card needs no change set spec.change_required: false (drover card edit %s --spec-file FILE), else make the card clearer; then %s", logs, id, resume)
 	case KindSpendLimit:
 		return fmt.Sprintf("raise limits.max_cost_per_card_usd in WORKFLOW.md or make the card smaller (drover card edit %s …), then %s", id, resume)
 	case KindCancelled:

@@ -14,6 +14,11 @@ const (
 	UnverifiedSource = "verify: not run"
 )
 
+// GitSource starts the Source of a verdict drover found in the card's git
+// branch after the agent (no_change, push_rejected, a failed push): an
+// agent's drover_done overrules none of them.
+const GitSource = "git"
+
 // ReportSource prefixes the Source of a verdict that came from the agent's
 // own report ("agent:drover_block"); views mark such reasons as the agent's.
 const ReportSource = "agent:"
@@ -42,7 +47,7 @@ func ApplyReport(c Classification, r *board.AgentReport) Classification {
 	if tool == "" {
 		return c // a kind this drover does not know: the run's own signals decide
 	}
-	if strings.HasPrefix(c.Source, "killed:") || (strings.HasPrefix(c.Source, VerifySource) && r.Kind == board.ReportDone) {
+	if strings.HasPrefix(c.Source, "killed:") || ((strings.HasPrefix(c.Source, VerifySource) || strings.HasPrefix(c.Source, GitSource)) && r.Kind == board.ReportDone) {
 		c.Message += "; the agent had reported (" + tool + "): " + ReportText(r)
 		return c
 	}

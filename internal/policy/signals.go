@@ -1,6 +1,10 @@
 package policy
 
-import "time"
+import (
+	"time"
+
+	"github.com/drover-dev/drover/internal/board"
+)
 
 // Signals is everything known about a finished agent process, as the agent
 // adapter saw it. Classify reads it; it never touches processes or files.
@@ -89,4 +93,8 @@ type Classification struct {
 	// and the agent said it in so many words (a tool call, the QUESTION: line).
 	Question string `json:"question,omitempty"`
 	Source   string `json:"source"` // e.g. "structured:api_error_status", "phrase:rate_limit_exceeded", "exit_code", "rule:NAME"
+	// Reason is drover's own what/where/how for a kind it found outside
+	// the agent (push_rejected: the branch, the repository, both commits);
+	// a block's reason takes its non-empty parts.
+	Reason *board.BlockReason `json:"-"`
 }

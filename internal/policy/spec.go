@@ -128,6 +128,10 @@ var specs = map[Kind]KindSpec{
 		WhatCanChange: "an operator resumes or cancels the card (never retried automatically)"},
 	KindSpendLimit: {Verb: VerbBlock, Outcome: board.OutcomeBlocked, DefaultCap: NoCap,
 		WhatCanChange: "an operator raises limits.max_cost_per_card_usd or makes the card smaller, then drover card resume ID"},
+	KindNoChange: {Verb: VerbRetry, Outcome: board.OutcomeFailed, Counts: true, DefaultCap: 2, Reschedules: true,
+		WhatCanChange: "the next attempt changes the branch (its prompt says the last one did not), or the card says spec.change_required: false"},
+	KindPushRejected: {Verb: VerbBlock, Outcome: board.OutcomeBlocked, DefaultCap: NoCap,
+		WhatCanChange: "a human merges or rebases the card's branch (or deletes the remote branch), then drover card resume ID"},
 	KindSucceeded: {Verb: VerbComplete, Outcome: board.OutcomeSucceeded, DefaultCap: NoCap,
 		WhatCanChange: "nothing: the work is done"},
 }

@@ -42,6 +42,8 @@ func TestSpecTable(t *testing.T) {
 		{KindRepeatedFailure, VerbBlock, "block", false, NoCap, ProfileNone},
 		{KindCancelled, VerbHold, "hold", false, NoCap, ProfileNone},
 		{KindSpendLimit, VerbBlock, "block", false, NoCap, ProfileNone},
+		{KindNoChange, VerbRetry, "retry", true, 2, ProfileNone},
+		{KindPushRejected, VerbBlock, "block", false, NoCap, ProfileNone},
 		{KindSucceeded, VerbComplete, "complete", false, NoCap, ProfileNone},
 	}
 	seen := map[Kind]bool{}

@@ -63,7 +63,7 @@ func (c Config) Validate(b *board.Board) error {
 		case !k.Valid():
 			fail(key, "%q is not a failure kind%s; use one of %s", k, suggest.DidYouMean(suggest.Closest(string(k), names)), strings.Join(names, ", "))
 			continue
-		case kp.Cap != nil && s.Counts:
+		case kp.Cap != nil && s.Counts && s.DefaultCap == NoCap:
 			fail(key+".cap", "%s counts toward policy.max_attempts; set that instead", k)
 		case kp.Cap != nil && !s.Reschedules:
 			fail(key+".cap", "%s is never retried automatically (%s), so a cap has no effect; remove it", k, s.Label())

@@ -2,6 +2,8 @@ package prompt
 
 import (
 	"fmt"
+
+	"github.com/drover-dev/drover/internal/board"
 	"strings"
 	"time"
 )
@@ -18,6 +20,10 @@ type Conversation struct {
 	// Verify is what the last attempt's verify step found when it failed:
 	// the command, its exit and its last output ("" when it passed or none ran).
 	Verify string
+	// Changes is what the last attempt did to the card's git branch
+	// (workspace.git), nil when there was none or no git: the changes
+	// variable.
+	Changes *board.Changes
 }
 
 // Comment is one operator comment, as the template sees it (comments[i].author,
@@ -62,5 +68,17 @@ func (c Conversation) bindings() map[string]any {
 	for i, cm := range c.Comments {
 		comments[i] = map[string]any{"author": cm.Author, "at": cm.At.UTC().Format(time.RFC3339), "text": cm.Text}
 	}
-	return map[string]any{"question": c.Question, "answer": c.Answer, "comments": comments, "verify": c.Verify}
+	return map[string]any{"question": c.Question, "answer": c.Answer, "comments": comments, "verify": c.Verify, "changes": changesBinding(c.Changes)}
+}
+
+// changesBinding is the changes variable: the last attempt's branch, its
+// number of commits, files, insertions, deletions, whether it left the
+// tree dirty and whether it changed anything; "" and zeros when none.
+func changesBinding(ch *board.Changes) map[string]any {
+	var c board.Changes
+	if ch != nil {
+		c = *ch
+	}
+	return map[string]any{"branch": c.Branch, "base": c.Base, "head": c.Head, "commits": len(c.Commits), "files": c.Files,
+		"insertions": c.Insertions, "deletions": c.Deletions, "dirty": c.Dirty, "changed": c.Changed()}
 }

@@ -71,7 +71,11 @@ Continue with this answer; do not ask the same question again.
 {% endif %}{% if comments.size > 0 %}
 Comments from the operators since the last attempt:
 {% for c in comments %}- {{ c.author }} ({{ c.at }}): {{ c.text }}
-{% endfor %}{% endif %}{% if verify != "" %}
+{% endfor %}{% endif %}{% if changes.branch != "" and changes.changed == false %}
+The last attempt ended without changing anything on the branch
+{{ changes.branch }}: no commit and no edited file. This card needs a change
+to the repository; make it before you finish.
+{% endif %}{% if verify != "" %}
 The checks drover ran in the workspace after the last attempt failed; fix what
 they found before you finish:
 {{ verify }}
@@ -101,11 +105,14 @@ A human answers it, and the next attempt continues with the answer.
 // Template variables and their fields. card.spec is free-form (the card's
 // spec object); every other field is fixed.
 var (
-	promptRoots = []string{"card", "issue", "attempt", "run", "workspace", "question", "answer", "comments", "verify"}
+	promptRoots = []string{"card", "issue", "attempt", "run", "workspace", "question", "answer", "comments", "verify", "changes"}
 	cardFields  = []string{"id", "identifier", "title", "body", "state", "priority", "labels", "agent", "spec", "url", "blocked_by"}
 	issueFields = []string{"id", "identifier", "title", "description", "state", "priority", "labels", "url", "blocked_by"}
 	runFields   = []string{"id", "attempt"}
-	rootFields  = map[string][]string{"card": cardFields, "issue": issueFields, "run": runFields}
+	// changesFields: the last attempt's changes to the card's branch
+	// (workspace.git); commits is a number.
+	changesFields = []string{"branch", "base", "head", "commits", "files", "insertions", "deletions", "dirty", "changed"}
+	rootFields    = map[string][]string{"card": cardFields, "issue": issueFields, "run": runFields, "changes": changesFields}
 )
 
 // RenderError is a prompt that cannot render for one card (e.g. a spec field

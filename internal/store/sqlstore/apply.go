@@ -194,7 +194,7 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		}
 		if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO runs (id, card_id, attempt, retry_epoch, claim_epoch, node, agent,
 			outcome, kind, counted, decision, exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out,
-			cost_usd, log_path, workspace, last_output, session_id, argv, env_names, fingerprint, basis, verify) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
+			cost_usd, log_path, workspace, last_output, session_id, argv, env_names, fingerprint, basis, verify, changes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
 			append(runArgs(r, now), truthArgs(r)...)...); err != nil {
 			if isUnique(err) {
 				return fmt.Errorf("%w (attempt %d of epoch %d exists)", store.ErrConflict, r.Attempt, r.RetryEpoch)
@@ -215,7 +215,7 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		res, err := tx.ExecContext(ctx, d.q(`UPDATE runs SET card_id=?, attempt=?, retry_epoch=?, claim_epoch=?, node=?, agent=?,
 			outcome=?, kind=?, counted=?, decision=?, exit_code=?, error=?, claimed_at=?, started_at=?, finished_at=?,
 			tokens_in=?, tokens_out=?, cost_usd=?, log_path=?, workspace=?, last_output=?, session_id=?, argv=?, env_names=?,
-			fingerprint=?, basis=?, verify=? WHERE id=?`+cond), args...)
+			fingerprint=?, basis=?, verify=?, changes=? WHERE id=?`+cond), args...)
 		if err != nil {
 			return err
 		}

@@ -14,11 +14,12 @@ import (
 
 const runCols = `id, card_id, attempt, retry_epoch, claim_epoch, node, agent, outcome, kind, counted, decision,
  exit_code, error, claimed_at, started_at, finished_at, tokens_in, tokens_out, cost_usd, log_path, workspace, last_output, session_id, argv, env_names, report,
- fingerprint, basis, verify`
+ fingerprint, basis, verify, changes`
 
-// truthArgs are the values of runs.fingerprint, runs.basis and runs.verify.
+// truthArgs are the values of runs.fingerprint, runs.basis, runs.verify
+// and runs.changes.
 func truthArgs(r *board.Run) []any {
-	basis, verify := "", ""
+	basis, verify, changes := "", "", ""
 	if len(r.Basis) > 0 {
 		b, _ := json.Marshal(r.Basis)
 		basis = string(b)
@@ -27,7 +28,11 @@ func truthArgs(r *board.Run) []any {
 		b, _ := json.Marshal(r.Verify)
 		verify = string(b)
 	}
-	return textArgs([]any{r.Fingerprint, basis, verify})
+	if r.Changes != nil {
+		b, _ := json.Marshal(r.Changes)
+		changes = string(b)
+	}
+	return textArgs([]any{r.Fingerprint, basis, verify, changes})
 }
 
 // runArgs are the values for every column of runs; a run without a claim
@@ -57,10 +62,10 @@ func scanRun(s scanner) (board.Run, error) {
 	var exit sql.NullInt64
 	var claimed int64
 	var started, finished sql.NullInt64
-	var argv, envNames, report, basis, verify string
+	var argv, envNames, report, basis, verify, changes string
 	err := s.Scan(&r.ID, &r.CardID, &r.Attempt, &r.RetryEpoch, &r.ClaimEpoch, &r.Node, &r.Agent, &outcome, &r.Kind,
 		&counted, &r.Decision, &exit, &r.Error, &claimed, &started, &finished, &r.TokensIn, &r.TokensOut, &r.CostUSD,
-		&r.LogPath, &r.Workspace, &r.LastOutput, &r.SessionID, &argv, &envNames, &report, &r.Fingerprint, &basis, &verify)
+		&r.LogPath, &r.Workspace, &r.LastOutput, &r.SessionID, &argv, &envNames, &report, &r.Fingerprint, &basis, &verify, &changes)
 	if err != nil {
 		return r, err
 	}
@@ -72,6 +77,12 @@ func scanRun(s scanner) (board.Run, error) {
 	if verify != "" {
 		r.Verify = &board.VerifyResult{}
 		if err := decodeJSON("runs", "verify", r.ID, verify, r.Verify); err != nil {
+			return r, err
+		}
+	}
+	if changes != "" {
+		r.Changes = &board.Changes{}
+		if err := decodeJSON("runs", "changes", r.ID, changes, r.Changes); err != nil {
 			return r, err
 		}
 	}

@@ -40,6 +40,7 @@ func Run(t *testing.T, open Opener) {
 		{"RunRoutedOnce", testRunRoutedOnce},
 		{"RunSessionID", testRunSessionID},
 		{"RunFingerprints", testRunFingerprints},
+		{"RunChanges", testRunChanges},
 		{"AgentGuard", testAgentGuard},
 		{"LiveCap", testLiveCap},
 		{"LiveCapBatches", testLiveCapBatches},

@@ -1,0 +1,43 @@
+package config
+
+import (
+	"regexp"
+
+	"github.com/drover-dev/drover/internal/agent"
+	"github.com/drover-dev/drover/internal/forge"
+	"github.com/drover-dev/drover/internal/gitwork"
+)
+
+var ownerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+$`)
+
+// git checks workspace.git: gitwork's own checks under their keys, a local
+// repository path made absolute against the file's directory, and the
+// pull_requests section's kind and repository.
+func (d *decoder) git(g *Git, baseDir string) {
+	if g == nil {
+		return
+	}
+	if g.Repo != "" && gitwork.IsLocalPath(g.Repo) {
+		g.Repo = resolvePath(g.Repo, baseDir)
+	}
+	for _, p := range gitwork.Check(g.Config) {
+		d.errf("workspace.git."+p.Field, "%s", p.Msg)
+	}
+	pr := g.PullRequests
+	if pr == nil {
+		return
+	}
+	if pr.Kind == "" {
+		pr.Kind = "github"
+	}
+	d.check(pr.Kind == "github", "workspace.git.pull_requests.kind", "%q is not one of github (the only forge drover opens pull requests on)", pr.Kind)
+	d.check(ownerName.MatchString(pr.Repository), "workspace.git.pull_requests.repository",
+		"%q is not owner/name; write the GitHub repository, e.g. acme/widgets", pr.Repository)
+	if pr.TokenEnv == "" {
+		pr.TokenEnv = "GITHUB_TOKEN"
+	}
+	d.check(agent.IsEnvName(pr.TokenEnv), "workspace.git.pull_requests.token_env",
+		"%q is not a variable name; name the variable that holds the token (e.g. GITHUB_TOKEN), never the token", pr.TokenEnv)
+	d.check(pr.PollInterval == 0 || pr.PollInterval >= 5e9, "workspace.git.pull_requests.poll_interval",
+		"%s is shorter than 5s; GitHub's rate limit wants 1m or more (0 is %s)", pr.PollInterval, forge.DefaultPollInterval)
+}
