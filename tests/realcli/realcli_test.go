@@ -146,8 +146,7 @@ func runGroup(t *testing.T, c cli, turns int, ss []scenario) {
 			fmt.Fprintf(&prof, "    args: [%s]\n", strings.Join(c.args, ", "))
 		}
 		if c.sandbox {
-			read := append([]string{os.Getenv("DROVER_AGENT_CLIS")}, h.homeFiles(c, s)...)
-			fmt.Fprintf(&prof, "    sandbox: {kind: bwrap, network: on, read: [%s]}\n", quoted(read))
+			prof.WriteString(h.sandboxLine(c, s))
 		}
 		prof.WriteString("    env:\n")
 		writeEnvYAML(&prof, env)
@@ -313,6 +312,14 @@ func (h *harness) homeFiles(c cli, s scenario) []string {
 		return []string{filepath.Join(home, "opencode.json")}
 	}
 	return nil
+}
+
+// sandboxLine is a sandboxed profile's sandbox key: network on (the fake
+// provider listens on the host's loopback), the installed CLIs and the
+// CLI's config files in the home readable.
+func (h *harness) sandboxLine(c cli, s scenario) string {
+	read := append([]string{os.Getenv("DROVER_AGENT_CLIS")}, h.homeFiles(c, s)...)
+	return fmt.Sprintf("    sandbox: {kind: bwrap, network: on, read: [%s]}\n", quoted(read))
 }
 
 // quoted is ps as the items of a YAML flow list.
