@@ -18,6 +18,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/agent/registry"
+	"github.com/drover-dev/drover/internal/agent/sandbox"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/reload"
@@ -48,6 +49,10 @@ type Options struct {
 	// workspace is cleaned up, so its CLI's session resumes. "" = a fresh
 	// home per run.
 	SandboxHomes string
+	// SandboxProbe says why a sandbox cannot start on this node ("" when
+	// it can); default sandbox.Probe. Tests give two nodes of one process
+	// different answers.
+	SandboxProbe func(sandbox.Config) string
 	// MCPCommand is the drover binary runs start as their MCP server
 	// (drover mcp, see mcp.go); "" wires none.
 	MCPCommand    string
@@ -182,6 +187,9 @@ func New(o Options) (*Dispatcher, error) {
 	if o.LogDir == "" {
 		o.LogDir = os.TempDir()
 	}
+	if o.SandboxProbe == nil {
+		o.SandboxProbe = sandbox.Probe
+	}
 	d := &Dispatcher{o: o, wake: make(chan struct{}, 1), done: make(chan struct{}, 1)}
 	d.node = o.Node
 	if d.node == "" {
@@ -192,6 +200,7 @@ func New(o Options) (*Dispatcher, error) {
 	}
 	d.log = o.Log.With("node", d.node)
 	d.self = newSelf(o.Store, d.node, o.Now, d.lease, d.log)
+	d.usable.probe = o.SandboxProbe
 	d.life, d.end = context.WithCancel(context.Background())
 	d.live = &progressQueue{st: o.Store, log: d.log, now: o.Spawn != nil, life: d.life}
 	d.routes = &router{homes: o.SandboxHomes, st: o.Store, config: d.cfg.Load, outbox: o.Outbox, metrics: o.Metrics, log: d.log, node: d.node,
