@@ -62,6 +62,10 @@ type Invocation struct {
 	// SandboxBinds are host paths a sandboxed run sees besides its
 	// workspace (the run's capability socket); ignored without a sandbox.
 	SandboxBinds []sandbox.Bind
+	// SandboxHome is the card's own home directory on the host, which a
+	// sandboxed run sees at HOME (kept between the card's runs, so the
+	// CLI's session resumes); "" = a fresh one per run.
+	SandboxHome string
 }
 
 // Launch is what an agent ran: the argument vector with secrets redacted

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/drover-dev/drover/internal/agent/sandbox"
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/store/sqlstore"
@@ -23,13 +24,18 @@ func (a *app) initCmd() *cobra.Command {
 		Long: `Write a commented WORKFLOW.md into DIR (default: the current directory) and create
 the store (by default a SQLite file at DIR/.drover/drover.db). An existing
 WORKFLOW.md is left alone unless --force is given. --tracker github|linear
-writes a tracker: section for dispatching from GitHub Issues or Linear.`,
+writes a tracker: section for dispatching from GitHub Issues or Linear. The
+commented real-agent profiles carry a bubblewrap sandbox when one starts on
+this machine; otherwise it is commented out with the reason.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			tmpl, err := config.InitTemplateFor(trackerKind)
 			if err != nil {
 				return usagef("%v", err)
 			}
+			// The real-agent profiles' sandbox is on once proven here:
+			// bwrap present and a sandbox starts.
+			tmpl = config.InitSandbox(tmpl, sandbox.Probe(sandbox.Config{Kind: sandbox.KindBwrap, Network: sandbox.NetworkOn}))
 			dir := "."
 			if len(args) == 1 {
 				dir = args[0]

@@ -169,6 +169,9 @@ func (a *app) runServer(ctx context.Context, cfg *config.Config, log *slog.Logge
 		// run's own under .drover/agent) is all drover mcp and drover run
 		// need.
 		AgentSockets: filepath.Join(a.configDir(), ".drover", "agent"),
+		// A sandboxed run's home is its card's, kept between its runs (a
+		// resumed session) and removed with its workspace.
+		SandboxHomes: filepath.Join(a.configDir(), ".drover", "homes"),
 		Outbox:       outboxFor, Metrics: m, MCPCommand: mcpCommand(),
 	})
 	if err != nil {

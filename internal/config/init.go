@@ -27,6 +27,31 @@ func readTemplate(name string) string {
 	return string(b)
 }
 
+// sandboxLine marks the template's sandbox keys (in its real-agent
+// profiles, commented like them).
+const sandboxLine = "#   sandbox: {kind: bwrap}"
+
+// InitSandbox is tmpl with its real-agent profiles' sandbox decided: on as
+// written when why is "" (bwrap is here and its probe passed), else each
+// sandbox key commented out once more under a line saying why, so
+// uncommenting a profile never asks for a sandbox this machine cannot start.
+func InitSandbox(tmpl, why string) string {
+	if why == "" {
+		return tmpl
+	}
+	why = strings.Join(strings.Fields(why), " ")
+	var b strings.Builder
+	for l := range strings.Lines(tmpl) {
+		if i := strings.Index(l, sandboxLine); i >= 0 {
+			indent := l[:i]
+			fmt.Fprintf(&b, "%s#   # sandbox off: drover init found no working sandbox here: %s\n", indent, why)
+			l = indent + "#   # " + strings.TrimPrefix(l[i:], "#   ")
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}
+
 // InitTemplateFor is InitTemplate with the tracker section of kind
 // (templates/tracker-KIND.yaml, after the board; "" or native: none).
 func InitTemplateFor(kind string) (string, error) {

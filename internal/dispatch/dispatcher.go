@@ -19,6 +19,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/agent"
 	"github.com/drover-dev/drover/internal/agent/registry"
+	"github.com/drover-dev/drover/internal/agent/sandbox"
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/reload"
@@ -47,6 +48,15 @@ type Options struct {
 	// and its token in DROVER_AGENT_SOCKET and DROVER_AGENT_TOKEN, which
 	// drover mcp and drover run use instead of the store.
 	AgentSockets string
+	// SandboxHomes is the directory of the cards' sandbox homes: a
+	// sandboxed run sees SandboxHomes/<card> at HOME, kept until the card's
+	// workspace is cleaned up, so its CLI's session resumes. "" = a fresh
+	// home per run.
+	SandboxHomes string
+	// SandboxProbe says why a sandbox cannot start on this node ("" when
+	// it can); default sandbox.Probe. Tests give two nodes of one process
+	// different answers.
+	SandboxProbe func(sandbox.Config) string
 	// MCPCommand is the drover binary runs start as their MCP server
 	// (drover mcp, see mcp.go); "" wires none.
 	MCPCommand    string
@@ -187,6 +197,9 @@ func New(o Options) (*Dispatcher, error) {
 	if o.GitDir == "" {
 		o.GitDir = filepath.Join(os.TempDir(), "drover-git")
 	}
+	if o.SandboxProbe == nil {
+		o.SandboxProbe = sandbox.Probe
+	}
 	d := &Dispatcher{o: o, wake: make(chan struct{}, 1), done: make(chan struct{}, 1)}
 	d.node = o.Node
 	if d.node == "" {
@@ -197,9 +210,10 @@ func New(o Options) (*Dispatcher, error) {
 	}
 	d.log = o.Log.With("node", d.node)
 	d.self = newSelf(o.Store, d.node, o.Now, d.lease, d.log)
+	d.usable.probe = o.SandboxProbe
 	d.life, d.end = context.WithCancel(context.Background())
 	d.live = &progressQueue{st: o.Store, log: d.log, now: o.Spawn != nil, life: d.life}
-	d.routes = &router{st: o.Store, config: d.cfg.Load, outbox: o.Outbox, metrics: o.Metrics, log: d.log, node: d.node,
+	d.routes = &router{homes: o.SandboxHomes, st: o.Store, config: d.cfg.Load, outbox: o.Outbox, metrics: o.Metrics, log: d.log, node: d.node,
 		now: o.Now, rand: o.Rand, after: o.After, mu: &d.routeMu, onRoute: o.OnRoute}
 	d.cfg.Store(o.Config)
 	return d, nil
@@ -361,7 +375,7 @@ func nonEmpty(s, def string) string {
 
 // runner is what runs this dispatcher's attempts.
 func (d *Dispatcher) runner() *runner {
-	r := &runner{st: d.o.Store, logDir: d.o.LogDir, gitDir: d.o.GitDir, newAgent: d.o.NewAgent, env: d.o.Env, mcpCommand: d.o.MCPCommand, node: d.node, now: d.o.Now}
+	r := &runner{st: d.o.Store, logDir: d.o.LogDir, gitDir: d.o.GitDir, newAgent: d.o.NewAgent, env: d.o.Env, mcpCommand: d.o.MCPCommand, node: d.node, now: d.o.Now, homes: d.o.SandboxHomes}
 	d.channelOnce.Do(func() {
 		if d.o.AgentSockets != "" {
 			d.channel = &agentchan.Channel{Dir: d.o.AgentSockets, Store: d.o.Store, Now: d.o.Now}

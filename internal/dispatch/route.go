@@ -39,6 +39,7 @@ type router struct {
 	after   func(time.Duration) <-chan time.Time
 	mu      *sync.Mutex
 	onRoute func(path string) // nil: none (Options.OnRoute)
+	homes   string            // the cards' sandbox homes (Options.SandboxHomes)
 }
 
 func (r *router) onPath(p string) {
@@ -292,7 +293,7 @@ func (r *router) routed(ctx context.Context, w routing) {
 	r.log.Info("run finished", "card_id", w.next.ID, "identifier", w.next.Identifier, "run_id", w.run.ID, "attempt", w.run.Attempt,
 		"outcome", w.run.Outcome, "kind", w.run.Kind, "counted", w.run.Counted, "verb", w.verb, "state", w.next.State, "why", w.run.Decision)
 	if w.run.Workspace != "" && removesWorkspace(w.cfg, w.next) {
-		removeWorkspace(r.log, w.cfg, w.next, w.run.Workspace)
+		removeWorkspace(r.log, w.cfg, w.next, w.run.Workspace, r.homes)
 	}
 }
 

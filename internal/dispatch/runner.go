@@ -36,6 +36,7 @@ type runner struct {
 	mcpCommand string             // the drover binary agents run as their MCP server
 	channel    *agentchan.Channel // the runs' capabilities; nil: none
 	gitDir     string             // the repositories' mirrors (workspace.git)
+	homes      string             // the cards' sandbox homes (Options.SandboxHomes); "": a fresh one per run
 	node       string
 	now        func() time.Time
 }
@@ -95,6 +96,7 @@ type prepared struct {
 	revoke  func()         // ends the run's capability (idempotent)
 	binds   []sandbox.Bind // what a sandboxed agent sees besides its workspace: the capability's directory
 	git     *gitSpace      // the card's worktree (workspace.git); nil without git
+	home    string         // the card's sandbox home ("" = none kept)
 }
 
 // prepare makes the card's workspace (its git worktree with workspace.git)
@@ -117,6 +119,10 @@ func (r *runner) prepare(a attempt, cfg *config.Config, logPath string) (prepare
 	p.binds = append(p.binds, gitBinds(p.git)...)
 	tracing.Workspace(wsp, ws, created)
 	p.dir, p.env = ws, r.agentEnv(a, ws)
+	if p.home, err = r.sandboxHome(a, cfg); err != nil {
+		tracing.End(wsp, err)
+		return p, err
+	}
 	if err := r.openChannel(a, cfg, &p); err != nil {
 		tracing.End(wsp, err)
 		return p, err
@@ -169,7 +175,7 @@ func (r *runner) invoke(a attempt, cfg *config.Config, ws prepared, logPath stri
 	r.started(a, ws.dir, logPath, resumed)
 	inv := agent.Invocation{Card: a.card, Run: a.run, Prompt: text, Workspace: ws.dir, LogPath: logPath, Env: ws.env,
 		Timeout: p.Timeout, StallTimeout: p.StallTimeout, Progress: a.progress, ResumeSession: resumed, MCP: r.mcpServer(p, ws.env, logPath),
-		Calls: r.calls(a, cfg), Tools: runTools(cfg.Tracker), SandboxBinds: ws.binds,
+		Calls: r.calls(a, cfg), Tools: runTools(cfg.Tracker), SandboxBinds: ws.binds, SandboxHome: ws.home,
 		Continue: func(ctx context.Context) bool { return r.wantsWork(ctx, a, cfg) },
 		Started: func(l agent.Launch) {
 			a.log.Info("agent command", "argv", strings.Join(l.Argv, " "), "env", strings.Join(l.EnvNames, " "))

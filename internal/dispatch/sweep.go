@@ -25,7 +25,7 @@ type sweeper struct{ upTo time.Time }
 // only after a run, and such moves happen between runs. It looks only at
 // cards updated since its last sweep, newest first, and only at this node's
 // own disk; a claimed card, or one with a run live here, keeps its workspace.
-func (w *sweeper) run(ctx context.Context, st store.Store, cfg *config.Config, log *slog.Logger, live func(cardID string) bool) {
+func (w *sweeper) run(ctx context.Context, st store.Store, cfg *config.Config, log *slog.Logger, homes string, live func(cardID string) bool) {
 	var sinks []string
 	for _, c := range cfg.Board.Columns {
 		if workspace.ShouldRemove(cfg.Workspace.Cleanup, c.Role) {
@@ -51,7 +51,7 @@ func (w *sweeper) run(ctx context.Context, st store.Store, cfg *config.Config, l
 			continue
 		}
 		if dir, err := workspace.Path(cfg.Workspace.Root, c.Identifier); err == nil {
-			removeWorkspace(log, cfg, c, dir)
+			removeWorkspace(log, cfg, c, dir, homes)
 		}
 	}
 	if upTo.After(w.upTo) {
@@ -67,8 +67,9 @@ func removesWorkspace(cfg *config.Config, c board.Card) bool {
 
 // removeWorkspace runs the before_remove hook and removes c's workspace dir
 // (routing's, after a run into a sink; the sweep's, after an operator's
-// move), if this node has it.
-func removeWorkspace(log *slog.Logger, cfg *config.Config, c board.Card, dir string) {
+// move), if this node has it, and c's sandbox home under homes.
+func removeWorkspace(log *slog.Logger, cfg *config.Config, c board.Card, dir, homes string) {
+	removeCardHome(log, homes, c)
 	if _, err := os.Lstat(dir); err != nil {
 		return
 	}

@@ -74,12 +74,12 @@ func TestSweepComesBackToACardWhoseJobWasWindingDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.jobs.add(&job{card: c})
-	d.sweep.run(context.Background(), d.o.Store, d.cfg.Load(), d.log, d.jobs.has)
+	d.sweep.run(context.Background(), d.o.Store, d.cfg.Load(), d.log, d.o.SandboxHomes, d.jobs.has)
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatalf("the workspace of a card with a job went at once: %v", err)
 	}
 	d.jobs.remove(c.ID)
-	d.sweep.run(context.Background(), d.o.Store, d.cfg.Load(), d.log, d.jobs.has)
+	d.sweep.run(context.Background(), d.o.Store, d.cfg.Load(), d.log, d.o.SandboxHomes, d.jobs.has)
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("the next sweep left the workspace of the cancelled card: %v", err)
 	}

@@ -108,7 +108,7 @@ func (d *Dispatcher) tick(ctx context.Context) (time.Time, error) {
 	if err := d.pauseUnsandboxable(ctx, d.cfg.Load()); err != nil && ctx.Err() == nil {
 		d.log.Warn("could not pause a profile whose sandbox cannot start", "err", err)
 	}
-	d.sweep.run(ctx, d.o.Store, d.cfg.Load(), d.log, d.jobs.has)
+	d.sweep.run(ctx, d.o.Store, d.cfg.Load(), d.log, d.o.SandboxHomes, d.jobs.has)
 	next, err := d.dispatch(ctx, now)
 	if !expiry.IsZero() && (next.IsZero() || expiry.Before(next)) {
 		next = expiry

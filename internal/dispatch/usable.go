@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/agent/registry"
+	"github.com/drover-dev/drover/internal/agent/sandbox"
 	"github.com/drover-dev/drover/internal/config"
 )
 
@@ -17,6 +18,11 @@ type usability struct {
 	mu  sync.Mutex
 	why map[string]string    // profile → why it cannot run here ("" = fine)
 	at  map[string]time.Time // when why was found
+	// probe is Options.SandboxProbe (nil: sandbox.Probe).
+	probe func(sandbox.Config) string
+	// told are the profiles whose sandbox this node has said it cannot
+	// start (logged once, not every tick).
+	told map[string]bool
 }
 
 // usableRecheck is how long a missing program is believed missing.
@@ -43,7 +49,7 @@ func (u *usability) check(cfg *config.Config, profile string, node *self) string
 		}
 	}
 	if why == "" {
-		why = sandboxWhy(cfg, profile)
+		why = sandboxWhy(cfg, profile, u.probe)
 	}
 	if u.why == nil {
 		u.why, u.at = map[string]string{}, map[string]time.Time{}

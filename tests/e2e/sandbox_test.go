@@ -46,6 +46,8 @@ func attackScript(dir, home string) string {
 		{"workflow_dir", fmt.Sprintf("ls %q/WORKFLOW.md", dir)},
 		{"other_workspace_read", fmt.Sprintf("cat %q", filepath.Join(dir, ".drover", "workspaces", "DRV-99", "secret.txt"))},
 		{"other_workspace_write", fmt.Sprintf("echo pwned > %q", filepath.Join(dir, ".drover", "workspaces", "DRV-99", "pwned"))},
+		// another card's sandbox home, at its host path
+		{"other_card_home", fmt.Sprintf("cat %q", filepath.Join(dir, ".drover", "homes", "DRV-99", ".claude.json"))},
 		{"ssh_key", fmt.Sprintf("cat %q", filepath.Join(home, ".ssh", "id_ed25519"))},
 		{"shell_history", fmt.Sprintf("cat %q", filepath.Join(home, ".bash_history"))},
 		{"write_system", "echo pwned > " + systemPwned},
@@ -111,6 +113,13 @@ func TestSandboxHoldsAnAttackingAgent(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(other, "secret.txt"), []byte("another card's work\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	otherHome := filepath.Join(e.dir, ".drover", "homes", "DRV-99")
+	if err := os.MkdirAll(otherHome, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(otherHome, ".claude.json"), []byte(`{"session":"another card's"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	c := e.addCard("attack")
 	e.start()
 	eventually(t, 30*time.Second, "the card reaches review", func() bool { return e.card(c.Identifier).State == "review" })
@@ -128,8 +137,13 @@ func TestSandboxHoldsAnAttackingAgent(t *testing.T) {
 	if strings.Contains(findings, "ESCAPED") {
 		t.Errorf("the agent got out of its sandbox:\n%s", findings)
 	}
-	if n := strings.Count(findings, "refused"); n != 12 {
-		t.Errorf("%d tries refused, want 12:\n%s", n, findings)
+	if n := strings.Count(findings, "refused"); n != 13 {
+		t.Errorf("%d tries refused, want 13:\n%s", n, findings)
+	}
+	// The card's own home (where a CLI keeps its session) is on the host
+	// under .drover/homes and kept for the card's next run.
+	if fi, err := os.Stat(filepath.Join(e.dir, ".drover", "homes", c.Identifier)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("the card's sandbox home: %v, %v; want a 0700 directory", fi, err)
 	}
 	if !strings.Contains(findings, "escapers started") {
 		t.Errorf("the setsid and double-fork children did not start:\n%s", findings)

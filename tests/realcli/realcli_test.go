@@ -22,14 +22,33 @@ func TestClaudeCode(t *testing.T) { matrix(t, "claude") }
 // TestClaudeCodeSandboxed runs Claude Code inside the sandbox (network on:
 // the fake provider listens on the host's loopback) through the cells that
 // need no drover tool: it answers, and its failures classify as outside.
-func TestClaudeCodeSandboxed(t *testing.T) {
+func TestClaudeCodeSandboxed(t *testing.T) { sandboxedMatrix(t, "claude") }
+
+// TestCodexSandboxed, TestCodexAppServerSandboxed, TestGeminiCLISandboxed
+// and TestOpencodeSandboxed are the same cells for the other CLIs: each
+// profile names the config file its CLI reads from the private home in the
+// sandbox's read list, as an operator's profile does (see
+// docs/guides/security.md, "What each CLI needs").
+func TestCodexSandboxed(t *testing.T)          { sandboxedMatrix(t, "codex") }
+func TestCodexAppServerSandboxed(t *testing.T) { sandboxedMatrix(t, "codex", "app-server") }
+func TestGeminiCLISandboxed(t *testing.T)      { sandboxedMatrix(t, "gemini") }
+func TestOpencodeSandboxed(t *testing.T)       { sandboxedMatrix(t, "opencode") }
+
+// sandboxedCells are the scenarios a sandboxed profile runs: it answers,
+// and its failures classify as outside (the full matrix runs unsandboxed).
+var sandboxedCells = []string{"success", "unauthorized", "server_error"}
+
+// sandboxedMatrix runs sandboxedCells for each installed version of kind
+// with every profile inside bwrap; one serve per version, one at a time
+// (a sandboxed CLI's start costs what an unsandboxed one's does).
+func sandboxedMatrix(t *testing.T, kind string, args ...string) {
 	gate.Bwrap.Require(t)
-	for _, c := range installed(t, "claude") {
-		c.sandbox = true
+	for _, c := range installed(t, kind) {
+		c.sandbox, c.args = true, args
 		t.Run(c.version, func(t *testing.T) {
 			var ss []scenario
 			for _, s := range scenarios {
-				if contains([]string{"success", "unauthorized", "server_error"}, s.name) && s.maxTurns == 0 {
+				if contains(sandboxedCells, s.name) && s.maxTurns == 0 && (s.kinds == nil || contains(s.kinds, kind)) && selected(s) {
 					ss = append(ss, forCLI(c, s))
 				}
 			}
@@ -127,7 +146,7 @@ func runGroup(t *testing.T, c cli, turns int, ss []scenario) {
 			fmt.Fprintf(&prof, "    args: [%s]\n", strings.Join(c.args, ", "))
 		}
 		if c.sandbox {
-			fmt.Fprintf(&prof, "    sandbox: {kind: bwrap, network: on, read: [%q]}\n", os.Getenv("DROVER_AGENT_CLIS"))
+			prof.WriteString(h.sandboxLine(c, s))
 		}
 		prof.WriteString("    env:\n")
 		writeEnvYAML(&prof, env)
@@ -276,6 +295,40 @@ stream_idle_timeout_ms = 300000
 	}
 	h.t.Fatalf("no profile env for kind %s", c.kind)
 	return nil
+}
+
+// homeFiles are the files profileEnv writes into the scenario's home for
+// c's CLI to read (its settings, its provider). Inside the sandbox HOME is
+// a fresh directory, so a sandboxed profile mounts them read-only there by
+// naming them in its read list, file by file.
+func (h *harness) homeFiles(c cli, s scenario) []string {
+	home := filepath.Join(h.dir, "home-"+s.name)
+	switch c.kind {
+	case "codex":
+		return []string{filepath.Join(home, "config.toml")}
+	case "gemini":
+		return []string{filepath.Join(home, ".gemini", "settings.json")}
+	case "opencode":
+		return []string{filepath.Join(home, "opencode.json")}
+	}
+	return nil
+}
+
+// sandboxLine is a sandboxed profile's sandbox key: network on (the fake
+// provider listens on the host's loopback), the installed CLIs and the
+// CLI's config files in the home readable.
+func (h *harness) sandboxLine(c cli, s scenario) string {
+	read := append([]string{os.Getenv("DROVER_AGENT_CLIS")}, h.homeFiles(c, s)...)
+	return fmt.Sprintf("    sandbox: {kind: bwrap, network: on, read: [%s]}\n", quoted(read))
+}
+
+// quoted is ps as the items of a YAML flow list.
+func quoted(ps []string) string {
+	q := make([]string, len(ps))
+	for i, p := range ps {
+		q[i] = fmt.Sprintf("%q", p)
+	}
+	return strings.Join(q, ", ")
 }
 
 // check compares the card and its first run with the scenario's outcome.

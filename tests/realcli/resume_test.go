@@ -10,6 +10,7 @@ import (
 
 	"github.com/drover-dev/drover/internal/testkit"
 	fp "github.com/drover-dev/drover/internal/testkit/fakeprovider"
+	"github.com/drover-dev/drover/internal/testkit/gate"
 )
 
 // The answer reaches the agent: a card parks on the agent's question, an
@@ -21,6 +22,20 @@ import (
 func TestClaudeCodeResume(t *testing.T) { resumeMatrix(t, "claude") }
 
 func TestCodexResume(t *testing.T) { resumeMatrix(t, "codex") }
+
+// TestClaudeCodeSandboxedResume and TestCodexSandboxedResume are the same
+// inside the sandbox: each run's HOME is fresh there but for the card's own
+// home (.drover/homes/<card>), where the CLI left its session
+// (~/.claude/projects, $CODEX_HOME/sessions) for the answered attempt.
+func TestClaudeCodeSandboxedResume(t *testing.T) {
+	gate.Bwrap.Require(t)
+	resumeMatrix(t, "claude", func(c *cli) { c.sandbox = true })
+}
+
+func TestCodexSandboxedResume(t *testing.T) {
+	gate.Bwrap.Require(t)
+	resumeMatrix(t, "codex", func(c *cli) { c.sandbox = true })
+}
 
 const (
 	resumeQuestion = "Deploy to staging or production?"
@@ -36,8 +51,11 @@ var resumeSteps = map[string][]fp.Step{
 	"codex":  {fp.Question(resumeQuestion), fp.Success("Done: deployed to staging.")},
 }
 
-func resumeMatrix(t *testing.T, kind string) {
+func resumeMatrix(t *testing.T, kind string, opts ...func(*cli)) {
 	for _, c := range installed(t, kind) {
+		for _, o := range opts {
+			o(&c)
+		}
 		t.Run(c.version, func(t *testing.T) {
 			t.Parallel()
 			resumeCell(t, c)
@@ -51,9 +69,14 @@ func resumeCell(t *testing.T, c cli) {
 	p.Script(marker(s), resumeSteps[c.kind]...)
 	h := &harness{t: t, dir: t.TempDir()}
 	var prof strings.Builder
-	fmt.Fprintf(&prof, "default: %s\nprofiles:\n  %s:\n    kind: %s\n    command: %s\n    timeout: 300s\n    stall_timeout: 180s\n    env:\n",
+	fmt.Fprintf(&prof, "default: %s\nprofiles:\n  %s:\n    kind: %s\n    command: %s\n    timeout: 300s\n    stall_timeout: 180s\n",
 		profName(s), profName(s), c.kind, c.bin)
-	writeEnvYAML(&prof, h.profileEnv(c, s, p.URL()))
+	env := h.profileEnv(c, s, p.URL())
+	if c.sandbox {
+		prof.WriteString(h.sandboxLine(c, s))
+	}
+	prof.WriteString("    env:\n")
+	writeEnvYAML(&prof, env)
 	testkit.NewWorkflow().
 		Set("agents", prof.String()).
 		Set("policy", "max_attempts: 3\nbackoff: {base: 10m, max: 10m, jitter: 0}").

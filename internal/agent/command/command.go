@@ -179,6 +179,7 @@ func BuildSpec(p agent.Profile, inv agent.Invocation) (proc.Spec, error) {
 		StallTimeout: firstNonZero(inv.StallTimeout, p.StallTimeout),
 		Sandbox:      p.Sandbox,
 		Binds:        slices.Clone(inv.SandboxBinds),
+		SandboxHome:  inv.SandboxHome,
 	}
 	if bin := env["DROVER_BIN"]; bin != "" && filepath.IsAbs(bin) {
 		// drover run … and drover mcp inside a sandbox

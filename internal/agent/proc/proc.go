@@ -74,6 +74,9 @@ type Spec struct {
 	// never unsandboxed.
 	Sandbox *sandbox.Config
 	Binds   []sandbox.Bind
+	// SandboxHome, when set, is the host directory the sandbox shows at
+	// HOME (the card's own); "" = a fresh one per run.
+	SandboxHome string
 }
 
 // Exit is what happened to the process.
@@ -312,7 +315,7 @@ func sandboxed(path string, s Spec) (string, Spec, error) {
 		return "", s, err
 	}
 	home, _ := lookupEnv(s.Env, "HOME")
-	r := sandbox.Run{Workspace: s.Dir, Home: home, Program: path, Binds: s.Binds}
+	r := sandbox.Run{Workspace: s.Dir, Home: home, HomeDir: s.SandboxHome, Program: path, Binds: s.Binds}
 	s.Args = s.Sandbox.Args(r, append([]string{path}, s.Args...))
 	s.Path = sandbox.Program()
 	return bw, s, nil

@@ -53,9 +53,13 @@ type Bind struct {
 // Run is what one run's sandbox is made of besides the profile's key.
 type Run struct {
 	Workspace string // the card's workspace: read-write, the working directory
-	Home      string // the path HOME names inside: a fresh empty directory
-	Program   string // the resolved program: the file alone is bound read-only when not already visible
-	Binds     []Bind // the launcher's extra paths (the prompt file, drover's MCP config, the run's capability)
+	Home      string // the path HOME names inside: a fresh empty directory, or HomeDir
+	// HomeDir, when set, is the host directory seen at Home, read-write:
+	// the card's own home, kept between its runs so a CLI's session (a
+	// resume after a human's answer) survives. "" = a fresh tmpfs.
+	HomeDir string
+	Program string // the resolved program: the file alone is bound read-only when not already visible
+	Binds   []Bind // the launcher's extra paths (the prompt file, drover's MCP config, the run's capability)
 }
 
 // SystemDirs are the host's directories every sandbox sees read-only (those
@@ -90,7 +94,10 @@ func (c Config) Args(r Run, argv []string) []string {
 		}
 	}
 	a = append(a, "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp")
-	if r.Home != "" {
+	switch {
+	case r.Home != "" && r.HomeDir != "":
+		a = append(a, "--bind", r.HomeDir, r.Home)
+	case r.Home != "":
 		a = append(a, "--tmpfs", r.Home)
 	}
 	for _, f := range programFiles(r.Program) {

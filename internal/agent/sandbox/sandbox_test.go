@@ -63,6 +63,11 @@ func TestArgs(t *testing.T) {
 		{name: "the launcher's binds", c: Config{Kind: KindBwrap},
 			r:    Run{Workspace: ws, Binds: []Bind{{Path: "/run/drover/cap.sock", RW: true}, {Path: "/var/log/x.prompt.md"}, {Path: "/srv/mcp", Try: true}}},
 			want: []string{"--bind /run/drover/cap.sock /run/drover/cap.sock", "--ro-bind /var/log/x.prompt.md /var/log/x.prompt.md", "--ro-bind-try /srv/mcp /srv/mcp"}},
+		{name: "the card's home is bound at HOME, before the read entries", c: Config{Kind: KindBwrap, Read: []string{home + "/.claude.json"}},
+			r:       Run{Workspace: ws, Home: home, HomeDir: "/srv/proj/.drover/homes/DRV-1"},
+			want:    []string{"--bind /srv/proj/.drover/homes/DRV-1 " + home},
+			notWant: []string{"--tmpfs " + home},
+			order:   [][2]string{{"--bind /srv/proj/.drover/homes/DRV-1 " + home, "--ro-bind-try " + home + "/.claude.json " + home + "/.claude.json"}}},
 		{name: "no home without HOME", c: Config{Kind: KindBwrap}, r: Run{Workspace: ws}, notWant: []string{"--tmpfs " + home}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
