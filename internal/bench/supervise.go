@@ -43,6 +43,15 @@ type SuperviseStats struct {
 	Supervisors        int     `json:"supervisors"`
 	SupervisorCPUShare float64 `json:"supervisor_cpu_share"`
 	SupervisorPSSMB    float64 `json:"supervisor_pss_mb"`
+	// SupervisorRSSMB is the supervisors' resident memory (VmRSS) at the
+	// window's end, together.
+	SupervisorRSSMB float64 `json:"supervisor_rss_mb"`
+	// TotalCPUShare and TotalRSSMB are drover's and its supervisors'
+	// together (RSS: VmRSS of each, the agents not counted);
+	// RSSPerAgentKB is TotalRSSMB over the agents.
+	TotalCPUShare float64 `json:"total_cpu_share"`
+	TotalRSSMB    float64 `json:"total_rss_mb"`
+	RSSPerAgentKB float64 `json:"rss_per_agent_kb"`
 }
 
 // MeasureSupervise runs agents command-kind agents at once (each a shell
@@ -50,6 +59,12 @@ type SuperviseStats struct {
 // waits until all run, then samples the drover process's CPU and memory
 // over window.
 func MeasureSupervise(ctx context.Context, dir, storeDSN string, agents int, window time.Duration) (SuperviseStats, error) {
+	return measureSupervise(ctx, dir, storeDSN, agents, window, func(string) {})
+}
+
+// measureSupervise is MeasureSupervise saying what it does through
+// progress (a line at a time, no newline).
+func measureSupervise(ctx context.Context, dir, storeDSN string, agents int, window time.Duration, progress func(string)) (SuperviseStats, error) {
 	ss := SuperviseStats{Agents: agents, WindowS: window.Seconds()}
 	if agents <= 0 || window <= 0 {
 		return ss, fmt.Errorf("bench: agents and window must be positive (got %d and %s)", agents, window)
@@ -65,10 +80,11 @@ func MeasureSupervise(ctx context.Context, dir, storeDSN string, agents int, win
 	}
 	defer r.close()
 	ss.Backend = r.st.Backend()
-	for i := range agents {
-		if _, err := r.st.CreateCard(ctx, "BEN", board.Card{Title: fmt.Sprint("agent ", i), State: "ready", Agent: "lines"}, "bench"); err != nil {
-			return ss, err
-		}
+	progress(fmt.Sprintf("supervise: creating %d cards on %s", agents, ss.Backend))
+	if err := createMany(ctx, r.st, agents, func(i int) board.Card {
+		return board.Card{Title: fmt.Sprint("agent ", i), State: "ready", Agent: "lines"}
+	}); err != nil {
+		return ss, err
 	}
 	cpu0 := selfCPU()
 	start := time.Now()
@@ -76,9 +92,14 @@ func MeasureSupervise(ctx context.Context, dir, storeDSN string, agents int, win
 	if err := r.run(ctx, limit); err != nil {
 		return ss, err
 	}
+	lastSaid := time.Now()
 	for r.d.Running() < agents {
 		if time.Since(start) > limit {
 			return ss, fmt.Errorf("bench: %d of %d agents running after %s", r.d.Running(), agents, limit)
+		}
+		if time.Since(lastSaid) >= 5*time.Second {
+			progress(fmt.Sprintf("supervise: %d of %d agents running after %.0fs", r.d.Running(), agents, time.Since(start).Seconds()))
+			lastSaid = time.Now()
 		}
 		select {
 		case <-ctx.Done():
@@ -88,6 +109,7 @@ func MeasureSupervise(ctx context.Context, dir, storeDSN string, agents int, win
 	}
 	ss.RampS = time.Since(start).Seconds()
 	ss.StartCPUMSPerAgent = msOf(selfCPU()-cpu0) / float64(agents)
+	progress(fmt.Sprintf("supervise: all %d agents running after %.1fs; sampling for %s", agents, ss.RampS, window))
 
 	sup0 := supervisors()
 	cpu1, t1 := selfCPU(), time.Now()
@@ -98,8 +120,12 @@ func MeasureSupervise(ctx context.Context, dir, storeDSN string, agents int, win
 		select {
 		case <-ctx.Done():
 			return ss, ctx.Err()
-		case <-tick.C:
+		case now := <-tick.C:
 			ss.MaxRSSMB = max(ss.MaxRSSMB, selfRSSMB())
+			if s := now.Sub(t1); s >= 10*time.Second && int(s.Seconds())%10 == 0 {
+				progress(fmt.Sprintf("supervise: %.0fs of %s, %d agents running, drover %.1f%% of a core so far",
+					s.Seconds(), window, r.d.Running(), 100*(selfCPU()-cpu1).Seconds()/s.Seconds()))
+			}
 		case <-end:
 			done = true
 		}
@@ -109,15 +135,15 @@ func MeasureSupervise(ctx context.Context, dir, storeDSN string, agents int, win
 	ss.RSSMB = selfRSSMB()
 	ss.MaxRSSMB = max(ss.MaxRSSMB, ss.RSSMB)
 	sup1 := supervisors()
-	var supCPU time.Duration
-	for pid, p := range sup1 {
-		if q, ok := sup0[pid]; ok {
-			supCPU += p.cpu - q.cpu
-		}
+	for _, p := range sup1 {
 		ss.SupervisorPSSMB += p.pssMB
+		ss.SupervisorRSSMB += p.rssMB
 	}
 	ss.Supervisors = len(sup1)
-	ss.SupervisorCPUShare = supCPU.Seconds() / elapsed.Seconds()
+	ss.SupervisorCPUShare = supCPUDelta(sup0, sup1).Seconds() / elapsed.Seconds()
+	ss.TotalCPUShare = ss.CPUShare + ss.SupervisorCPUShare
+	ss.TotalRSSMB = ss.RSSMB + ss.SupervisorRSSMB
+	ss.RSSPerAgentKB = 1024 * ss.TotalRSSMB / float64(agents)
 	if n := r.d.Running(); n < agents {
 		return ss, fmt.Errorf("bench: only %d of %d agents still ran at the window's end", n, agents)
 	}
@@ -159,6 +185,18 @@ func kbField(b []byte, name string) float64 {
 type procSample struct {
 	cpu   time.Duration
 	pssMB float64
+	rssMB float64
+}
+
+// supCPUDelta is the supervisors' CPU between two samples: a supervisor
+// that started in between counts from its start, one that ended does not
+// count (drover starts one and keeps it).
+func supCPUDelta(before, after map[string]procSample) time.Duration {
+	var d time.Duration
+	for pid, p := range after {
+		d += p.cpu - before[pid].cpu
+	}
+	return d
 }
 
 // clockTick is the unit of utime and stime in /proc/PID/stat (USER_HZ,
@@ -198,6 +236,9 @@ func supervisors() map[string]procSample {
 		s := procSample{cpu: time.Duration(ut+st) * clockTick}
 		if b, err := os.ReadFile(filepath.Join(d, "smaps_rollup")); err == nil {
 			s.pssMB = kbField(b, "Pss:") / 1024
+		}
+		if b, err := os.ReadFile(filepath.Join(d, "status")); err == nil {
+			s.rssMB = kbField(b, "VmRSS:") / 1024
 		}
 		out[filepath.Base(d)] = s
 	}
