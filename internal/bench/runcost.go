@@ -66,6 +66,7 @@ func (o RunCostOptions) Check() error {
 type RunCost struct {
 	Backend   string         `json:"backend"`
 	Starts    StartStats     `json:"starts"`
+	Floor     FloorStats     `json:"floor"`
 	Supervise SuperviseStats `json:"supervise"`
 	Targets   []Target       `json:"targets"`
 }
@@ -83,10 +84,14 @@ type StartStats struct {
 	// state).
 	EligibleToClaimP50MS float64 `json:"eligible_to_claim_p50_ms"`
 	EligibleToClaimP99MS float64 `json:"eligible_to_claim_p99_ms"`
-	EligibleToExecP50MS  float64 `json:"eligible_to_exec_p50_ms"`
-	EligibleToExecP99MS  float64 `json:"eligible_to_exec_p99_ms"`
-	ExitToCommitP50MS    float64 `json:"exit_to_commit_p50_ms"`
-	ExitToCommitP99MS    float64 `json:"exit_to_commit_p99_ms"`
+	// started is the run's started event (recorded after the workspace is
+	// ready, before the agent's process is started).
+	EligibleToStartedP50MS float64 `json:"eligible_to_started_p50_ms"`
+	EligibleToStartedP99MS float64 `json:"eligible_to_started_p99_ms"`
+	EligibleToExecP50MS    float64 `json:"eligible_to_exec_p50_ms"`
+	EligibleToExecP99MS    float64 `json:"eligible_to_exec_p99_ms"`
+	ExitToCommitP50MS      float64 `json:"exit_to_commit_p50_ms"`
+	ExitToCommitP99MS      float64 `json:"exit_to_commit_p99_ms"`
 	// WallS runs from the eligible commit to the last routing commit.
 	WallS float64 `json:"wall_s"`
 	// CPU per run over WallS, in ms: the drover process (the dispatcher in
@@ -144,6 +149,10 @@ func MeasureRunCost(ctx context.Context, o RunCostOptions) (RunCost, error) {
 		return rc, fmt.Errorf("starts: %w", err)
 	}
 	rc.Starts = ss
+	o.Progress(fmt.Sprintf("floor: the same %d scripts started at once by this process itself", o.Starts))
+	if rc.Floor, err = measureFloor(ctx, o.Dir, o.Starts); err != nil {
+		return rc, fmt.Errorf("floor: %w", err)
+	}
 	sv, err := measureSupervise(ctx, o.Dir, o.Store, o.Agents, o.Window, o.Progress)
 	if err != nil {
 		return rc, fmt.Errorf("supervise: %w", err)
@@ -181,7 +190,7 @@ func measureStarts(ctx context.Context, o RunCostOptions) (StartStats, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			routed[id] = at
-			if len(routed) == o.Starts {
+			if len(routed) == o.Starts+1 { // and the warm-up
 				close(all)
 			}
 		},
@@ -204,7 +213,16 @@ func measureStarts(ctx context.Context, o RunCostOptions) (StartStats, error) {
 	if len(cards) != o.Starts {
 		return ss, fmt.Errorf("bench: %d backlog cards listed, %d created", len(cards), o.Starts)
 	}
+	// One run first, as a node that ran before: its node supervisor is
+	// started (once per drover process) and the agent's files are cached.
+	warm, err := r.st.CreateCard(ctx, "BEN", board.Card{Title: "warm-up", State: "ready", Agent: "stamp"}, "bench")
+	if err != nil {
+		return ss, err
+	}
 	if err := r.run(ctx, firstTickLimit); err != nil {
+		return ss, err
+	}
+	if err := waitRouted(ctx, &mu, routed, warm.ID, time.Minute); err != nil {
 		return ss, err
 	}
 	settle(ctx, r)
@@ -246,9 +264,9 @@ func measureStarts(ctx context.Context, o RunCostOptions) (StartStats, error) {
 	ss.TotalCPUMSPerRun = ss.DroverCPUMSPerRun + ss.SupervisorCPUMSPerRun
 	o.Progress(fmt.Sprintf("starts: %d runs routed in %.1fs", o.Starts, ss.WallS))
 
-	var toClaim, toExec, toCommit []time.Duration
+	var toClaim, toStarted, toExec, toCommit []time.Duration
 	for _, c := range cards {
-		eligible, err := movedAt(ctx, r.st, c.ID)
+		eligible, started, err := eventTimes(ctx, r.st, c.ID)
 		if err != nil {
 			return ss, err
 		}
@@ -261,13 +279,33 @@ func measureStarts(ctx context.Context, o RunCostOptions) (StartStats, error) {
 		cl, rt := claimed[c.ID], routed[c.ID]
 		mu.Unlock()
 		toClaim = append(toClaim, cl.Sub(eligible))
+		toStarted = append(toStarted, started.Sub(eligible))
 		toExec = append(toExec, start.Sub(eligible))
 		toCommit = append(toCommit, rt.Sub(end))
 	}
 	ss.EligibleToClaimP50MS, ss.EligibleToClaimP99MS = p50p99(toClaim)
+	ss.EligibleToStartedP50MS, ss.EligibleToStartedP99MS = p50p99(toStarted)
 	ss.EligibleToExecP50MS, ss.EligibleToExecP99MS = p50p99(toExec)
 	ss.ExitToCommitP50MS, ss.ExitToCommitP99MS = p50p99(toCommit)
 	return ss, nil
+}
+
+// waitRouted waits until the card's run is routed.
+func waitRouted(ctx context.Context, mu *sync.Mutex, routed map[string]time.Time, cardID string, limit time.Duration) error {
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); {
+		mu.Lock()
+		_, ok := routed[cardID]
+		mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("bench: the warm-up run was not routed within %s", limit)
 }
 
 // settle waits until the dispatcher has gone back to sleep after its
@@ -285,18 +323,25 @@ func settle(ctx context.Context, r *rig) {
 	}
 }
 
-// movedAt is the store's time of the event that made the card ready.
-func movedAt(ctx context.Context, st store.Store, cardID string) (time.Time, error) {
+// eventTimes are the store's times of the event that made the card ready
+// and of its run's started event.
+func eventTimes(ctx context.Context, st store.Store, cardID string) (moved, started time.Time, err error) {
 	evs, err := st.ListEvents(ctx, store.EventFilter{CardID: cardID})
 	if err != nil {
-		return time.Time{}, err
+		return moved, started, err
 	}
 	for _, e := range evs {
-		if e.Type == board.EvMoved {
-			return e.At, nil
+		switch {
+		case e.Type == board.EvMoved && moved.IsZero():
+			moved = e.At
+		case e.Type == board.EvStarted && started.IsZero():
+			started = e.At
 		}
 	}
-	return time.Time{}, fmt.Errorf("bench: card %s has no %s event", cardID, board.EvMoved)
+	if moved.IsZero() || started.IsZero() {
+		return moved, started, fmt.Errorf("bench: card %s lacks its %s or %s event", cardID, board.EvMoved, board.EvStarted)
+	}
+	return moved, started, nil
 }
 
 // readStamp reads a time written by date +%s%N.

@@ -92,8 +92,12 @@ func (a *app) printRunCost(rc bench.RunCost, where string) {
 	fmt.Fprintf(w, "starts: %d cards ready in one commit, all run at once (%.1fs to the last routing)\n", s.Runs, s.WallS)
 	fmt.Fprintf(w, "  %-34s %10s %10s\n", "", "p50 ms", "p99 ms")
 	fmt.Fprintf(w, "  %-34s %10.1f %10.1f\n", "eligible → claimed", s.EligibleToClaimP50MS, s.EligibleToClaimP99MS)
+	fmt.Fprintf(w, "  %-34s %10.1f %10.1f\n", "eligible → started event", s.EligibleToStartedP50MS, s.EligibleToStartedP99MS)
 	fmt.Fprintf(w, "  %-34s %10.1f %10.1f\n", "eligible → exec (script's start)", s.EligibleToExecP50MS, s.EligibleToExecP99MS)
 	fmt.Fprintf(w, "  %-34s %10.1f %10.1f\n", "exit (script's end) → committed", s.ExitToCommitP50MS, s.ExitToCommitP99MS)
+	fl := rc.Floor
+	fmt.Fprintf(w, "  %-34s %10.1f %10.1f  (floor: the same %d scripts started at once by exec.Cmd, no drover)\n", "floor: start → exec", fl.StartToExecP50MS, fl.StartToExecP99MS, fl.Runs)
+	fmt.Fprintf(w, "  %-34s %10.1f %10.1f\n", "floor: exit → reaped", fl.ExitToReapedP50MS, fl.ExitToReapedP99MS)
 	fmt.Fprintf(w, "  CPU per run: drover %.1f ms, supervisor %.1f ms, together %.1f ms (%d supervisor)\n",
 		s.DroverCPUMSPerRun, s.SupervisorCPUMSPerRun, s.TotalCPUMSPerRun, s.Supervisors)
 	fmt.Fprintf(w, "supervise: %d agents printing a line a second, sampled over %.0fs (all running after %.1fs)\n", v.Agents, v.WindowS, v.RampS)
