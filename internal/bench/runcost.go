@@ -29,6 +29,9 @@ type RunCostOptions struct {
 	Window         time.Duration
 	// Progress gets a line at a time (no newline) while it runs.
 	Progress func(string)
+	// OnWindow, when set, is called as the supervision window starts, and
+	// what it returns as the window ends.
+	OnWindow func() func()
 }
 
 // Defaults fills the zero fields with the sizes.
@@ -153,7 +156,7 @@ func MeasureRunCost(ctx context.Context, o RunCostOptions) (RunCost, error) {
 	if rc.Floor, err = measureFloor(ctx, o.Dir, o.Starts); err != nil {
 		return rc, fmt.Errorf("floor: %w", err)
 	}
-	sv, err := measureSupervise(ctx, o.Dir, o.Store, o.Agents, o.Window, o.Progress)
+	sv, err := measureSupervise(ctx, o.Dir, o.Store, o.Agents, o.Window, o.Progress, o.OnWindow)
 	if err != nil {
 		return rc, fmt.Errorf("supervise: %w", err)
 	}

@@ -59,12 +59,14 @@ type SuperviseStats struct {
 // waits until all run, then samples the drover process's CPU and memory
 // over window.
 func MeasureSupervise(ctx context.Context, dir, storeDSN string, agents int, window time.Duration) (SuperviseStats, error) {
-	return measureSupervise(ctx, dir, storeDSN, agents, window, func(string) {})
+	return measureSupervise(ctx, dir, storeDSN, agents, window, func(string) {}, nil)
 }
 
 // measureSupervise is MeasureSupervise saying what it does through
-// progress (a line at a time, no newline).
-func measureSupervise(ctx context.Context, dir, storeDSN string, agents int, window time.Duration, progress func(string)) (SuperviseStats, error) {
+// progress (a line at a time, no newline); onWindow, when set, is called
+// as the window starts and what it returns as it ends (a CPU profile of
+// the window alone).
+func measureSupervise(ctx context.Context, dir, storeDSN string, agents int, window time.Duration, progress func(string), onWindow func() func()) (SuperviseStats, error) {
 	ss := SuperviseStats{Agents: agents, WindowS: window.Seconds()}
 	if agents <= 0 || window <= 0 {
 		return ss, fmt.Errorf("bench: agents and window must be positive (got %d and %s)", agents, window)
@@ -111,6 +113,9 @@ func measureSupervise(ctx context.Context, dir, storeDSN string, agents int, win
 	ss.StartCPUMSPerAgent = msOf(selfCPU()-cpu0) / float64(agents)
 	progress(fmt.Sprintf("supervise: all %d agents running after %.1fs; sampling for %s", agents, ss.RampS, window))
 
+	if onWindow != nil {
+		defer onWindow()()
+	}
 	sup0 := supervisors()
 	cpu1, t1 := selfCPU(), time.Now()
 	tick := time.NewTicker(time.Second)

@@ -53,11 +53,20 @@ binary re-executed; only the drover binary runs one.`,
 				return usagef("run runs on one --backend (got %s)", strings.Join(f.backends, ","))
 			}
 			if f.cpuProfile != "" {
+				// Fail before measuring, not after.
 				stop, err := startCPUProfile(f.cpuProfile)
 				if err != nil {
 					return err
 				}
-				defer stop()
+				stop()
+				o.OnWindow = func() func() {
+					stop, err := startCPUProfile(f.cpuProfile)
+					if err != nil {
+						fmt.Fprintln(a.errw, err)
+						return func() {}
+					}
+					return stop
+				}
 			}
 			o.Store = backends[0].DSN
 			o.Progress = func(msg string) { fmt.Fprintln(a.errw, msg) }
@@ -81,7 +90,7 @@ binary re-executed; only the drover binary runs one.`,
 	c.Flags().DurationVar(&o.Window, "window", time.Minute, "how long the supervised agents are sampled once all run")
 	c.Flags().StringSliceVar(&f.backends, "backend", nil, "sqlite or postgres; default postgres when --dsn (or a PostgreSQL --store) is set, else sqlite")
 	c.Flags().StringVar(&f.dsn, "dsn", "", "the PostgreSQL database for --backend postgres (a scratch schema in it, dropped after)")
-	c.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write this process's CPU profile (the dispatcher's) to FILE (go tool pprof FILE)")
+	c.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write this process's CPU profile over the supervision window (the dispatcher's) to FILE (go tool pprof FILE)")
 	return c
 }
 
