@@ -22,6 +22,9 @@ type FloorStats struct {
 	StartToExecP99MS  float64 `json:"start_to_exec_p99_ms"`
 	ExitToReapedP50MS float64 `json:"exit_to_reaped_p50_ms"`
 	ExitToReapedP99MS float64 `json:"exit_to_reaped_p99_ms"`
+	// ExecP99OverFloor is the starts' eligible → exec p99 over this
+	// start → exec p99: what drover adds, as a ratio from the same run.
+	ExecP99OverFloor float64 `json:"exec_p99_over_floor"`
 }
 
 // measureFloor starts k copies of the stamp script at once and times them

@@ -156,6 +156,9 @@ func MeasureRunCost(ctx context.Context, o RunCostOptions) (RunCost, error) {
 	if rc.Floor, err = measureFloor(ctx, o.Dir, o.Starts); err != nil {
 		return rc, fmt.Errorf("floor: %w", err)
 	}
+	if rc.Floor.StartToExecP99MS > 0 {
+		rc.Floor.ExecP99OverFloor = rc.Starts.EligibleToExecP99MS / rc.Floor.StartToExecP99MS
+	}
 	sv, err := measureSupervise(ctx, o.Dir, o.Store, o.Agents, o.Window, o.Progress, o.OnWindow)
 	if err != nil {
 		return rc, fmt.Errorf("supervise: %w", err)

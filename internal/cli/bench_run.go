@@ -107,6 +107,7 @@ func (a *app) printRunCost(rc bench.RunCost, where string) {
 	fl := rc.Floor
 	fmt.Fprintf(w, "  %-34s %10.1f %10.1f  (floor: the same %d scripts started at once by exec.Cmd, no drover)\n", "floor: start → exec", fl.StartToExecP50MS, fl.StartToExecP99MS, fl.Runs)
 	fmt.Fprintf(w, "  %-34s %10.1f %10.1f\n", "floor: exit → reaped", fl.ExitToReapedP50MS, fl.ExitToReapedP99MS)
+	fmt.Fprintf(w, "  eligible → exec p99 / floor p99: %.2f×\n", fl.ExecP99OverFloor)
 	fmt.Fprintf(w, "  CPU per run: drover %.1f ms, supervisor %.1f ms, together %.1f ms (%d supervisor)\n",
 		s.DroverCPUMSPerRun, s.SupervisorCPUMSPerRun, s.TotalCPUMSPerRun, s.Supervisors)
 	fmt.Fprintf(w, "supervise: %d agents printing a line a second, sampled over %.0fs (all running after %.1fs)\n", v.Agents, v.WindowS, v.RampS)
