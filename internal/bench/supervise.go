@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/store"
 )
 
 // linesProfile is a command-kind agent that prints a line a second until it
@@ -150,9 +151,49 @@ func measureSupervise(ctx context.Context, dir, storeDSN string, agents int, win
 	ss.TotalRSSMB = ss.RSSMB + ss.SupervisorRSSMB
 	ss.RSSPerAgentKB = 1024 * ss.TotalRSSMB / float64(agents)
 	if n := r.d.Running(); n < agents {
-		return ss, fmt.Errorf("bench: only %d of %d agents still ran at the window's end", n, agents)
+		return ss, fmt.Errorf("bench: only %d of %d agents still ran at the window's end%s", n, agents, whyEnded(ctx, r.st))
 	}
 	return ss, nil
+}
+
+// lastLogOf is the end of the log of the card's first run.
+func lastLogOf(ctx context.Context, st store.Store, cardID string) string {
+	runs, err := st.ListRuns(ctx, store.RunFilter{CardID: cardID})
+	if err != nil || len(runs) == 0 || runs[0].LogPath == "" {
+		return ""
+	}
+	b, err := os.ReadFile(runs[0].LogPath)
+	if err != nil {
+		return ""
+	}
+	b = b[max(0, len(b)-400):]
+	return "; its log ends: " + strings.ReplaceAll(string(b), "\n", " | ")
+}
+
+// whyEnded says where the cards whose agents no longer run went, and why
+// (the first reason of each state).
+func whyEnded(ctx context.Context, st store.Store) string {
+	cards, err := st.ListCards(ctx, store.CardFilter{})
+	if err != nil {
+		return ""
+	}
+	n, why := map[string]int{}, map[string]string{}
+	var states []string
+	for _, c := range cards {
+		if c.State == "in_progress" {
+			continue
+		}
+		if n[c.State] == 0 {
+			states = append(states, c.State)
+			why[c.State] = c.StateReason + lastLogOf(ctx, st, c.ID)
+		}
+		n[c.State]++
+	}
+	var b strings.Builder
+	for _, s := range states {
+		fmt.Fprintf(&b, "; %d %s (%.800s)", n[s], s, why[s])
+	}
+	return b.String()
 }
 
 // selfCPU is this process's user and system CPU time.
@@ -208,6 +249,29 @@ func supCPUDelta(before, after map[string]procSample) time.Duration {
 // 100 on Linux).
 const clockTick = 10 * time.Millisecond
 
+// childDirs are the /proc directories of this process's children, from
+// each thread's children file: a listing of /proc can miss entries while
+// thousands of processes come and go (agents forking a sleep a second),
+// and did miss the supervisor. Without those files (a kernel built
+// without them), every process's directory.
+func childDirs() []string {
+	files, _ := filepath.Glob("/proc/self/task/*/children")
+	var dirs []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, pid := range strings.Fields(string(b)) {
+			dirs = append(dirs, "/proc/"+pid)
+		}
+	}
+	if len(files) == 0 {
+		dirs, _ = filepath.Glob("/proc/[0-9]*")
+	}
+	return dirs
+}
+
 // supervisors finds this process's children that run this process's own
 // executable (the node supervisor; the agents are its children, not
 // drover's) and reads their CPU time and PSS.
@@ -218,8 +282,7 @@ func supervisors() map[string]procSample {
 		return out
 	}
 	me := strconv.Itoa(os.Getpid())
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
+	for _, d := range childDirs() {
 		stat, err := os.ReadFile(filepath.Join(d, "stat"))
 		if err != nil {
 			continue
