@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/drover-dev/drover/internal/board"
+	"github.com/drover-dev/drover/internal/store"
 )
 
 // linesProfile is a command-kind agent that prints a line a second until it
@@ -43,6 +44,15 @@ type SuperviseStats struct {
 	Supervisors        int     `json:"supervisors"`
 	SupervisorCPUShare float64 `json:"supervisor_cpu_share"`
 	SupervisorPSSMB    float64 `json:"supervisor_pss_mb"`
+	// SupervisorRSSMB is the supervisors' resident memory (VmRSS) at the
+	// window's end, together.
+	SupervisorRSSMB float64 `json:"supervisor_rss_mb"`
+	// TotalCPUShare and TotalRSSMB are drover's and its supervisors'
+	// together (RSS: VmRSS of each, the agents not counted);
+	// RSSPerAgentKB is TotalRSSMB over the agents.
+	TotalCPUShare float64 `json:"total_cpu_share"`
+	TotalRSSMB    float64 `json:"total_rss_mb"`
+	RSSPerAgentKB float64 `json:"rss_per_agent_kb"`
 }
 
 // MeasureSupervise runs agents command-kind agents at once (each a shell
@@ -50,6 +60,14 @@ type SuperviseStats struct {
 // waits until all run, then samples the drover process's CPU and memory
 // over window.
 func MeasureSupervise(ctx context.Context, dir, storeDSN string, agents int, window time.Duration) (SuperviseStats, error) {
+	return measureSupervise(ctx, dir, storeDSN, agents, window, func(string) {}, nil)
+}
+
+// measureSupervise is MeasureSupervise saying what it does through
+// progress (a line at a time, no newline); onWindow, when set, is called
+// as the window starts and what it returns as it ends (a CPU profile of
+// the window alone).
+func measureSupervise(ctx context.Context, dir, storeDSN string, agents int, window time.Duration, progress func(string), onWindow func() func()) (SuperviseStats, error) {
 	ss := SuperviseStats{Agents: agents, WindowS: window.Seconds()}
 	if agents <= 0 || window <= 0 {
 		return ss, fmt.Errorf("bench: agents and window must be positive (got %d and %s)", agents, window)
@@ -65,10 +83,11 @@ func MeasureSupervise(ctx context.Context, dir, storeDSN string, agents int, win
 	}
 	defer r.close()
 	ss.Backend = r.st.Backend()
-	for i := range agents {
-		if _, err := r.st.CreateCard(ctx, "BEN", board.Card{Title: fmt.Sprint("agent ", i), State: "ready", Agent: "lines"}, "bench"); err != nil {
-			return ss, err
-		}
+	progress(fmt.Sprintf("supervise: creating %d cards on %s", agents, ss.Backend))
+	if err := createMany(ctx, r.st, agents, func(i int) board.Card {
+		return board.Card{Title: fmt.Sprint("agent ", i), State: "ready", Agent: "lines"}
+	}); err != nil {
+		return ss, err
 	}
 	cpu0 := selfCPU()
 	start := time.Now()
@@ -76,9 +95,14 @@ func MeasureSupervise(ctx context.Context, dir, storeDSN string, agents int, win
 	if err := r.run(ctx, limit); err != nil {
 		return ss, err
 	}
+	lastSaid := time.Now()
 	for r.d.Running() < agents {
 		if time.Since(start) > limit {
 			return ss, fmt.Errorf("bench: %d of %d agents running after %s", r.d.Running(), agents, limit)
+		}
+		if time.Since(lastSaid) >= 5*time.Second {
+			progress(fmt.Sprintf("supervise: %d of %d agents running after %.0fs", r.d.Running(), agents, time.Since(start).Seconds()))
+			lastSaid = time.Now()
 		}
 		select {
 		case <-ctx.Done():
@@ -88,7 +112,11 @@ func MeasureSupervise(ctx context.Context, dir, storeDSN string, agents int, win
 	}
 	ss.RampS = time.Since(start).Seconds()
 	ss.StartCPUMSPerAgent = msOf(selfCPU()-cpu0) / float64(agents)
+	progress(fmt.Sprintf("supervise: all %d agents running after %.1fs; sampling for %s", agents, ss.RampS, window))
 
+	if onWindow != nil {
+		defer onWindow()()
+	}
 	sup0 := supervisors()
 	cpu1, t1 := selfCPU(), time.Now()
 	tick := time.NewTicker(time.Second)
@@ -98,8 +126,12 @@ func MeasureSupervise(ctx context.Context, dir, storeDSN string, agents int, win
 		select {
 		case <-ctx.Done():
 			return ss, ctx.Err()
-		case <-tick.C:
+		case now := <-tick.C:
 			ss.MaxRSSMB = max(ss.MaxRSSMB, selfRSSMB())
+			if s := now.Sub(t1); s >= 10*time.Second && int(s.Seconds())%10 == 0 {
+				progress(fmt.Sprintf("supervise: %.0fs of %s, %d agents running, drover %.1f%% of a core so far",
+					s.Seconds(), window, r.d.Running(), 100*(selfCPU()-cpu1).Seconds()/s.Seconds()))
+			}
 		case <-end:
 			done = true
 		}
@@ -109,19 +141,59 @@ func MeasureSupervise(ctx context.Context, dir, storeDSN string, agents int, win
 	ss.RSSMB = selfRSSMB()
 	ss.MaxRSSMB = max(ss.MaxRSSMB, ss.RSSMB)
 	sup1 := supervisors()
-	var supCPU time.Duration
-	for pid, p := range sup1 {
-		if q, ok := sup0[pid]; ok {
-			supCPU += p.cpu - q.cpu
-		}
+	for _, p := range sup1 {
 		ss.SupervisorPSSMB += p.pssMB
+		ss.SupervisorRSSMB += p.rssMB
 	}
 	ss.Supervisors = len(sup1)
-	ss.SupervisorCPUShare = supCPU.Seconds() / elapsed.Seconds()
+	ss.SupervisorCPUShare = supCPUDelta(sup0, sup1).Seconds() / elapsed.Seconds()
+	ss.TotalCPUShare = ss.CPUShare + ss.SupervisorCPUShare
+	ss.TotalRSSMB = ss.RSSMB + ss.SupervisorRSSMB
+	ss.RSSPerAgentKB = 1024 * ss.TotalRSSMB / float64(agents)
 	if n := r.d.Running(); n < agents {
-		return ss, fmt.Errorf("bench: only %d of %d agents still ran at the window's end", n, agents)
+		return ss, fmt.Errorf("bench: only %d of %d agents still ran at the window's end%s", n, agents, whyEnded(ctx, r.st))
 	}
 	return ss, nil
+}
+
+// lastLogOf is the end of the log of the card's first run.
+func lastLogOf(ctx context.Context, st store.Store, cardID string) string {
+	runs, err := st.ListRuns(ctx, store.RunFilter{CardID: cardID})
+	if err != nil || len(runs) == 0 || runs[0].LogPath == "" {
+		return ""
+	}
+	b, err := os.ReadFile(runs[0].LogPath)
+	if err != nil {
+		return ""
+	}
+	b = b[max(0, len(b)-400):]
+	return "; its log ends: " + strings.ReplaceAll(string(b), "\n", " | ")
+}
+
+// whyEnded says where the cards whose agents no longer run went, and why
+// (the first reason of each state).
+func whyEnded(ctx context.Context, st store.Store) string {
+	cards, err := st.ListCards(ctx, store.CardFilter{})
+	if err != nil {
+		return ""
+	}
+	n, why := map[string]int{}, map[string]string{}
+	var states []string
+	for _, c := range cards {
+		if c.State == "in_progress" {
+			continue
+		}
+		if n[c.State] == 0 {
+			states = append(states, c.State)
+			why[c.State] = c.StateReason + lastLogOf(ctx, st, c.ID)
+		}
+		n[c.State]++
+	}
+	var b strings.Builder
+	for _, s := range states {
+		fmt.Fprintf(&b, "; %d %s (%.800s)", n[s], s, why[s])
+	}
+	return b.String()
 }
 
 // selfCPU is this process's user and system CPU time.
@@ -159,11 +231,46 @@ func kbField(b []byte, name string) float64 {
 type procSample struct {
 	cpu   time.Duration
 	pssMB float64
+	rssMB float64
+}
+
+// supCPUDelta is the supervisors' CPU between two samples: a supervisor
+// that started in between counts from its start, one that ended does not
+// count (drover starts one and keeps it).
+func supCPUDelta(before, after map[string]procSample) time.Duration {
+	var d time.Duration
+	for pid, p := range after {
+		d += p.cpu - before[pid].cpu
+	}
+	return d
 }
 
 // clockTick is the unit of utime and stime in /proc/PID/stat (USER_HZ,
 // 100 on Linux).
 const clockTick = 10 * time.Millisecond
+
+// childDirs are the /proc directories of this process's children, from
+// each thread's children file: a listing of /proc can miss entries while
+// thousands of processes come and go (agents forking a sleep a second),
+// and did miss the supervisor. Without those files (a kernel built
+// without them), every process's directory.
+func childDirs() []string {
+	files, _ := filepath.Glob("/proc/self/task/*/children")
+	var dirs []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, pid := range strings.Fields(string(b)) {
+			dirs = append(dirs, "/proc/"+pid)
+		}
+	}
+	if len(files) == 0 {
+		dirs, _ = filepath.Glob("/proc/[0-9]*")
+	}
+	return dirs
+}
 
 // supervisors finds this process's children that run this process's own
 // executable (the node supervisor; the agents are its children, not
@@ -175,8 +282,7 @@ func supervisors() map[string]procSample {
 		return out
 	}
 	me := strconv.Itoa(os.Getpid())
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
+	for _, d := range childDirs() {
 		stat, err := os.ReadFile(filepath.Join(d, "stat"))
 		if err != nil {
 			continue
@@ -198,6 +304,9 @@ func supervisors() map[string]procSample {
 		s := procSample{cpu: time.Duration(ut+st) * clockTick}
 		if b, err := os.ReadFile(filepath.Join(d, "smaps_rollup")); err == nil {
 			s.pssMB = kbField(b, "Pss:") / 1024
+		}
+		if b, err := os.ReadFile(filepath.Join(d, "status")); err == nil {
+			s.rssMB = kbField(b, "VmRSS:") / 1024
 		}
 		out[filepath.Base(d)] = s
 	}

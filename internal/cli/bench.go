@@ -74,7 +74,13 @@ Scenarios:
             Default --cards 1000 --events 10000000.
 ` + benchScaleHelp + `
 
-Subcommands with flags of their own (drover bench policy --help, drover bench fleet --help):
+Subcommands with flags of their own (drover bench policy --help, drover bench fleet --help,
+drover bench run --help):
+  run       what a run of a real command agent costs drover: eligible →
+            exec and exit → committed p50/p99 at --starts concurrent
+            starts, CPU per run of drover and its node supervisor, and
+            --agents supervised agents' CPU share and memory, beside the
+            issue's targets (PASS/MISS).
   policy    the incidents drover's failure policy answers, on a fake clock,
             through drover's real dispatcher and models of its peers'
             documented policies: runs, dollars, time to a truthful state,
@@ -177,6 +183,7 @@ Subcommands with flags of their own (drover bench policy --help, drover bench fl
 	}
 	c.AddCommand(a.benchPolicyCmd())
 	c.AddCommand(a.benchFleetCmd())
+	c.AddCommand(a.benchRunCmd())
 	c.Flags().IntVar(&f.cards, "cards", 0, "number of cards (default per scenario: store 5000, wakeup 20 per path, dispatch 200, compare 10000, board 100000, recover 1000)")
 	c.Flags().IntSliceVar(&f.slots, "slots", nil, "dispatch, compare: agent slots (max_concurrent) of each dispatcher (default dispatch 4; compare 100,2000: a figure for each, beside River's default 100 workers and its benchmark's 2,000)")
 	c.Flags().IntVar(&f.events, "events", 10_000_000, "history: events in the long store")

@@ -105,6 +105,8 @@ type Dispatcher struct {
 	routeMu sync.Mutex
 	// routes writes routings, blocks before claims and notices.
 	routes *router
+	// records writes the live runs' own records (start, command line).
+	records groupCommit
 
 	// self is this process as a node: its name's hold and its status.
 	self *self
@@ -375,7 +377,7 @@ func nonEmpty(s, def string) string {
 
 // runner is what runs this dispatcher's attempts.
 func (d *Dispatcher) runner() *runner {
-	r := &runner{st: d.o.Store, logDir: d.o.LogDir, gitDir: d.o.GitDir, newAgent: d.o.NewAgent, env: d.o.Env, mcpCommand: d.o.MCPCommand, node: d.node, now: d.o.Now, homes: d.o.SandboxHomes}
+	r := &runner{st: d.o.Store, records: &d.records, logDir: d.o.LogDir, gitDir: d.o.GitDir, newAgent: d.o.NewAgent, env: d.o.Env, mcpCommand: d.o.MCPCommand, node: d.node, now: d.o.Now, homes: d.o.SandboxHomes}
 	d.channelOnce.Do(func() {
 		if d.o.AgentSockets != "" {
 			d.channel = &agentchan.Channel{Dir: d.o.AgentSockets, Store: d.o.Store, Now: d.o.Now}

@@ -30,6 +30,7 @@ import (
 // dispatcher, whose loop, claims and leases it knows nothing of.
 type runner struct {
 	st         store.Store
+	records    *groupCommit // nil: each record is an Apply of its own
 	logDir     string
 	newAgent   func(agent.Profile) (agent.Agent, error)
 	env        map[string]string  // added to every agent's environment
@@ -234,7 +235,13 @@ func (r *runner) started(a attempt, ws, logPath, resumed string) {
 func (r *runner) record(a attempt, what string, ch store.Change) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), 30*time.Second)
 	defer cancel()
-	if err := r.st.Apply(ctx, ch); err != nil {
+	var err error
+	if r.records != nil {
+		err = r.records.apply(ctx, r.st, ch)
+	} else {
+		err = r.st.Apply(ctx, ch)
+	}
+	if err != nil {
 		a.log.Warn("could not record "+what+"; the run goes on", "err", err)
 	}
 }

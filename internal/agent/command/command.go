@@ -272,8 +272,8 @@ func firstNonZero(a, b time.Duration) time.Duration {
 }
 
 // watcher feeds the parser and reports progress at most every
-// ProgressInterval, from its own goroutine so a slow Progress callback never
-// holds up the pipes.
+// ProgressInterval, from the process's one progress goroutine (ticks) so a
+// slow Progress callback never holds up the pipes.
 type watcher struct {
 	mu     sync.Mutex
 	parser agent.Parser
@@ -326,25 +326,9 @@ func (w *watcher) start() func() {
 	if w.fn == nil {
 		return func() {}
 	}
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(ProgressInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-				if p, ok := w.snapshot(false); ok {
-					w.fn(p)
-				}
-			}
-		}
-	}()
+	ticks.add(w)
 	return func() {
-		close(quit)
-		<-done
+		ticks.remove(w)
 		p, _ := w.snapshot(true)
 		w.fn(p)
 	}

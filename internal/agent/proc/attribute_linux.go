@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"time"
 )
 
 // runProcs returns the live processes of run r, and how many live
@@ -27,7 +28,7 @@ import (
 // is finishing and whichever finishing run asks takes it; otherwise it is
 // counted as unsure and left alone until those runs end (or drover does).
 func (s *super) runProcs(r *srun) (mine []procInfo, unsure int) {
-	t := snapshot()
+	t := s.snaps.after(time.Now())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	byLeader := make(map[int]*srun, len(s.runs))

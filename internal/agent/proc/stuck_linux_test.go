@@ -97,7 +97,7 @@ func TestStuckSupervisorFailsStart(t *testing.T) {
 		t.Fatal("the start did not end with its supervisor stopped")
 	}
 	startBound = bound
-	want := "the node supervisor (pid " + strconv.Itoa(sup) + ") did not answer a start"
+	want := "the node supervisor (pid " + strconv.Itoa(sup) + ") answered no start"
 	if r.err == nil || !strings.Contains(r.err.Error(), want) {
 		t.Errorf("start: err %v, want one containing %q", r.err, want)
 	}

@@ -114,6 +114,7 @@ type super struct {
 	byPid  map[int]*srun      // runs whose agent is not reaped yet
 	owner  map[procKey]uint64 // processes already attributed to a run
 	starts chan *srun         // to the reaper thread
+	snaps  snapShare          // /proc snapshots, shared by runs that ask at once
 }
 
 // srun is one run as the supervisor knows it.
