@@ -42,3 +42,25 @@ const (
 	EvReviewChangesRequested = "review_changes_requested"
 	EvCheckFailed            = "check_failed"
 )
+
+// ReviewItem is one thing a pull request's review loop hands the next
+// attempt (the prompt's review variable): a review, a review comment on a
+// line of the diff, or a failing check.
+type ReviewItem struct {
+	Kind    string `json:"kind"` // ReviewKindReview, ReviewKindComment, ReviewKindCheck
+	User    string `json:"user,omitempty"`
+	State   string `json:"state,omitempty"` // a review's: CHANGES_REQUESTED, COMMENTED, …
+	Body    string `json:"body,omitempty"`
+	Path    string `json:"path,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Name    string `json:"name,omitempty"` // a check's
+	Summary string `json:"summary,omitempty"`
+	URL     string `json:"url,omitempty"`
+}
+
+// The kinds of a ReviewItem.
+const (
+	ReviewKindReview  = "review"
+	ReviewKindComment = "comment"
+	ReviewKindCheck   = "check"
+)
