@@ -89,7 +89,7 @@ func checkFailed(cfg *config.Config, c board.Card, next *board.Card, ch *store.C
 	}
 	dec := policy.Decide(policy.Input{Config: cfg.Policy, Card: c, CardRole: board.RoleCompleted,
 		Classification: policy.Classification{Kind: policy.KindCheckFailed, Source: "forge:check", Message: msg},
-		History: hist, Now: now, FailedState: cfg.Policy.FailedState, BlockedState: blocked,
+		History:        hist, Now: now, FailedState: cfg.Policy.FailedState, BlockedState: blocked,
 		EligibleState: firstCol(cfg, board.RoleEligible), ParkedState: firstCol(cfg, board.RoleParked),
 		CompletedState: c.State, AgentProfile: run.Agent, LogPath: run.LogPath, Workspace: run.Workspace})
 	run.Outcome, run.Kind, run.Counted, run.Decision = board.OutcomeFailed, string(policy.KindCheckFailed), dec.Counted, dec.Explain
