@@ -164,6 +164,9 @@ func TestPullRequestReviewLoop(t *testing.T) {
 	if ev := lastEvent(pw.events(c.ID), board.EvPullOpened); ev == nil || !strings.Contains(string(ev.Data), `"number":12`) {
 		t.Fatalf("no pull_opened event: %+v", ev)
 	}
+	if e, err := Explain(context.Background(), pw.st, pw.cfg, c.ID, time.Now()); err != nil || e.Next != "PR #12: waiting for review" {
+		t.Fatalf("explain in review: %q, %v", e.Next, err)
+	}
 	pw.follow() // nothing new: stays in review
 	if c, _ = pw.st.GetCard(context.Background(), c.ID); c.State != "review" {
 		t.Fatalf("a quiet pull request moved the card to %s", c.State)
@@ -208,6 +211,7 @@ func TestPullRequestReviewLoop(t *testing.T) {
 	}
 
 	pw.forge.edit(func(p *forge.PullState) { p.State, p.Merged, p.MergedBy = forge.StateClosed, true, "alice" })
+
 	pw.follow()
 	c, _ = pw.st.GetCard(context.Background(), c.ID)
 	if c.State != "done" || c.PullRequest.State != board.PullMerged {
@@ -215,6 +219,9 @@ func TestPullRequestReviewLoop(t *testing.T) {
 	}
 	if ev := lastEvent(pw.events(c.ID), board.EvPullMerged); ev == nil || ev.Actor != "alice" {
 		t.Fatalf("pull_merged: %+v", ev)
+	}
+	if e, _ := Explain(context.Background(), pw.st, pw.cfg, c.ID, time.Now()); e.Next != "PR #12 merged by alice: done" {
+		t.Fatalf("explain after the merge: %q", e.Next)
 	}
 }
 
