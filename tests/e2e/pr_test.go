@@ -73,6 +73,7 @@ func TestPullRequestReviewLoopToMerge(t *testing.T) {
 	})
 	p.waitHead(add.Identifier, pr.Number, sha2)
 	humanGit(t, p.remote, "merge-base", "--is-ancestor", sha1, sha2)
+	p.settled(add.Identifier, 3, "the review of the old head")
 	if n := p.gh.Count("POST /pulls"); n != 1 || len(p.gh.Pulls()) != 1 {
 		t.Fatalf("POST /pulls %d times, %d pull requests; want one of each", n, len(p.gh.Pulls()))
 	}
@@ -146,6 +147,7 @@ func TestPullRequestFailingCheckReachesTheAgent(t *testing.T) {
 		return p.branchSHA(branch) != sha1 && p.prCard(add.Identifier).State == "review"
 	})
 	p.waitHead(add.Identifier, pr.Number, p.branchSHA(branch))
+	p.settled(add.Identifier, 3, "the failed check of the old head")
 	if n := p.gh.Count("POST /pulls"); n != 1 {
 		t.Errorf("POST /pulls %d times, want 1", n)
 	}

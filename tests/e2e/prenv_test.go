@@ -246,6 +246,17 @@ func (p *prEnv) waitPrompt(id string, attempt int) string {
 	return p.prompt(id, attempt)
 }
 
+// settled checks that card id stays in review for three poll intervals
+// of the pull request without an attempt-th run: what sent it back
+// (a review, a failed check of an older head) does not send it back again.
+func (p *prEnv) settled(id string, attempt int, what string) {
+	p.t.Helper()
+	time.Sleep(3500 * time.Millisecond)
+	if c := p.prCard(id); c.State != "review" || p.prompt(id, attempt) != "" {
+		p.t.Fatalf("%s sent %s back again: it is in %s, attempt %d ran: %v", what, id, c.State, attempt, p.prompt(id, attempt) != "")
+	}
+}
+
 // created counts the pull requests GitHub created (POST /pulls answered
 // 201), faulted and refused tries left out.
 func created(gh *fake.Server) int {
