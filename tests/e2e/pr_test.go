@@ -118,10 +118,7 @@ func TestPullRequestFailingCheckReachesTheAgent(t *testing.T) {
 	p.waitHead(add.Identifier, pr.Number, sha1)
 
 	p.gh.AddCheckRun(sha1, "lint", "completed", "failure", "style", "a line is too long", "https://ci.example/lint/1")
-	time.Sleep(3500 * time.Millisecond) // three poll intervals
-	if c := p.prCard(add.Identifier); c.State != "review" || p.prompt(add.Identifier, 2) != "" {
-		t.Fatalf("a failing check that is not required moved the card to %s", c.State)
-	}
+	p.settled(add.Identifier, 2, "a failing check that is not required")
 
 	const summary = "TestGreeting: want Bonjour, got hello"
 	p.gh.AddCheckRun(sha1, "test", "completed", "failure", "1 test failed", summary, "https://ci.example/test/1")
