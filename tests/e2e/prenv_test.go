@@ -38,11 +38,10 @@ echo "finished"
 
 // prOpts are the parts of a pull request scenario that vary.
 type prOpts struct {
-	backend  testkit.Backend // "" is SQLite
-	checks   []string        // workspace.git.pull_requests.required_checks
-	node     string          // dispatch.node
-	maxConc  int             // dispatch.max_concurrent (default 2)
-	noRemote bool            // no pushes glued (the remote is made by the test)
+	backend testkit.Backend // "" is SQLite
+	checks  []string        // workspace.git.pull_requests.required_checks
+	node    string          // dispatch.node
+	maxConc int             // dispatch.max_concurrent (default 2)
 }
 
 // prEnv is one installation with its remote and its GitHub.
