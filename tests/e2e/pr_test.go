@@ -185,7 +185,7 @@ func TestPullRequestHumanPushIsNeverOverwritten(t *testing.T) {
 	humanGit(t, human, "commit", "-q", "-m", "a human's commit")
 	humanGit(t, human, "push", "-q", "origin", branch)
 	theirs := p.branchSHA(branch)
-	p.waitHead(add.Identifier, pr.Number, theirs)
+	eventually(t, 10*time.Second, "GitHub sees the human's push", func() bool { return p.gh.Pull(pr.Number).HeadSHA == theirs })
 
 	p.gh.SubmitReview(pr.Number, "alice", "CHANGES_REQUESTED", "One more thing.")
 	p.waitPrompt(add.Identifier, 2)
