@@ -21,7 +21,7 @@ func prBranch(c card, slug string) string {
 // The first "Done when": card → branch → PR → review comments →
 // second attempt → merged → done, every transition in the audit log.
 func TestPullRequestReviewLoopToMerge(t *testing.T) {
-	p := newPREnv(t, prOpts{})
+	p := newPREnv(t, prOpts{api: true})
 	p.start()
 	add := p.addCard("Add a greeting")
 	branch := prBranch(add, "add-a-greeting")
@@ -83,6 +83,9 @@ func TestPullRequestReviewLoopToMerge(t *testing.T) {
 	c = p.waitPR(add.Identifier, 20*time.Second, "done")
 	if c.PullRequest.State != "merged" {
 		t.Errorf("the merged card's pull request: %+v", c.PullRequest)
+	}
+	if a := p.apiCard(add.Identifier).PullRequest; a == nil || a.Number != pr.Number || a.URL != pr.URL || a.State != "merged" || a.HeadSHA != sha2 {
+		t.Errorf("the API's pull request of %s: %+v", add.Identifier, a)
 	}
 	if out := p.ok("explain", add.Identifier); !strings.Contains(out, fmt.Sprintf("PR #%d merged by bob", pr.Number)) {
 		t.Errorf("explain does not say who merged it:\n%s", out)

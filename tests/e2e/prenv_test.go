@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,6 +43,7 @@ type prOpts struct {
 	checks  []string        // workspace.git.pull_requests.required_checks
 	node    string          // dispatch.node
 	maxConc int             // dispatch.max_concurrent (default 2)
+	api     bool            // serve the API (server.port on a free port)
 }
 
 // prEnv is one installation with its remote and its GitHub.
@@ -118,6 +120,10 @@ func (p *prEnv) install(e *env) {
 	if len(o.checks) > 0 {
 		checks = "[" + strings.Join(o.checks, ", ") + "]"
 	}
+	port := 0
+	if o.api {
+		port = freePort(e.t)
+	}
 	node := ""
 	if o.node != "" {
 		node = "\nnode: " + o.node
@@ -130,7 +136,7 @@ func (p *prEnv) install(e *env) {
 		Set("workspace", "root: .drover/workspaces\ncleanup: never\ngit:\n  repo: "+p.remote+"\n  base: main\n"+
 			"  pull_requests:\n    kind: github\n    repository: acme/app\n    endpoint: "+p.gh.URL+
 			"\n    token_env: GITHUB_TOKEN\n    poll_interval: 1s\n    required_checks: "+checks).
-		Set("server", "port: 0").Prompt(prompt.DefaultPrompt).String())
+		Set("server", fmt.Sprintf("port: %d", port)).Prompt(prompt.DefaultPrompt).String())
 	if err := os.WriteFile(filepath.Join(e.dir, "agent.sh"), []byte(fmt.Sprintf(prAgent, e.dir)), 0o755); err != nil {
 		e.t.Fatal(err)
 	}
@@ -202,6 +208,21 @@ func (p *prEnv) prCard(id string) prCard {
 	p.t.Helper()
 	var c prCard
 	p.jsonOf(&c, "card", "show", id)
+	return c
+}
+
+// apiCard is GET /api/v1/cards/{id} of the running serve (prOpts.api).
+func (p *prEnv) apiCard(id string) prCard {
+	p.t.Helper()
+	resp, err := http.Get(serveAddr(p.t, p.env) + "/api/v1/cards/" + id)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var c prCard
+	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil || resp.StatusCode != http.StatusOK {
+		p.t.Fatalf("GET /api/v1/cards/%s: %d %v", id, resp.StatusCode, err)
+	}
 	return c
 }
 
