@@ -28,6 +28,8 @@ type Card struct {
 	// External is the issue of an external tracker this card mirrors (nil
 	// for a card of drover's own board).
 	External *External `json:"external"`
+	// PullRequest is the pull request of the card's branch (nil: none).
+	PullRequest *PullRequest `json:"pull_request"`
 	// Version increases with every write; stores apply a change only when the
 	// version they hold equals the one the writer read (compare-and-set).
 	Version int64 `json:"version"`

@@ -19,6 +19,10 @@ type Changes struct {
 	// Pushed is the commit drover pushed to the branch after the attempt
 	// passed ("" when it did not push).
 	Pushed string `json:"pushed,omitempty"`
+	// BaseBranch is the branch the card's branch was made from
+	// (workspace.git.base or the remote's default), which its pull request
+	// targets; set with Pushed.
+	BaseBranch string `json:"base_branch,omitempty"`
 }
 
 // Changed says whether the attempt left anything on its branch.

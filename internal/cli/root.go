@@ -61,6 +61,9 @@ type app struct {
 	// trackerWake, with an external tracker, asks its sync to run now
 	// (the webhooks call it).
 	trackerWake func()
+	// pullPoke, with workspace.git.pull_requests, asks for a read of a
+	// pull request now (0: every open one).
+	pullPoke func(number int)
 }
 
 // Main runs the CLI with args and returns the process exit code.

@@ -196,6 +196,11 @@ func (a *app) runServer(ctx context.Context, cfg *config.Config, log *slog.Logge
 		go func() { defer close(rdone); r.Run(rctx) }()
 		defer func() { cancel(); <-rdone }()
 	}
+	stopPulls, err := a.startPulls(ctx, cfg, d, log)
+	if err != nil {
+		return err
+	}
+	defer stopPulls()
 	stopSurfaces, err := a.startSurfaces(ctx, d, m, log)
 	if err != nil {
 		return err

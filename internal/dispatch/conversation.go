@@ -65,6 +65,8 @@ func (r *runner) conversation(ctx context.Context, c board.Card, cur board.Run, 
 	if prev != nil {
 		conv.Verify = verifyPrompt(prev.Verify)
 		conv.Changes = prev.Changes
+		conv.Review = reviewSince(events, runStart(*prev))
+		conv.Pull = c.PullRequest
 	}
 	comments, err := r.st.ListComments(ctx, c.ID)
 	if err != nil {
@@ -138,4 +140,22 @@ func eventField(data json.RawMessage, key string) string {
 	}
 	s, _ := m[key].(string)
 	return s
+}
+
+// reviewSince is what the latest review_changes_requested or check_failed
+// event after since handed the next attempt (its data's review list).
+func reviewSince(events []board.Event, since time.Time) []board.ReviewItem {
+	var out []board.ReviewItem
+	for _, ev := range events {
+		if (ev.Type != board.EvReviewChangesRequested && ev.Type != board.EvCheckFailed) || ev.At.Before(since) {
+			continue
+		}
+		var d struct {
+			Review []board.ReviewItem `json:"review"`
+		}
+		if json.Unmarshal(ev.Data, &d) == nil {
+			out = d.Review
+		}
+	}
+	return out
 }

@@ -146,6 +146,10 @@ type NodeStatus struct {
 	// where drover put them), from TrackerRefusedSince.
 	TrackerRefused      string     `json:"tracker_refused,omitempty"`
 	TrackerRefusedSince *time.Time `json:"tracker_refused_since,omitempty"`
+	// ForgeError says the forge (workspace.git.pull_requests) refused or
+	// failed opening or reading pull requests, from ForgeErrorSince.
+	ForgeError      string     `json:"forge_error,omitempty"`
+	ForgeErrorSince *time.Time `json:"forge_error_since,omitempty"`
 	// TrackerFaults are the issues whose data the tracker's sync could
 	// not take as it is (set through SetTrackerFaults): each card's fault
 	// stays with that card, and drover status names the issue, the
@@ -308,6 +312,17 @@ func (d *Dispatcher) SetTrackerError(msg string) {
 // not take as it is (none: nil); the next tick stores them.
 func (d *Dispatcher) SetTrackerFaults(fs []tracker.Fault) {
 	d.self.update(func(st *NodeStatus) { st.TrackerFaults = fs })
+}
+
+// SetForgeError records the forge's last failure ("" clears it).
+func (d *Dispatcher) SetForgeError(msg string) {
+	d.self.update(func(st *NodeStatus) {
+		if msg == "" {
+			st.ForgeError, st.ForgeErrorSince = "", nil
+			return
+		}
+		st.ForgeError, st.ForgeErrorSince = msg, d.self.since(st.ForgeErrorSince)
+	})
 }
 
 // SetTrackerRefused records that the tracker refused a projection.

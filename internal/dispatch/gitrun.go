@@ -33,6 +33,7 @@ type gitSpace struct {
 	mirror string // the mirror's bare repository
 	tree   *gitwork.Tree
 	mark   string // HEAD before the agent ran
+	base   string // the base branch ("" when unknown)
 }
 
 // worktree makes (or reuses) the card's worktree at the directory
@@ -62,7 +63,8 @@ func (r *runner) worktree(ctx context.Context, a attempt, cfg *config.Config) (s
 		return "", false, nil, err
 	}
 	a.log.Info("git worktree", "repo", m.Repo(), "branch", branch, "created", created)
-	return dir, created, &gitSpace{repo: m.Repo(), mirror: m.Dir(), tree: tree}, nil
+	base, _ := m.BaseBranch(gctx)
+	return dir, created, &gitSpace{repo: m.Repo(), mirror: m.Dir(), tree: tree, base: base}, nil
 }
 
 // gitBinds is what a sandboxed agent needs to run git in its worktree: the
@@ -150,7 +152,7 @@ func (r *runner) gitPush(a attempt, gs *gitSpace, cls policy.Classification, ch 
 	var rej *gitwork.PushRejected
 	switch {
 	case err == nil:
-		ch.Pushed = ch.Head
+		ch.Pushed, ch.BaseBranch = ch.Head, gs.base
 		a.log.Info("pushed", "repo", gs.repo, "branch", branch, "head", ch.Head)
 		return cls
 	case errors.As(err, &rej):

@@ -85,6 +85,9 @@ func decideRoute(env routeEnv, req routeReq, f routeFacts) (routing, error) {
 	r.ch.Events = []board.Event{finishedEvent(env, fin, next, cls, dec, req.res)}
 	r.ch.Comments = routeComments(env, next, fin, dec, r.ch.Events[0])
 	r.notices = routeNotices(env, next, &fin, dec, r.ch.Comments)
+	if row, ok := pullRow(env.cfg, next, fin, dec); ok {
+		r.ch.Outbox = append(r.ch.Outbox, row)
+	}
 	if hold != nil && hold.New {
 		r.ch.Uncount = &store.Uncount{Agent: fin.Agent, Fingerprint: fp, Since: hold.Since}
 	}

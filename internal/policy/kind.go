@@ -50,6 +50,11 @@ const (
 	// because someone else pushed commits drover does not have; drover never
 	// force-pushes, so the card is blocked for a human to merge.
 	KindPushRejected Kind = "push_rejected"
+	// KindCheckFailed: a check run on the head of the card's pull request
+	// failed after drover's verified success (workspace.git.pull_requests):
+	// counted like verify_failed, the next prompt gets the check's name,
+	// summary and link.
+	KindCheckFailed Kind = "check_failed"
 	// KindSucceeded is not a failure: the sim agent and classify use it for a clean run.
 	KindSucceeded Kind = "succeeded"
 )
@@ -61,7 +66,7 @@ var Kinds = []Kind{
 	KindInvalidInput, KindContextExhausted, KindPermissionDenied, KindRefused,
 	KindAgentBlocked, KindInputRequired, KindAgentFailed, KindMaxTurns, KindTimeout, KindStalled,
 	KindVerifyFailed, KindUnknown, KindNoProgress, KindRepeatedFailure, KindCancelled, KindSpendLimit,
-	KindNoChange, KindPushRejected,
+	KindNoChange, KindPushRejected, KindCheckFailed,
 }
 
 // Valid reports whether k is a known failure kind.

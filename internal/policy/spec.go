@@ -132,6 +132,8 @@ var specs = map[Kind]KindSpec{
 		WhatCanChange: "the next attempt changes the branch (its prompt says the last one did not), or the card says spec.change_required: false"},
 	KindPushRejected: {Verb: VerbBlock, Outcome: board.OutcomeBlocked, DefaultCap: NoCap,
 		WhatCanChange: "a human merges or rebases the card's branch (or deletes the remote branch), then drover card resume ID"},
+	KindCheckFailed: {Verb: VerbRetry, Outcome: board.OutcomeFailed, Counts: true, DefaultCap: NoCap, Reschedules: true,
+		WhatCanChange: "the next attempt fixes what the failing check of the pull request found (its name, summary and link are in its prompt)"},
 	KindSucceeded: {Verb: VerbComplete, Outcome: board.OutcomeSucceeded, DefaultCap: NoCap,
 		WhatCanChange: "nothing: the work is done"},
 }

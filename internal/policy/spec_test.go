@@ -44,6 +44,7 @@ func TestSpecTable(t *testing.T) {
 		{KindSpendLimit, VerbBlock, "block", false, NoCap, ProfileNone},
 		{KindNoChange, VerbRetry, "retry", true, 2, ProfileNone},
 		{KindPushRejected, VerbBlock, "block", false, NoCap, ProfileNone},
+		{KindCheckFailed, VerbRetry, "retry", true, NoCap, ProfileNone},
 		{KindSucceeded, VerbComplete, "complete", false, NoCap, ProfileNone},
 	}
 	seen := map[Kind]bool{}

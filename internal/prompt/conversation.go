@@ -24,6 +24,11 @@ type Conversation struct {
 	// (workspace.git), nil when there was none or no git: the changes
 	// variable.
 	Changes *board.Changes
+	// Review is what a reviewer or a check asked of the card's pull
+	// request since the last attempt (the review variable), and Pull the
+	// pull request (the pull_request variable); nil when none.
+	Review []board.ReviewItem
+	Pull   *board.PullRequest
 }
 
 // Comment is one operator comment, as the template sees it (comments[i].author,
@@ -68,7 +73,29 @@ func (c Conversation) bindings() map[string]any {
 	for i, cm := range c.Comments {
 		comments[i] = map[string]any{"author": cm.Author, "at": cm.At.UTC().Format(time.RFC3339), "text": cm.Text}
 	}
-	return map[string]any{"question": c.Question, "answer": c.Answer, "comments": comments, "verify": c.Verify, "changes": changesBinding(c.Changes)}
+	return map[string]any{"question": c.Question, "answer": c.Answer, "comments": comments, "verify": c.Verify, "changes": changesBinding(c.Changes),
+		"review": reviewBinding(c.Review), "pull_request": pullBinding(c.Pull)}
+}
+
+// reviewBinding is the review variable: a list of {kind, user, state,
+// body, path, line, name, summary, url}, every field present.
+func reviewBinding(items []board.ReviewItem) []any {
+	out := make([]any, len(items))
+	for i, it := range items {
+		out[i] = map[string]any{"kind": it.Kind, "user": it.User, "state": it.State, "body": it.Body, "path": it.Path,
+			"line": it.Line, "name": it.Name, "summary": it.Summary, "url": it.URL}
+	}
+	return out
+}
+
+// pullBinding is the pull_request variable: number (0 when none), url,
+// branch, state, head_sha.
+func pullBinding(p *board.PullRequest) map[string]any {
+	var pr board.PullRequest
+	if p != nil {
+		pr = *p
+	}
+	return map[string]any{"number": pr.Number, "url": pr.URL, "branch": pr.Branch, "state": pr.State, "head_sha": pr.HeadSHA}
 }
 
 // changesBinding is the changes variable: the last attempt's branch, its

@@ -79,6 +79,12 @@ to the repository; make it before you finish.
 The checks drover ran in the workspace after the last attempt failed; fix what
 they found before you finish:
 {{ verify }}
+{% endif %}{% if review.size > 0 %}{% for r in review %}{% if r.kind == "check" %}
+Check ` + "`" + `{{ r.name }}` + "`" + ` failed on PR #{{ pull_request.number }}: {{ r.summary }} ({{ r.url }})
+{% endif %}{% endfor %}{% assign asked = false %}{% for r in review %}{% if r.kind != "check" %}{% if asked == false %}
+A reviewer asked for changes on PR #{{ pull_request.number }}:
+{% assign asked = true %}{% endif %}- {{ r.user }}{% if r.path != "" %} on {{ r.path }}{% if r.line > 0 %} line {{ r.line }}{% endif %}{% endif %}{% if r.state != "" %} ({{ r.state }}){% endif %}: {{ r.body }}
+{% endif %}{% endfor %}Address this on the same branch; the next push updates the pull request.
 {% endif %}
 Work only inside {{ workspace }}.
 
@@ -105,14 +111,18 @@ A human answers it, and the next attempt continues with the answer.
 // Template variables and their fields. card.spec is free-form (the card's
 // spec object); every other field is fixed.
 var (
-	promptRoots = []string{"card", "issue", "attempt", "run", "workspace", "question", "answer", "comments", "verify", "changes"}
+	promptRoots = []string{"card", "issue", "attempt", "run", "workspace", "question", "answer", "comments", "verify", "changes", "review", "pull_request"}
 	cardFields  = []string{"id", "identifier", "title", "body", "state", "priority", "labels", "agent", "spec", "url", "blocked_by"}
 	issueFields = []string{"id", "identifier", "title", "description", "state", "priority", "labels", "url", "blocked_by"}
 	runFields   = []string{"id", "attempt"}
 	// changesFields: the last attempt's changes to the card's branch
 	// (workspace.git); commits is a number.
 	changesFields = []string{"branch", "base", "head", "commits", "files", "insertions", "deletions", "dirty", "changed"}
-	rootFields    = map[string][]string{"card": cardFields, "issue": issueFields, "run": runFields, "changes": changesFields}
+	// reviewFields: each item of review; pullFields: pull_request.
+	reviewFields = []string{"kind", "user", "state", "body", "path", "line", "name", "summary", "url"}
+	pullFields   = []string{"number", "url", "branch", "state", "head_sha"}
+	rootFields   = map[string][]string{"card": cardFields, "issue": issueFields, "run": runFields, "changes": changesFields,
+		"pull_request": pullFields}
 )
 
 // RenderError is a prompt that cannot render for one card (e.g. a spec field

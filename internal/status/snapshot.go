@@ -303,7 +303,7 @@ func (s *State) spend(ctx context.Context, st store.Store, l config.Limits, now 
 }
 
 // nodeStatusKeys are the keys of a node's Status object that become errors.
-var nodeStatusKeys = []string{"config_error", "store_error", "dispatch_paused", "tracker_error", "tracker_refused"}
+var nodeStatusKeys = []string{"config_error", "store_error", "dispatch_paused", "tracker_error", "tracker_refused", "forge_error"}
 
 func (s *State) nodes(ctx context.Context, st store.Store, now time.Time) error {
 	nodes, err := st.ListNodes(ctx)

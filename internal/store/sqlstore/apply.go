@@ -179,7 +179,7 @@ func (d *DB) applyIn(ctx context.Context, tx *sql.Tx, ch *store.Change, now time
 		args := append(cardArgs(c), c.ID, c.Version)
 		res, err := tx.ExecContext(ctx, d.q(`UPDATE cards SET title=?, body=?, state=?, state_reason=?, priority=?,
 			prio_order=?, labels=?, agent=?, spec=?, blocked_by=?, block_reason=?, gave_up=?, next_attempt_at=?,
-			retry_epoch=?, claim_owner=?, claim_epoch=?, claim_lease_until=?, updated_at=?, version=version+1
+			retry_epoch=?, claim_owner=?, claim_epoch=?, claim_lease_until=?, updated_at=?, pull_request=?, version=version+1
 			WHERE id=? AND version=?`), args...)
 		if err != nil {
 			return err

@@ -12,19 +12,19 @@ import (
 
 const cardCols = `id, identifier, title, body, state, state_reason, priority, labels, agent, spec,
  blocked_by, block_reason, gave_up, next_attempt_at, retry_epoch, claim_owner, claim_epoch,
- claim_lease_until, created_at, updated_at, version, external`
+ claim_lease_until, created_at, updated_at, version, external, pull_request`
 
 type scanner interface{ Scan(...any) error }
 
 func scanCard(s scanner) (board.Card, error) {
 	var c board.Card
 	var labels, spec, blockedBy string
-	var blockReason, gaveUp, claimOwner, external sql.NullString
+	var blockReason, gaveUp, claimOwner, external, pull sql.NullString
 	var next, lease sql.NullInt64
 	var created, updated, claimEpoch int64
 	err := s.Scan(&c.ID, &c.Identifier, &c.Title, &c.Body, &c.State, &c.StateReason, &c.Priority,
 		&labels, &c.Agent, &spec, &blockedBy, &blockReason, &gaveUp, &next, &c.RetryEpoch,
-		&claimOwner, &claimEpoch, &lease, &created, &updated, &c.Version, &external)
+		&claimOwner, &claimEpoch, &lease, &created, &updated, &c.Version, &external, &pull)
 	if err != nil {
 		return c, err
 	}
@@ -61,6 +61,12 @@ func scanCard(s scanner) (board.Card, error) {
 			return c, err
 		}
 	}
+	if pull.Valid {
+		c.PullRequest = new(board.PullRequest)
+		if err := decodeJSON("cards", "pull_request", c.ID, pull.String, c.PullRequest); err != nil {
+			return c, err
+		}
+	}
 	c.NextAttemptAt = fromNullMs(next)
 	if claimOwner.Valid {
 		c.Claim = &board.Claim{Owner: claimOwner.String, Epoch: claimEpoch}
@@ -80,7 +86,8 @@ func prioOrder(p int) int {
 	return p
 }
 
-// cardArgs are the values for every column but id, identifier and created_at.
+// cardArgs are the values for every column but id, identifier, created_at,
+// version and external (updated_at, then pull_request, last).
 func cardArgs(c *board.Card) []any {
 	spec := string(c.Spec)
 	if spec == "" {
@@ -95,7 +102,8 @@ func cardArgs(c *board.Card) []any {
 	return textArgs([]any{c.Title, c.Body, c.State, c.StateReason, c.Priority, prioOrder(c.Priority),
 		strList(c.Labels), c.Agent, spec, strList(c.BlockedBy),
 		jsonOrNull(c.BlockReason, c.BlockReason == nil), jsonOrNull(c.GaveUp, c.GaveUp == nil),
-		msPtr(c.NextAttemptAt), c.RetryEpoch, owner, epoch, lease, ms(c.UpdatedAt)})
+		msPtr(c.NextAttemptAt), c.RetryEpoch, owner, epoch, lease, ms(c.UpdatedAt),
+		jsonOrNull(c.PullRequest, c.PullRequest == nil)})
 }
 
 // CreateCard implements store.Store.
@@ -119,8 +127,8 @@ func (d *DB) CreateCard(ctx context.Context, prefix string, c board.Card, actor 
 		args = append(args, ms(c.CreatedAt), c.Version, c.External.ExternalKey(), jsonOrNull(c.External, c.External == nil))
 		if _, err := tx.ExecContext(ctx, d.q(`INSERT INTO cards (id, identifier, title, body, state, state_reason,
 			priority, prio_order, labels, agent, spec, blocked_by, block_reason, gave_up, next_attempt_at,
-			retry_epoch, claim_owner, claim_epoch, claim_lease_until, updated_at, created_at, version, external_key, external)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`), args...); err != nil {
+			retry_epoch, claim_owner, claim_epoch, claim_lease_until, updated_at, pull_request, created_at, version, external_key, external)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`), args...); err != nil {
 			if c.External != nil && isUnique(err) {
 				return fmt.Errorf("%w (a card already mirrors %s)", store.ErrConflict, c.External.ExternalKey())
 			}

@@ -31,8 +31,8 @@ func (d *DB) BulkInsertCardsForTest(ctx context.Context, prefix string, n int, c
 			var sb strings.Builder
 			sb.WriteString(`INSERT INTO cards (id, identifier, title, body, state, state_reason,
 				priority, prio_order, labels, agent, spec, blocked_by, block_reason, gave_up, next_attempt_at,
-				retry_epoch, claim_owner, claim_epoch, claim_lease_until, updated_at, created_at, version) VALUES `)
-			args := make([]any, 0, (end-start)*22)
+				retry_epoch, claim_owner, claim_epoch, claim_lease_until, updated_at, pull_request, created_at, version) VALUES `)
+			args := make([]any, 0, (end-start)*23)
 			for i := start; i < end; i++ {
 				c := card(i)
 				c.CreatedAt = base.Add(time.Duration(i) * time.Millisecond)
@@ -43,7 +43,7 @@ func (d *DB) BulkInsertCardsForTest(ctx context.Context, prefix string, n int, c
 				if i > start {
 					sb.WriteString(",")
 				}
-				sb.WriteString("(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+				sb.WriteString("(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
 				args = append(args, board.NewID(), fmt.Sprintf("%s-%d", prefix, i+1))
 				args = append(args, cardArgs(&c)...)
 				args = append(args, ms(c.CreatedAt), 1)

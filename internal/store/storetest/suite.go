@@ -41,6 +41,7 @@ func Run(t *testing.T, open Opener) {
 		{"RunSessionID", testRunSessionID},
 		{"RunFingerprints", testRunFingerprints},
 		{"RunChanges", testRunChanges},
+		{"CardPull", testCardPull},
 		{"AgentGuard", testAgentGuard},
 		{"LiveCap", testLiveCap},
 		{"LiveCapBatches", testLiveCapBatches},

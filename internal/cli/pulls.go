@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/drover-dev/drover/internal/config"
+	"github.com/drover-dev/drover/internal/dispatch"
+	"github.com/drover-dev/drover/internal/forge/github"
+	"github.com/drover-dev/drover/internal/pullflow"
+)
+
+// pullTick is how often the leader delivers pull_open rows and looks for
+// pull requests due a read (each is read once per its poll_interval).
+const pullTick = time.Second
+
+// startPulls runs, when workspace.git.pull_requests is set, the deliverer
+// of pull_open rows and the follower of open pull requests on the leader.
+// The returned stop waits for them.
+func (a *app) startPulls(ctx context.Context, cfg *config.Config, d *dispatch.Dispatcher, log *slog.Logger) (func(), error) {
+	if cfg.Workspace.Git == nil || cfg.Workspace.Git.PullRequests == nil {
+		return func() {}, nil
+	}
+	f, err := github.New(github.Options{Config: *cfg.Workspace.Git.PullRequests})
+	if err != nil {
+		return nil, fmt.Errorf("%w: workspace.git.pull_requests: %v", errConfig, err)
+	}
+	log = log.With("forge", "github")
+	lead := func(ctx context.Context) (bool, error) { return a.st.TryLead(ctx, d.Node(), d.LeaderTTL()) }
+	trackerKind := ""
+	if cfg.Tracker.External() {
+		trackerKind = cfg.Tracker.Kind
+	}
+	del := &pullflow.Deliverer{Store: a.st, Forge: f, Lead: lead, Log: log, Problem: d.SetForgeError, Tracker: trackerKind}
+	fol := &pullflow.Follower{Store: a.st, Forge: f, Config: d.Config, Lead: lead, Log: log, Problem: d.SetForgeError}
+	a.pullPoke = fol.Poke
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(pullTick)
+		defer t.Stop()
+		for {
+			if _, err := del.Tick(rctx); err != nil && rctx.Err() == nil {
+				log.Warn("pull requests: delivering", "error", err)
+			}
+			if _, err := fol.Tick(rctx); err != nil && rctx.Err() == nil {
+				log.Warn("pull requests: following", "error", err)
+			}
+			select {
+			case <-rctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { cancel(); <-done }, nil
+}
