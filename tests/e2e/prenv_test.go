@@ -24,6 +24,9 @@ import (
 // agent that only edits a file (no git, no hook doing git), and the glue
 // that tells the fake what drover pushed.
 
+// prPoll is workspace.git.pull_requests.poll_interval.
+const prPoll = time.Second
+
 // prToken is the token the fake wants and drover reads from GITHUB_TOKEN.
 const prToken = "ghp_e2e_pull_requests"
 
@@ -135,7 +138,7 @@ func (p *prEnv) install(e *env) {
 		Set("hooks", "timeout: 10s").
 		Set("workspace", "root: .drover/workspaces\ncleanup: never\ngit:\n  repo: "+p.remote+"\n  base: main\n"+
 			"  pull_requests:\n    kind: github\n    repository: acme/app\n    endpoint: "+p.gh.URL+
-			"\n    token_env: GITHUB_TOKEN\n    poll_interval: 1s\n    required_checks: "+checks).
+			"\n    token_env: GITHUB_TOKEN\n    poll_interval: "+prPoll.String()+"\n    required_checks: "+checks).
 		Set("server", fmt.Sprintf("port: %d", port)).Prompt(prompt.DefaultPrompt).String())
 	if err := os.WriteFile(filepath.Join(e.dir, "agent.sh"), []byte(fmt.Sprintf(prAgent, e.dir)), 0o755); err != nil {
 		e.t.Fatal(err)
@@ -271,7 +274,7 @@ func (p *prEnv) waitPrompt(id string, attempt int) string {
 // (a review, a failed check of an older head) does not send it back again.
 func (p *prEnv) settled(id string, attempt int, what string) {
 	p.t.Helper()
-	time.Sleep(3500 * time.Millisecond)
+	time.Sleep(prPoll*3 + prPoll/2)
 	if c := p.prCard(id); c.State != "review" || p.prompt(id, attempt) != "" {
 		p.t.Fatalf("%s sent %s back again: it is in %s, attempt %d ran: %v", what, id, c.State, attempt, p.prompt(id, attempt) != "")
 	}
