@@ -2,6 +2,8 @@ package e2e_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -171,15 +173,20 @@ func TestPullRequestClosedWithoutMergeBlocks(t *testing.T) {
 	}
 }
 
-// A human pushes to the card's branch while its pull request is open;
-// the review sends the card back, and drover's next push is refused: the
-// card is blocked push_rejected and the human's commit stays.
+// A review sends the card back; while attempt 2 runs a human pushes to
+// the card's branch, so drover's commit does not contain theirs and its
+// push is refused: the card is blocked push_rejected and the human's
+// commit stays. (A human's push between attempts is no conflict: drover
+// fast-forwards the card's clean worktree to it before the next attempt.)
 func TestPullRequestHumanPushIsNeverOverwritten(t *testing.T) {
 	p := newPREnv(t, prOpts{})
 	p.start()
 	add := p.addCard("Add a greeting")
 	branch := prBranch(add, "add-a-greeting")
 	pr := p.waitPR(add.Identifier, 40*time.Second, "review").PullRequest
+	p.writeFile("hold-"+add.Identifier, "")
+	p.gh.SubmitReview(pr.Number, "alice", "CHANGES_REQUESTED", "One more thing.")
+	p.waitPrompt(add.Identifier, 2)
 
 	human := p.dir + "/human"
 	humanGit(t, p.dir, "clone", "-q", "-b", branch, p.remote, human)
@@ -189,9 +196,9 @@ func TestPullRequestHumanPushIsNeverOverwritten(t *testing.T) {
 	humanGit(t, human, "push", "-q", "origin", branch)
 	theirs := p.branchSHA(branch)
 	eventually(t, 10*time.Second, "GitHub sees the human's push", func() bool { return p.gh.Pull(pr.Number).HeadSHA == theirs })
-
-	p.gh.SubmitReview(pr.Number, "alice", "CHANGES_REQUESTED", "One more thing.")
-	p.waitPrompt(add.Identifier, 2)
+	if err := os.Remove(filepath.Join(p.dir, "hold-"+add.Identifier)); err != nil {
+		t.Fatal(err)
+	}
 	var c prCard
 	eventually(t, 30*time.Second, "the card blocked", func() bool { c = p.prCard(add.Identifier); return c.State == "blocked" })
 	r := c.BlockReason

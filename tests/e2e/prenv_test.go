@@ -30,12 +30,15 @@ const prPoll = time.Second
 // prToken is the token the fake wants and drover reads from GITHUB_TOKEN.
 const prToken = "ghp_e2e_pull_requests"
 
-// prAgent keeps each prompt it gets in prompts/ID-ATTEMPT.txt and appends
-// a line to greeting.txt: every attempt changes the branch, and drover
-// commits it. It never runs git.
+// prAgent keeps each prompt it gets in prompts/ID-ATTEMPT.txt, waits
+// while a file hold-ID exists (at most 30s: a test holds an attempt while
+// it does something meanwhile) and appends a line to greeting.txt: every
+// attempt changes the branch, and drover commits it. It never runs git.
 const prAgent = `#!/bin/sh
 mkdir -p "%[1]s/prompts"
 cat > "%[1]s/prompts/$DROVER_CARD_IDENTIFIER-$DROVER_ATTEMPT.txt"
+i=0
+while [ -f "%[1]s/hold-$DROVER_CARD_IDENTIFIER" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
 echo "hello from $DROVER_CARD_IDENTIFIER, attempt $DROVER_ATTEMPT" >> greeting.txt
 echo "finished"
 `
