@@ -38,6 +38,6 @@ func (d *decoder) git(g *Git, baseDir string) {
 	}
 	d.check(agent.IsEnvName(pr.TokenEnv), "workspace.git.pull_requests.token_env",
 		"%q is not a variable name; name the variable that holds the token (e.g. GITHUB_TOKEN), never the token", pr.TokenEnv)
-	d.check(pr.PollInterval == 0 || pr.PollInterval >= 5e9, "workspace.git.pull_requests.poll_interval",
-		"%s is shorter than 5s; GitHub's rate limit wants 1m or more (0 is %s)", pr.PollInterval, forge.DefaultPollInterval)
+	d.check(pr.PollInterval == 0 || pr.PollInterval >= 1e9, "workspace.git.pull_requests.poll_interval",
+		"%s is shorter than 1s; GitHub's rate limit wants 1m or more (0 is %s)", pr.PollInterval, forge.DefaultPollInterval)
 }

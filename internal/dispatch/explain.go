@@ -42,6 +42,8 @@ type Explanation struct {
 	// the last did not (nil otherwise).
 	Fresh  *Fresh        `json:"next_attempt_new,omitempty"`
 	GaveUp *board.GaveUp `json:"gave_up"`
+	// Pull is what the card's pull request waits for ("" without one).
+	Pull string `json:"pull_request,omitempty"`
 }
 
 // HistoryLine is one run of the current retry epoch.
@@ -100,6 +102,13 @@ func Explain(ctx context.Context, st store.Store, cfg *config.Config, ref string
 		return e, err
 	}
 	e.Next = nextStep(e, c, now, anyNode)
+	if e.Pull = pullExplain(c, e.Role, runs, cfg.Policy); e.Pull != "" {
+		if e.Role == board.RoleCompleted || e.Role.IsSink() {
+			e.Next = e.Pull
+		} else {
+			e.Next = e.Pull + "; " + e.Next
+		}
+	}
 	return e, nil
 }
 
