@@ -118,10 +118,10 @@ var (
 	// changesFields: the last attempt's changes to the card's branch
 	// (workspace.git); commits is a number.
 	changesFields = []string{"branch", "base", "head", "commits", "files", "insertions", "deletions", "dirty", "changed"}
-	// reviewFields: each item of review; pullFields: pull_request.
-	reviewFields = []string{"kind", "user", "state", "body", "path", "line", "name", "summary", "url"}
-	pullFields   = []string{"number", "url", "branch", "state", "head_sha"}
-	rootFields   = map[string][]string{"card": cardFields, "issue": issueFields, "run": runFields, "changes": changesFields,
+	// pullFields: pull_request. (review is a list of {kind, user, state,
+	// body, path, line, name, summary, url}; see reviewBinding.)
+	pullFields = []string{"number", "url", "branch", "state", "head_sha"}
+	rootFields = map[string][]string{"card": cardFields, "issue": issueFields, "run": runFields, "changes": changesFields,
 		"pull_request": pullFields}
 )
 

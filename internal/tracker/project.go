@@ -36,6 +36,8 @@ var moves = map[string]bool{
 	board.EvRetry: true, board.EvDeferred: true, board.EvBlocked: true, board.EvGaveUp: true, board.EvParked: true,
 	board.EvAnswered: true, board.EvResumed: true, board.EvReopened: true, board.EvCancelled: true,
 	board.EvRecovered: true, board.EvLeaseLost: true,
+	// The review loop of a card's pull request (its data names "to").
+	board.EvPullMerged: true, board.EvPullClosed: true, board.EvReviewChangesRequested: true, board.EvCheckFailed: true,
 }
 
 // impliedRole is where an event that names no column ("to") puts the card.
