@@ -237,6 +237,7 @@ type event struct {
 	CardID string          `json:"card_id"`
 	RunID  string          `json:"run_id"`
 	Type   string          `json:"type"`
+	Actor  string          `json:"actor"`
 	Reason string          `json:"reason"`
 	Data   json.RawMessage `json:"data"`
 }
