@@ -1,11 +1,9 @@
 package dispatch
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/drover-dev/drover/internal/agent/proc"
@@ -28,7 +26,6 @@ func (d *Dispatcher) recover(ctx context.Context, now time.Time, lead bool, card
 	// looks expired, and live owners need a lease period to renew theirs.
 	judge := d.self.judges(now)
 	var soonest time.Time
-	var todo []recovery
 	for _, c := range cards {
 		if d.jobs.has(c.ID) {
 			continue
@@ -42,7 +39,9 @@ func (d *Dispatcher) recover(ctx context.Context, now time.Time, lead bool, card
 		expired := !c.Claim.LeaseUntil.After(now)
 		stale := c.Claim.LeaseUntil.Before(now.Add(-d.lease()))
 		if mine || (judge && lead && expired) || (judge && stale) {
-			todo = append(todo, recovery{c, mine})
+			if err := d.recoverCard(ctx, c, mine); err != nil && !errors.Is(err, store.ErrConflict) {
+				return time.Time{}, err
+			}
 			continue
 		}
 		// Wake up when this lease ends (the leader recovers it then), or a
@@ -55,52 +54,7 @@ func (d *Dispatcher) recover(ctx context.Context, now time.Time, lead bool, card
 			soonest = at
 		}
 	}
-	return soonest, d.recoverAll(ctx, todo)
-}
-
-// recovery is one claim to take back, and whether it is this node's own.
-type recovery struct {
-	card board.Card
-	mine bool
-}
-
-// recoverWorkers bounds how many claims one pass takes back at once. A
-// dead node leaves all its runs at once (a thousand on a big fleet), and
-// each recovery is a few store round trips and a scan for the run's
-// processes: one at a time, their runs came back at a few dozen a
-// second, long after the lease.
-const recoverWorkers = 8
-
-// recoverAll takes back the claims of todo, recoverWorkers at a time
-// (each card's compare-and-set makes concurrent recoveries safe, as they
-// are across nodes). A conflict means another node or a finishing run got
-// there first; the first other error is returned once all have run.
-func (d *Dispatcher) recoverAll(ctx context.Context, todo []recovery) error {
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		next  = make(chan recovery)
-	)
-	for range min(recoverWorkers, len(todo)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := range next {
-				if err := d.recoverCard(ctx, r.card, r.mine); err != nil && !errors.Is(err, store.ErrConflict) {
-					mu.Lock()
-					first = cmp.Or(first, err)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for _, r := range todo {
-		next <- r
-	}
-	close(next)
-	wg.Wait()
-	return first
+	return soonest, nil
 }
 
 // reconcile stops runs whose card an operator moved away or whose claim this
