@@ -3,7 +3,7 @@ package board
 import "time"
 
 // PullRequest is the pull request of a card's branch (workspace.git.
-// pull_requests): opened through the outbox after a verified, pushed
+// pull_request): opened through the outbox after a verified, pushed
 // success, then followed while the card waits in its completed column.
 type PullRequest struct {
 	Number    int        `json:"number"`
@@ -36,10 +36,10 @@ const (
 
 // The review loop's events (audit log).
 const (
-	EvPullOpened             = "pull_opened"
-	EvPullMerged             = "pull_merged"
-	EvPullClosed             = "pull_closed"
-	EvReviewChangesRequested = "review_changes_requested"
+	EvPullOpened             = "pr_opened"
+	EvPullMerged             = "pr_merged"
+	EvPullClosed             = "pr_closed"
+	EvReviewChangesRequested = "changes_requested"
 	EvCheckFailed            = "check_failed"
 )
 

@@ -16,7 +16,7 @@ import (
 // pull requests due a read (each is read once per its poll_interval).
 const pullTick = time.Second
 
-// startPulls runs, when workspace.git.pull_requests is set, the deliverer
+// startPulls runs, when workspace.git.pull_request is set, the deliverer
 // of pull_open rows and the follower of open pull requests on the leader.
 // The returned stop waits for them.
 func (a *app) startPulls(ctx context.Context, cfg *config.Config, d *dispatch.Dispatcher, log *slog.Logger) (func(), error) {
@@ -25,7 +25,7 @@ func (a *app) startPulls(ctx context.Context, cfg *config.Config, d *dispatch.Di
 	}
 	f, err := github.New(github.Options{Config: *cfg.Workspace.Git.PullRequests})
 	if err != nil {
-		return nil, fmt.Errorf("%w: workspace.git.pull_requests: %v", errConfig, err)
+		return nil, fmt.Errorf("%w: workspace.git.pull_request: %v", errConfig, err)
 	}
 	log = log.With("forge", "github")
 	lead := func(ctx context.Context) (bool, error) { return a.st.TryLead(ctx, d.Node(), d.LeaderTTL()) }

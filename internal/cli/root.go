@@ -61,7 +61,7 @@ type app struct {
 	// trackerWake, with an external tracker, asks its sync to run now
 	// (the webhooks call it).
 	trackerWake func()
-	// pullPoke, with workspace.git.pull_requests, asks for a read of a
+	// pullPoke, with workspace.git.pull_request, asks for a read of a
 	// pull request now (0: every open one).
 	pullPoke func(number int)
 }

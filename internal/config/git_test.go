@@ -6,6 +6,7 @@ import (
 )
 
 func TestWorkspaceGitDecodes(t *testing.T) {
+	t.Setenv("GIT_TEST_PR_TOKEN", "ghp_from_env")
 	cfg := mustParse(t, `---
 workspace:
   git:
@@ -16,8 +17,9 @@ workspace:
     commit: agent
     change_required: false
     author: "Bot <bot@example.com>"
-    pull_requests:
-      repository: acme/widgets
+    pull_request:
+      repo: acme/widgets
+      api_key: $GIT_TEST_PR_TOKEN
       poll_interval: 2m
       required_checks: [test]
 ---
@@ -31,9 +33,9 @@ workspace:
 		t.Fatalf("workspace.git: %+v", g.Config)
 	}
 	pr := g.PullRequests
-	if pr == nil || pr.Kind != "github" || pr.Repository != "acme/widgets" || pr.TokenEnv != "GITHUB_TOKEN" ||
+	if pr == nil || pr.Kind != "github" || pr.Repository != "acme/widgets" || pr.TokenEnv != "GITHUB_TOKEN" || pr.APIKey != "ghp_from_env" ||
 		pr.PollInterval != 2*time.Minute || len(pr.RequiredChecks) != 1 {
-		t.Fatalf("workspace.git.pull_requests: %+v", pr)
+		t.Fatalf("workspace.git.pull_request: %+v", pr)
 	}
 	if mustParse(t, "---\nworkspace:\n  root: ws\n---\n").Workspace.Git != nil {
 		t.Fatal("a workflow without workspace.git has one")

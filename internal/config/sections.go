@@ -166,9 +166,9 @@ type Workspace struct {
 // the pull requests of their branches.
 type Git struct {
 	gitwork.Config
-	// PullRequests is workspace.git.pull_requests (nil: drover pushes the
+	// PullRequests is workspace.git.pull_request (nil: drover pushes the
 	// branch and opens no pull request).
-	PullRequests *forge.Config `json:"pull_requests,omitempty" yaml:"pull_requests"`
+	PullRequests *forge.Config `json:"pull_request,omitempty" yaml:"pull_request"`
 }
 
 type hooksFile struct {

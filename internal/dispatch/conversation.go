@@ -142,7 +142,7 @@ func eventField(data json.RawMessage, key string) string {
 	return s
 }
 
-// reviewSince is what the latest review_changes_requested or check_failed
+// reviewSince is what the latest changes_requested or check_failed
 // event after since handed the next attempt (its data's review list).
 func reviewSince(events []board.Event, since time.Time) []board.ReviewItem {
 	var out []board.ReviewItem

@@ -158,7 +158,7 @@ type NodeStatus struct {
 	// where drover put them), from TrackerRefusedSince.
 	TrackerRefused      string     `json:"tracker_refused,omitempty"`
 	TrackerRefusedSince *time.Time `json:"tracker_refused_since,omitempty"`
-	// ForgeError says the forge (workspace.git.pull_requests) refused or
+	// ForgeError says the forge (workspace.git.pull_request) refused or
 	// failed opening or reading pull requests, from ForgeErrorSince.
 	ForgeError      string     `json:"forge_error,omitempty"`
 	ForgeErrorSince *time.Time `json:"forge_error_since,omitempty"`

@@ -20,7 +20,7 @@ import (
 // A card's git workspace (workspace.git): its worktree is made from the
 // shared mirror before the hooks run; after the agent drover commits what
 // it left (unless the agent commits), records what the attempt changed on
-// the run, calls a clean exit that changed nothing no_change, and after a
+// the run, calls a clean exit that changed nothing no_changes, and after a
 // verified success pushes the branch, never by force.
 
 // gitTimeout bounds each git step of an attempt (fetch, worktree, commit,
@@ -34,6 +34,7 @@ type gitSpace struct {
 	tree   *gitwork.Tree
 	mark   string // HEAD before the agent ran
 	base   string // the base branch ("" when unknown)
+	push   string // workspace.git.push
 }
 
 // worktree makes (or reuses) the card's worktree at the directory
@@ -64,7 +65,7 @@ func (r *runner) worktree(ctx context.Context, a attempt, cfg *config.Config) (s
 	}
 	a.log.Info("git worktree", "repo", m.Repo(), "branch", branch, "created", created)
 	base, _ := m.BaseBranch(gctx)
-	return dir, created, &gitSpace{repo: m.Repo(), mirror: m.Dir(), tree: tree, base: base}, nil
+	return dir, created, &gitSpace{repo: m.Repo(), mirror: m.Dir(), tree: tree, base: base, push: cfg.Workspace.Git.Push}, nil
 }
 
 // gitBinds is what a sandboxed agent needs to run git in its worktree: the
@@ -90,7 +91,7 @@ func (r *runner) markHead(ctx context.Context, gs *gitSpace) error {
 }
 
 // gitAfter runs after the agent exits: drover's commit of what it left,
-// the attempt's changes, and no_change for a clean exit that changed
+// the attempt's changes, and no_changes for a clean exit that changed
 // nothing on a card that needs a change.
 func (r *runner) gitAfter(a attempt, cfg *config.Config, gs *gitSpace, cls policy.Classification) (policy.Classification, *board.Changes) {
 	if gs == nil || gs.mark == "" {
@@ -127,7 +128,7 @@ func (r *runner) gitAfter(a attempt, cfg *config.Config, gs *gitSpace, cls polic
 	if rep, known := r.report(a); known && policy.ApplyReport(cls, rep).Kind != policy.KindSucceeded {
 		return cls, &ch // the agent said it is blocked or asks: that decides
 	}
-	return policy.Classification{Kind: policy.KindNoChange, Source: policy.GitSource + ":no_change",
+	return policy.Classification{Kind: policy.KindNoChange, Source: policy.GitSource + ":no_changes",
 		Message: fmt.Sprintf("the agent exited cleanly but left branch %s as it was (no commit, no changed file since %s); the card needs a change (spec.change_required: false says it does not)",
 			ch.Branch, shortSHA(gs.mark))}, &ch
 }
@@ -136,7 +137,11 @@ func (r *runner) gitAfter(a attempt, cfg *config.Config, gs *gitSpace, cls polic
 // (someone else pushed) is push_rejected, a transport failure network,
 // anything else workspace_setup.
 func (r *runner) gitPush(a attempt, gs *gitSpace, cls policy.Classification, ch *board.Changes) policy.Classification {
-	if gs == nil || ch == nil || cls.Kind != policy.KindSucceeded {
+	if gs == nil || ch == nil || gs.push == gitwork.PushNever {
+		return cls
+	}
+	if cls.Kind != policy.KindSucceeded {
+		r.pushFailed(a, gs, ch)
 		return cls
 	}
 	if _, stopped := r.stoppedBy(a); stopped {
@@ -200,4 +205,25 @@ func shortSHA(s string) string {
 		return s[:12]
 	}
 	return s
+}
+
+// pushFailed is workspace.git.push: every_attempt after an attempt that did
+// not succeed but left commits: its work goes to the remote branch for a
+// human to read, and the attempt's verdict stands whatever the push says
+// (a refused push is logged; the next success's push decides).
+func (r *runner) pushFailed(a attempt, gs *gitSpace, ch *board.Changes) {
+	if gs.push != gitwork.PushEveryAttempt || len(ch.Commits) == 0 {
+		return
+	}
+	if _, stopped := r.stoppedBy(a); stopped {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), gitTimeout)
+	defer cancel()
+	if err := gs.tree.Push(ctx); err != nil {
+		a.log.Warn("push of a failed attempt's work did not go through", "branch", gs.tree.Branch(), "err", err)
+		return
+	}
+	ch.Pushed = ch.Head
+	a.log.Info("pushed a failed attempt's work (workspace.git.push: every_attempt)", "branch", gs.tree.Branch(), "head", ch.Head)
 }

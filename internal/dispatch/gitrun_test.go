@@ -75,14 +75,21 @@ echo finished
 	return script
 }
 
-func gitWorld(t *testing.T) (*world, string) {
+func gitWorld(t *testing.T) (*world, string) { return gitWorldPush(t, "") }
+
+// gitWorldPush is gitWorld with workspace.git.push set to mode ("": unset).
+func gitWorldPush(t *testing.T, mode string) (*world, string) {
 	t.Helper()
+	push := ""
+	if mode != "" {
+		push = ", push: " + mode
+	}
 	remote := bareRemote(t)
 	w := newWorldFrom(t, worldWorkflow(5))
 	script := gitAgent(t, w.dir, remote)
 	w2 := newWorldFrom(t, worldWorkflow(5).
 		Set("agents", "default: sh\nprofiles:\n  sh: {kind: command, command: "+script+"}").
-		Set("workspace", "{root: "+filepath.Join(w.dir, "ws")+", git: {repo: "+remote+", base: main}}").
+		Set("workspace", "{root: "+filepath.Join(w.dir, "ws")+", git: {repo: "+remote+", base: main"+push+"}}").
 		Set("hooks", "{before_run: 'test -e .git && test -f README.md'}").
 		Prompt("{{ card.body }}\n{% if changes.branch != \"\" and changes.changed == false %}NOCHANGE on {{ changes.branch }}{% endif %}\n"))
 	w2.dir = w.dir
@@ -136,7 +143,7 @@ func TestGitWorkspaceCommitsPushesAndRecords(t *testing.T) {
 	}
 }
 
-// A card whose agent changes nothing: no_change, counted and retried; the
+// A card whose agent changes nothing: no_changes, counted and retried; the
 // next prompt says so; at the cap the card gives up.
 func TestGitWorkspaceNoChange(t *testing.T) {
 	w, _ := gitWorld(t)
@@ -145,7 +152,7 @@ func TestGitWorkspaceNoChange(t *testing.T) {
 	c := w.addBody("Think hard", "only think")
 	c = w.waitFor(c.ID, "blocked", func(c board.Card) bool { return c.State == "blocked" || c.State == "review" })
 	runs := w.runs(c.ID)
-	if c.State != "blocked" || len(runs) != 3 || c.GaveUp == nil || !strings.Contains(c.GaveUp.Reason+c.BlockReason.What, "no_change") {
+	if c.State != "blocked" || len(runs) != 3 || c.GaveUp == nil || !strings.Contains(c.GaveUp.Reason+c.BlockReason.What, "no_changes") {
 		t.Fatalf("a card that never changes anything: %s, %d runs, %+v %+v", c.State, len(runs), c.GaveUp, c.BlockReason)
 	}
 	for _, r := range runs {
@@ -172,7 +179,7 @@ func TestGitWorkspaceNoChange(t *testing.T) {
 }
 
 // An attempt that did the work but failed before its push, then one that
-// finds nothing left to do: not no_change; the earlier commit is pushed.
+// finds nothing left to do: not no_changes; the earlier commit is pushed.
 func TestGitWorkspaceUnpushedWorkIsNotNoChange(t *testing.T) {
 	w, remote := gitWorld(t)
 	stop := w.run(w.dispatcher("n1"))
@@ -231,5 +238,47 @@ func TestGitWorkspaceUnreachable(t *testing.T) {
 	rs := w.runs(c.ID)
 	if rs[0].Kind != string(policy.KindWorkspaceSetup) || !strings.Contains(rs[0].Error, missing) {
 		t.Fatalf("run 1 of an unreachable repository: %s %q", rs[0].Kind, rs[0].Error)
+	}
+}
+
+// workspace.git.push: never keeps every commit on the machine: the card
+// reaches review, its run records its commit, the remote has no branch.
+func TestGitWorkspacePushNever(t *testing.T) {
+	w, remote := gitWorldPush(t, "never")
+	stop := w.run(w.dispatcher("n1"))
+	defer stop()
+	c := w.addBody("Keep it local", "please edit")
+	c = w.waitFor(c.ID, "review", func(c board.Card) bool { return c.State == "review" || c.State == "blocked" })
+	runs := w.runs(c.ID)
+	ch := runs[len(runs)-1].Changes
+	if c.State != "review" || ch == nil || len(ch.Commits) != 1 || ch.Pushed != "" {
+		t.Fatalf("card %s, changes %+v", c.State, ch)
+	}
+	if out, err := exec.Command("git", "-C", remote, "rev-parse", "--verify", "-q", "refs/heads/"+ch.Branch).CombinedOutput(); err == nil {
+		t.Fatalf("push: never pushed %s: %s", ch.Branch, out)
+	}
+}
+
+// workspace.git.push: every_attempt pushes a failed attempt's commit too
+// (its verdict stands), then the success's.
+func TestGitWorkspacePushEveryAttempt(t *testing.T) {
+	w, remote := gitWorldPush(t, "every_attempt")
+	stop := w.run(w.dispatcher("n1"))
+	defer stop()
+	c := w.addBody("Try twice", "once edit")
+	c = w.waitFor(c.ID, "review", func(c board.Card) bool { return c.State == "review" || c.State == "blocked" })
+	runs := w.runs(c.ID)
+	if c.State != "review" || len(runs) != 2 {
+		t.Fatalf("card %s after %d runs", c.State, len(runs))
+	}
+	first, last := runs[0], runs[1]
+	if first.Outcome == board.OutcomeSucceeded || first.Changes == nil || len(first.Changes.Commits) != 1 || first.Changes.Pushed != first.Changes.Head {
+		t.Fatalf("the failed attempt: %s, changes %+v", first.Outcome, first.Changes)
+	}
+	if got := gitT(t, remote, "rev-parse", "refs/heads/"+last.Changes.Branch); got != last.Changes.Head {
+		t.Fatalf("the remote branch is at %s, want the success's %s", got, last.Changes.Head)
+	}
+	if got := gitT(t, remote, "merge-base", "--is-ancestor", first.Changes.Head, last.Changes.Head); got != "" {
+		t.Fatalf("the failed attempt's commit is not under the success's: %q", got)
 	}
 }

@@ -61,7 +61,7 @@ func (f *memForge) edit(fn func(p *forge.PullState)) {
 	}
 }
 
-// pullWorld is gitWorld with workspace.git.pull_requests, a forge in
+// pullWorld is gitWorld with workspace.git.pull_request, a forge in
 // memory and the leader's deliverer and follower on a clock of the test's.
 type pullWorld struct {
 	*world
@@ -77,7 +77,7 @@ func newPullWorld(t *testing.T) *pullWorld {
 	script := gitAgent(t, w.dir, remote)
 	w2 := newWorldFrom(t, worldWorkflow(3).
 		Set("agents", "default: sh\nprofiles:\n  sh: {kind: command, command: "+script+"}").
-		Set("workspace", "{root: "+filepath.Join(w.dir, "ws")+", git: {repo: "+remote+", base: main, pull_requests: {repository: acme/app, poll_interval: 1s}}}").
+		Set("workspace", "{root: "+filepath.Join(w.dir, "ws")+", git: {repo: "+remote+", base: main, pull_request: {repo: acme/app, poll_interval: 1s}}}").
 		Prompt("{{ card.body }}\n{% for r in review %}REVIEW {{ r.kind }} {{ r.user }} {{ r.name }}: {{ r.body }}{{ r.summary }}\n{% endfor %}"))
 	w2.dir = w.dir
 	pw := &pullWorld{world: w2, forge: &memForge{}, now: time.Now().UTC()}
@@ -162,7 +162,7 @@ func TestPullRequestReviewLoop(t *testing.T) {
 		t.Fatalf("the card's pull request: %+v", pr)
 	}
 	if ev := lastEvent(pw.events(c.ID), board.EvPullOpened); ev == nil || !strings.Contains(string(ev.Data), `"number":12`) {
-		t.Fatalf("no pull_opened event: %+v", ev)
+		t.Fatalf("no pr_opened event: %+v", ev)
 	}
 	if e, err := Explain(context.Background(), pw.st, pw.cfg, c.ID, time.Now()); err != nil || e.Next != "PR #12: waiting for review" {
 		t.Fatalf("explain in review: %q, %v", e.Next, err)
@@ -178,7 +178,7 @@ func TestPullRequestReviewLoop(t *testing.T) {
 	pw.follow()
 	ev := lastEvent(pw.events(c.ID), board.EvReviewChangesRequested)
 	if ev == nil || ev.Actor != "bob" {
-		t.Fatalf("review_changes_requested: %+v", ev)
+		t.Fatalf("changes_requested: %+v", ev)
 	}
 	c = pw.waitFor(c.ID, "review again", func(c board.Card) bool { return len(pw.runs(c.ID)) >= 2 && inReview(c) })
 	if p := prompts(t, pw.dir, c.Identifier, 2); !strings.Contains(p, "REVIEW review bob : please add a test") {
@@ -218,7 +218,7 @@ func TestPullRequestReviewLoop(t *testing.T) {
 		t.Fatalf("after the merge: %s, %+v", c.State, c.PullRequest)
 	}
 	if ev := lastEvent(pw.events(c.ID), board.EvPullMerged); ev == nil || ev.Actor != "alice" {
-		t.Fatalf("pull_merged: %+v", ev)
+		t.Fatalf("pr_merged: %+v", ev)
 	}
 	if e, _ := Explain(context.Background(), pw.st, pw.cfg, c.ID, time.Now()); e.Next != "PR #12 merged by alice: done" {
 		t.Fatalf("explain after the merge: %q", e.Next)
@@ -246,6 +246,6 @@ func TestPullRequestClosedBlocks(t *testing.T) {
 	}
 	var data map[string]any
 	if ev := lastEvent(pw.events(c.ID), board.EvPullClosed); ev == nil || ev.Actor != "bob" || json.Unmarshal(ev.Data, &data) != nil {
-		t.Fatalf("pull_closed: %+v", ev)
+		t.Fatalf("pr_closed: %+v", ev)
 	}
 }

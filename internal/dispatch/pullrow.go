@@ -9,7 +9,7 @@ import (
 )
 
 // pullRow is the outbox row that opens the card's pull request
-// (workspace.git.pull_requests): added by the routing that completes a
+// (workspace.git.pull_request): added by the routing that completes a
 // card after a verified success drover pushed, keyed by card and branch so
 // a retry, a crash or a second node adds no second one.
 func pullRow(cfg *config.Config, next board.Card, fin board.Run, dec policy.Decision) (store.OutboxItem, bool) {

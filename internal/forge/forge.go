@@ -22,12 +22,15 @@ type Forge interface {
 	PullState(ctx context.Context, number int, etag string) (PullState, error)
 }
 
-// Config is workspace.git.pull_requests in WORKFLOW.md.
+// Config is workspace.git.pull_request in WORKFLOW.md.
 type Config struct {
-	Kind       string `json:"kind" yaml:"kind"`             // github
-	Repository string `json:"repository" yaml:"repository"` // owner/name
+	Kind       string `json:"provider" yaml:"provider"` // github
+	Repository string `json:"repo" yaml:"repo"`         // owner/name
 	Endpoint   string `json:"endpoint,omitempty" yaml:"endpoint"`
-	TokenEnv   string `json:"token_env,omitempty" yaml:"token_env"` // default GITHUB_TOKEN
+	// APIKey is the token ($GITHUB_TOKEN is read from the environment, as
+	// tracker.api_key is); "" reads the variable TokenEnv names.
+	APIKey   string `json:"-" yaml:"api_key" cfg:"secret"`
+	TokenEnv string `json:"token_env,omitempty" yaml:"token_env"` // default GITHUB_TOKEN
 	// PollInterval is how often an open pull request is read when no
 	// webhook told drover first; 0 is DefaultPollInterval.
 	PollInterval time.Duration `json:"poll_interval,omitempty" yaml:"poll_interval"`

@@ -35,11 +35,16 @@ type Config struct {
 	// TokenEnv names the variable holding an HTTPS token for Repo (never
 	// the token itself); "" uses git's own credentials.
 	TokenEnv string `json:"token_env,omitempty" yaml:"token_env"`
+	// Push is when the branch is pushed: PushOnSuccess (default: after a
+	// verified success), PushEveryAttempt (also after an attempt that
+	// failed but committed, so its work is on the remote for a human to
+	// read) or PushNever (nothing leaves the machine; no pull request).
+	Push string `json:"push,omitempty" yaml:"push"`
 	// Commit is who commits an attempt's work: CommitDrover (default,
 	// drover commits what the agent left) or CommitAgent.
 	Commit string `json:"commit,omitempty" yaml:"commit"`
 	// ChangeRequired: a clean exit that changed nothing is not done
-	// (kind no_change). nil is true; a card can say otherwise with
+	// (kind no_changes). nil is true; a card can say otherwise with
 	// spec.change_required: false.
 	ChangeRequired *bool `json:"change_required,omitempty" yaml:"change_required"`
 	// Author is the identity of drover's commits, "Name <email>";
@@ -51,6 +56,13 @@ type Config struct {
 const (
 	CommitDrover = "drover"
 	CommitAgent  = "agent"
+)
+
+// When the branch is pushed.
+const (
+	PushOnSuccess    = "on_success"
+	PushEveryAttempt = "every_attempt"
+	PushNever        = "never"
 )
 
 // DefaultBranch is the branch name template when workspace.git.branch is

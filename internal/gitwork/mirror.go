@@ -63,6 +63,11 @@ func Check(cfg Config) []Problem {
 	default:
 		ps = append(ps, Problem{"commit", fmt.Sprintf("%q is not one of %s, %s", cfg.Commit, CommitDrover, CommitAgent)})
 	}
+	switch cfg.Push {
+	case "", PushOnSuccess, PushEveryAttempt, PushNever:
+	default:
+		ps = append(ps, Problem{"push", fmt.Sprintf("%q is not one of %s, %s, %s", cfg.Push, PushOnSuccess, PushEveryAttempt, PushNever)})
+	}
 	if cfg.Author != "" && !authorRe.MatchString(cfg.Author) {
 		ps = append(ps, Problem{"author", fmt.Sprintf("%q is not \"Name <email>\"; write e.g. %q", cfg.Author, DefaultAuthor)})
 	}

@@ -313,7 +313,7 @@ func (x *decider) lastAttempt() bool {
 	return limit > 0 && CountedAttempts(x.prior)+1 >= limit
 }
 
-// kindCapSpent: a counted kind with a cap of its own (no_change) has used
+// kindCapSpent: a counted kind with a cap of its own (no_changes) has used
 // it up in this retry epoch; the run gives up by that cap.
 func (x *decider) kindCapSpent() bool {
 	kc := x.in.Config.Cap(x.k)
@@ -334,7 +334,7 @@ func (x *decider) counted(d Decision) Decision {
 	if limit > 0 && n >= limit {
 		return x.giveUp(d, n, "policy.max_attempts", head)
 	}
-	// A counted kind with a cap of its own (no_change) also gives up when
+	// A counted kind with a cap of its own (no_changes) also gives up when
 	// its own retries in this epoch are spent.
 	if x.kindCapSpent() {
 		kc, m := x.in.Config.Cap(x.k), countKind(x.prior, x.k)+1

@@ -35,7 +35,7 @@ func capOf(n int) *int { return &n }
 // Cap is the effective per-card cap of k under cfg: the number of retries (or
 // deferrals) of that kind allowed in one retry epoch. NoCap when unbounded by a
 // cap of its own (most counted kinds are bounded by max_attempts alone;
-// no_change is counted and capped both).
+// no_changes is counted and capped both).
 func (c Config) Cap(k Kind) int {
 	s := Spec(k)
 	if s.Counts && s.DefaultCap == NoCap || !s.Reschedules {

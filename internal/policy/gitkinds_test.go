@@ -7,7 +7,7 @@ import (
 	"github.com/drover-dev/drover/internal/board"
 )
 
-// no_change is counted and has a cap of its own (2): two retries with
+// no_changes is counted and has a cap of its own (2): two retries with
 // backoff, the third in an epoch gives up naming its cap.
 func TestNoChangeCountedAndCapped(t *testing.T) {
 	cfg := Defaults()
@@ -18,23 +18,23 @@ func TestNoChangeCountedAndCapped(t *testing.T) {
 		}
 		d := Decide(input(cfg, KindNoChange, hist(prior...)))
 		if d.Verb != want || !d.Counted {
-			t.Fatalf("no_change %d: %s counted %v (%s)", i+1, d.Verb, d.Counted, d.Explain)
+			t.Fatalf("no_changes %d: %s counted %v (%s)", i+1, d.Verb, d.Counted, d.Explain)
 		}
 		if want == VerbRetry && d.NextAttemptAt == nil {
-			t.Fatalf("no_change %d is retried without a time: %+v", i+1, d)
+			t.Fatalf("no_changes %d is retried without a time: %+v", i+1, d)
 		}
-		if want == VerbGiveUp && (!strings.Contains(d.Explain, "policy.kinds.no_change.cap") || d.BlockReason == nil || !strings.Contains(d.BlockReason.How, "change_required: false")) {
+		if want == VerbGiveUp && (!strings.Contains(d.Explain, "policy.kinds.no_changes.cap") || d.BlockReason == nil || !strings.Contains(d.BlockReason.How, "change_required: false")) {
 			t.Fatalf("the give-up does not name the cap or the way out: %s / %+v", d.Explain, d.BlockReason)
 		}
 	}
-	// policy.kinds.no_change.cap may be set (it is counted, yet capped).
+	// policy.kinds.no_changes.cap may be set (it is counted, yet capped).
 	one := 1
 	cfg.Kinds[KindNoChange] = KindPolicy{Cap: &one}
 	if err := cfg.Validate(nil); err != nil {
-		t.Fatalf("policy.kinds.no_change.cap: %v", err)
+		t.Fatalf("policy.kinds.no_changes.cap: %v", err)
 	}
 	if d := Decide(input(cfg, KindNoChange, hist(KindNoChange))); d.Verb != VerbGiveUp {
-		t.Fatalf("with cap 1 the second no_change: %s", d.Verb)
+		t.Fatalf("with cap 1 the second no_changes: %s", d.Verb)
 	}
 }
 

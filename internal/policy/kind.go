@@ -45,13 +45,13 @@ const (
 	// KindNoChange: a clean exit on a card with workspace.git that left
 	// nothing on its branch (no commit, no change) when a change is
 	// required; counted, retried, the next prompt told so.
-	KindNoChange Kind = "no_change"
+	KindNoChange Kind = "no_changes"
 	// KindPushRejected: drover's push of the card's branch was refused
 	// because someone else pushed commits drover does not have; drover never
 	// force-pushes, so the card is blocked for a human to merge.
 	KindPushRejected Kind = "push_rejected"
 	// KindCheckFailed: a check run on the head of the card's pull request
-	// failed after drover's verified success (workspace.git.pull_requests):
+	// failed after drover's verified success (workspace.git.pull_request):
 	// counted like verify_failed, the next prompt gets the check's name,
 	// summary and link.
 	KindCheckFailed Kind = "check_failed"

@@ -15,7 +15,7 @@ const (
 )
 
 // GitSource starts the Source of a verdict drover found in the card's git
-// branch after the agent (no_change, push_rejected, a failed push): an
+// branch after the agent (no_changes, push_rejected, a failed push): an
 // agent's drover_done overrules none of them.
 const GitSource = "git"
 

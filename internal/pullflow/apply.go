@@ -39,14 +39,14 @@ func change(cfg *config.Config, c board.Card, out Outcome, history []board.Run, 
 			blocked = cfg.Policy.FailedState
 		}
 		next.State, next.NextAttemptAt = blocked, nil
-		next.BlockReason = &board.BlockReason{Kind: "pull_closed",
+		next.BlockReason = &board.BlockReason{Kind: "pr_closed",
 			What:  fmt.Sprintf("PR #%d was closed without merging by %s", pr.Number, orSomeone(out.By)),
 			Where: pr.URL,
 			How:   fmt.Sprintf("reopen the PR and run drover card resume %s, or cancel the card", c.Identifier)}
 		next.StateReason = next.BlockReason.What
 		ch.Events = []board.Event{ev(board.EvPullClosed, out.By, next.StateReason, map[string]any{"by": out.By})}
 		ch.Comments = []board.Comment{{CardID: c.ID, Author: "dispatcher:" + Actor, At: now,
-			Body: fmt.Sprintf("Blocked (pull_closed)\n\nWhat: %s\nWhere: %s\nHow to continue: %s", next.BlockReason.What, next.BlockReason.Where, next.BlockReason.How)}}
+			Body: fmt.Sprintf("Blocked (pr_closed)\n\nWhat: %s\nWhere: %s\nHow to continue: %s", next.BlockReason.What, next.BlockReason.Where, next.BlockReason.How)}}
 	case Changes:
 		next.State, next.NextAttemptAt, next.BlockReason = col(board.RoleEligible), nil, nil
 		next.StateReason = fmt.Sprintf("PR #%d: %s asked for changes; the next attempt gets the review", pr.Number, orSomeone(out.By))

@@ -17,7 +17,7 @@ import (
 
 // Deliverer opens the pull requests the outbox's forge rows ask for, on
 // the leader: Forge.EnsurePull (one pull request per branch however often
-// it is called), then the card's pull_request, a pull_opened event and,
+// it is called), then the card's pull_request, a pr_opened event and,
 // for a card mirroring a tracker issue, a tracker comment with the URL, in
 // one change. A crash between the two leaves the row due: the next try
 // finds the same pull request and records it.
@@ -74,7 +74,7 @@ func (w *Deliverer) deliver(ctx context.Context, it store.OutboxItem) store.Outb
 		return store.OutboxResult{At: now, Dead: true, Error: fmt.Sprintf("payload is not a pull_open row: %v", err)}
 	}
 	if w.Forge == nil {
-		return store.OutboxResult{At: now, NextAt: now.Add(time.Minute), Waiting: true, Error: "no forge configured (workspace.git.pull_requests)"}
+		return store.OutboxResult{At: now, NextAt: now.Add(time.Minute), Waiting: true, Error: "no forge configured (workspace.git.pull_request)"}
 	}
 	if p.Base == "" {
 		return store.OutboxResult{At: now, Dead: true, Error: "the base branch is unknown: set workspace.git.base"}

@@ -210,7 +210,7 @@ type Spend struct {
 //   - projection_failing: changes not yet shown in the external tracker (retried)
 //   - tracker_error: the external tracker is unreachable or rate limited (no card is touched)
 //   - tracker_refused: the tracker refused a projection (the card stays where drover put it)
-//   - forge_error: the forge (workspace.git.pull_requests) failed opening or reading a pull
+//   - forge_error: the forge (workspace.git.pull_request) failed opening or reading a pull
 //     request (a refused token, an unreachable API); retried
 //   - tracker_fault: part of one issue's data (a comment, its fields, its refresh) could not be
 //     taken by the tracker's sync; only that issue's card is held, the message names the issue,

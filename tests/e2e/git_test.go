@@ -15,7 +15,7 @@ import (
 
 // The git workspace through the built binary: workspace.git points at a
 // local bare repository, a command agent edits files (or does not), and
-// drover commits, records, pushes, calls no_change and refuses to push
+// drover commits, records, pushes, calls no_changes and refuses to push
 // over a human's commit.
 
 // humanGit runs git as a person would, in dir.
@@ -155,11 +155,11 @@ func TestGitWorkspaceThroughTheBinary(t *testing.T) {
 		t.Fatalf("card show does not say what the run changed:\n%s", out)
 	}
 
-	// A card whose agent changes nothing: no_change, and the next prompt
+	// A card whose agent changes nothing: no_changes, and the next prompt
 	// says so.
 	c = e.waitState(think.Identifier, "blocked")
 	rs = e.gitRuns(think.Identifier)
-	if len(rs) < 2 || rs[0].Kind != "no_change" {
+	if len(rs) < 2 || rs[0].Kind != "no_changes" {
 		t.Fatalf("%s's runs: %+v", think.Identifier, rs)
 	}
 	p1, _ := os.ReadFile(filepath.Join(e.dir, "prompts", think.Identifier+"-1.txt"))
@@ -168,7 +168,7 @@ func TestGitWorkspaceThroughTheBinary(t *testing.T) {
 	if strings.Contains(string(p1), said) || !strings.Contains(string(p2), said) {
 		t.Fatalf("prompt 1 %q\nprompt 2 %q", p1, p2)
 	}
-	if c.BlockReason == nil || !strings.Contains(c.BlockReason.What, "no_change") {
+	if c.BlockReason == nil || !strings.Contains(c.BlockReason.What, "no_changes") {
 		t.Fatalf("%s blocked with %+v", think.Identifier, c.BlockReason)
 	}
 

@@ -99,12 +99,12 @@ func TestPullRequestOnePerCardWithTwoNodes(t *testing.T) {
 	for _, c := range cards {
 		n := 0
 		for _, ev := range p.events(c.Identifier) {
-			if ev.Type == "pull_merged" {
+			if ev.Type == "pr_merged" {
 				n++
 			}
 		}
 		if n != 1 {
-			t.Errorf("%s has %d pull_merged events, want 1", c.Identifier, n)
+			t.Errorf("%s has %d pr_merged events, want 1", c.Identifier, n)
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // A card's work product through the built binary: workspace.git on a local
-// bare repository, workspace.git.pull_requests on the GitHub fake, a
+// bare repository, workspace.git.pull_request on the GitHub fake, a
 // command agent that only edits a file. drover commits, pushes, opens one
 // pull request, follows it and hands a review back to the agent. No hook
 // and no agent skill does git.
@@ -95,9 +95,9 @@ func TestPullRequestReviewLoopToMerge(t *testing.T) {
 
 	// The audit log, in order, each with who and why.
 	evs := p.events(add.Identifier)
-	opened, asked, merged := eventIndex(evs, "pull_opened"), eventIndex(evs, "review_changes_requested"), eventIndex(evs, "pull_merged")
+	opened, asked, merged := eventIndex(evs, "pr_opened"), eventIndex(evs, "changes_requested"), eventIndex(evs, "pr_merged")
 	if opened < 0 || asked < opened || merged < asked {
-		t.Fatalf("pull_opened at %d, review_changes_requested at %d, pull_merged at %d; want all, in that order: %+v", opened, asked, merged, evs)
+		t.Fatalf("pr_opened at %d, changes_requested at %d, pr_merged at %d; want all, in that order: %+v", opened, asked, merged, evs)
 	}
 	for i, who := range map[int]string{opened: "", asked: "alice", merged: "bob"} {
 		ev := evs[i]
@@ -106,7 +106,7 @@ func TestPullRequestReviewLoopToMerge(t *testing.T) {
 		}
 	}
 	if !strings.Contains(says(evs[opened]), fmt.Sprintf("#%d", pr.Number)) && !strings.Contains(says(evs[opened]), pr.URL) {
-		t.Errorf("pull_opened does not name the pull request: %+v", evs[opened])
+		t.Errorf("pr_opened does not name the pull request: %+v", evs[opened])
 	}
 }
 
@@ -168,8 +168,8 @@ func TestPullRequestClosedWithoutMergeBlocks(t *testing.T) {
 		!strings.Contains(r.What+r.Where, "closed") || r.Where == "" || !strings.Contains(r.How, "drover card") {
 		t.Fatalf("the closed card: %+v, %+v", c.PullRequest, r)
 	}
-	if i := eventIndex(p.events(add.Identifier), "pull_closed"); i < 0 || !strings.Contains(says(p.events(add.Identifier)[i]), "carol") {
-		t.Errorf("no pull_closed event naming who closed it: %+v", p.events(add.Identifier))
+	if i := eventIndex(p.events(add.Identifier), "pr_closed"); i < 0 || !strings.Contains(says(p.events(add.Identifier)[i]), "carol") {
+		t.Errorf("no pr_closed event naming who closed it: %+v", p.events(add.Identifier))
 	}
 }
 

@@ -20,11 +20,11 @@ import (
 
 // The harness of the pull request scenarios (pr_test.go): a drover
 // installation whose workspace.git points at a local bare repository and
-// whose workspace.git.pull_requests points at the GitHub fake, a command
+// whose workspace.git.pull_request points at the GitHub fake, a command
 // agent that only edits a file (no git, no hook doing git), and the glue
 // that tells the fake what drover pushed.
 
-// prPoll is workspace.git.pull_requests.poll_interval.
+// prPoll is workspace.git.pull_request.poll_interval.
 const prPoll = time.Second
 
 // prToken is the token the fake wants and drover reads from GITHUB_TOKEN.
@@ -46,7 +46,7 @@ echo "finished"
 // prOpts are the parts of a pull request scenario that vary.
 type prOpts struct {
 	backend testkit.Backend // "" is SQLite
-	checks  []string        // workspace.git.pull_requests.required_checks
+	checks  []string        // workspace.git.pull_request.required_checks
 	node    string          // dispatch.node
 	maxConc int             // dispatch.max_concurrent (default 2)
 	api     bool            // serve the API (server.port on a free port)
@@ -140,7 +140,7 @@ func (p *prEnv) install(e *env) {
 		Set("dispatch", fmt.Sprintf("poll_interval: 200ms\nlease: 3s\nmax_concurrent: %d%s", o.maxConc, node)).
 		Set("hooks", "timeout: 10s").
 		Set("workspace", "root: .drover/workspaces\ncleanup: never\ngit:\n  repo: "+p.remote+"\n  base: main\n"+
-			"  pull_requests:\n    kind: github\n    repository: acme/app\n    endpoint: "+p.gh.URL+
+			"  pull_request:\n    provider: github\n    repo: acme/app\n    endpoint: "+p.gh.URL+
 			"\n    token_env: GITHUB_TOKEN\n    poll_interval: "+prPoll.String()+"\n    required_checks: "+checks).
 		Set("server", fmt.Sprintf("port: %d", port)).Prompt(prompt.DefaultPrompt).String())
 	if err := os.WriteFile(filepath.Join(e.dir, "agent.sh"), []byte(fmt.Sprintf(prAgent, e.dir)), 0o755); err != nil {

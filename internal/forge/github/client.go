@@ -59,17 +59,17 @@ type Forge struct {
 
 var _ forge.Forge = (*Forge)(nil)
 
-// New builds the forge from workspace.git.pull_requests; every bad setting
+// New builds the forge from workspace.git.pull_request; every bad setting
 // is an error naming the key and the fix.
 func New(o Options) (*Forge, error) {
-	const key = "workspace.git.pull_requests"
+	const key = "workspace.git.pull_request"
 	c := o.Config
 	if c.Kind != "" && c.Kind != "github" {
-		return nil, fmt.Errorf("%s.kind: %q is not a forge drover knows (use github)", key, c.Kind)
+		return nil, fmt.Errorf("%s.provider: %q is not a forge drover knows (use github)", key, c.Kind)
 	}
 	owner, name, ok := strings.Cut(c.Repository, "/")
 	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
-		return nil, fmt.Errorf("%s.repository: %q is not owner/name (e.g. acme/app)", key, c.Repository)
+		return nil, fmt.Errorf("%s.repo: %q is not owner/name (e.g. acme/app)", key, c.Repository)
 	}
 	ep := strings.TrimRight(c.Endpoint, "/")
 	if ep == "" {
@@ -86,9 +86,12 @@ func New(o Options) (*Forge, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	token := getenv(env)
+	token := c.APIKey
 	if token == "" {
-		return nil, fmt.Errorf("%s.token_env: $%s is empty (export a token that may write pull requests of %s, or name another variable)", key, env, c.Repository)
+		token = getenv(env)
+	}
+	if token == "" {
+		return nil, fmt.Errorf("%s.api_key: missing, and $%s is empty (api_key: $%s with that variable exported, holding a token that may write pull requests of %s)", key, env, env, c.Repository)
 	}
 	hc := o.HTTP
 	if hc == nil {
@@ -173,7 +176,7 @@ func (f *Forge) do(ctx context.Context, c call) (response, error) {
 	case r.status == http.StatusForbidden:
 		return r, f.fail(c, r.status, forge.ErrAuth, msg, "the token in $"+f.tokenEnv+" needs read and write access to pull requests of "+f.owner+"/"+f.repo)
 	case r.status == http.StatusNotFound:
-		return r, f.fail(c, r.status, forge.ErrNotFound, msg, "check workspace.git.pull_requests.repository and that the token in $"+f.tokenEnv+" can see it")
+		return r, f.fail(c, r.status, forge.ErrNotFound, msg, "check workspace.git.pull_request.repo and that the token in $"+f.tokenEnv+" can see it")
 	case r.status >= 500:
 		return r, f.fail(c, r.status, forge.ErrUnavailable, msg, "")
 	}

@@ -413,10 +413,10 @@ func TestNewValidates(t *testing.T) {
 		env  func(string) string
 		want string
 	}{
-		{forge.Config{Kind: "gitlab", Repository: "a/b"}, env, "workspace.git.pull_requests.kind"},
-		{forge.Config{Repository: "ab"}, env, "workspace.git.pull_requests.repository"},
-		{forge.Config{Repository: "a/b/c"}, env, "workspace.git.pull_requests.repository"},
-		{forge.Config{Repository: "a/b", Endpoint: "api.github.com"}, env, "workspace.git.pull_requests.endpoint"},
+		{forge.Config{Kind: "gitlab", Repository: "a/b"}, env, "workspace.git.pull_request.provider"},
+		{forge.Config{Repository: "ab"}, env, "workspace.git.pull_request.repo"},
+		{forge.Config{Repository: "a/b/c"}, env, "workspace.git.pull_request.repo"},
+		{forge.Config{Repository: "a/b", Endpoint: "api.github.com"}, env, "workspace.git.pull_request.endpoint"},
 		{forge.Config{Repository: "a/b"}, func(string) string { return "" }, "$GITHUB_TOKEN is empty"},
 		{forge.Config{Repository: "a/b", TokenEnv: "GH_PR"}, func(string) string { return "" }, "$GH_PR is empty"},
 	} {
@@ -424,6 +424,12 @@ func TestNewValidates(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.cfg, err, tc.want)
 		}
+	}
+	// api_key is the token itself (WORKFLOW.md writes it as $VAR; the
+	// config expands it): no variable is read then.
+	read := false
+	if _, err := github.New(github.Options{Config: forge.Config{Repository: "a/b", APIKey: "tok"}, Getenv: func(string) string { read = true; return "" }}); err != nil || read {
+		t.Fatalf("api_key: %v, read the environment %v", err, read)
 	}
 	used := ""
 	if _, err := github.New(github.Options{Config: forge.Config{Repository: "a/b", TokenEnv: "GH_PR"}, Getenv: func(k string) string { used = k; return "x" }}); err != nil || used != "GH_PR" {
