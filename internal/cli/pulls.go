@@ -10,6 +10,7 @@ import (
 	"github.com/drover-dev/drover/internal/dispatch"
 	"github.com/drover-dev/drover/internal/forge/github"
 	"github.com/drover-dev/drover/internal/pullflow"
+	"github.com/drover-dev/drover/internal/server"
 )
 
 // pullTick is how often the leader delivers pull_open rows and looks for
@@ -57,4 +58,29 @@ func (a *app) startPulls(ctx context.Context, cfg *config.Config, d *dispatch.Di
 		}
 	}()
 	return func() { cancel(); <-done }, nil
+}
+
+// pullWebhook is POST /api/v1/webhooks/pulls when workspace.git.pull_request
+// is set: each event's pull requests are read at the follower's next tick.
+func (a *app) pullWebhook(d *dispatch.Dispatcher) *server.PullWebhook {
+	if g := d.Config().Workspace.Git; g == nil || g.PullRequests == nil {
+		return nil
+	}
+	return &server.PullWebhook{
+		Secret: func() string {
+			if g := d.Config().Workspace.Git; g != nil && g.PullRequests != nil {
+				return g.PullRequests.WebhookSecret
+			}
+			return ""
+		},
+		Event: func(eventType string, body []byte) {
+			ev, err := github.ParseEvent(eventType, body)
+			if err != nil || a.pullPoke == nil {
+				return
+			}
+			for _, n := range ev.Pulls {
+				a.pullPoke(n)
+			}
+		},
+	}
 }

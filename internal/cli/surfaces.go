@@ -66,8 +66,8 @@ func (a *app) startSurfaces(ctx context.Context, d *dispatch.Dispatcher, m *metr
 		wh = &server.Webhook{Kind: cfg.Tracker.Kind, Secret: func() string { return d.Config().Tracker.WebhookSecret }, Wake: a.trackerWake}
 	}
 	srv := server.New(server.Options{
-		Webhook: wh,
-		Store:   a.st, Config: d.Config, Refresh: d.Refresh, Registry: m.Registry, Log: log,
+		Webhook: wh, PullWebhook: a.pullWebhook(d),
+		Store: a.st, Config: d.Config, Refresh: d.Refresh, Registry: m.Registry, Log: log,
 		Explain: func(ctx context.Context, ref string) (any, error) {
 			return dispatch.Explain(ctx, a.st, d.Config(), ref, time.Now())
 		},

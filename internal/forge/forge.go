@@ -31,6 +31,11 @@ type Config struct {
 	// tracker.api_key is); "" reads the variable TokenEnv names.
 	APIKey   string `json:"-" yaml:"api_key" cfg:"secret"`
 	TokenEnv string `json:"token_env,omitempty" yaml:"token_env"` // default GITHUB_TOKEN
+	// WebhookSecret is the secret GitHub signs the repository's webhook
+	// with ($VAR is read from the environment); with it, POST
+	// /api/v1/webhooks/pulls makes drover read the pull requests an event
+	// names at once instead of at their next poll.
+	WebhookSecret string `json:"-" yaml:"webhook_secret" cfg:"secret"`
 	// PollInterval is how often an open pull request is read when no
 	// webhook told drover first; 0 is DefaultPollInterval.
 	PollInterval time.Duration `json:"poll_interval,omitempty" yaml:"poll_interval"`

@@ -19,6 +19,45 @@ type Webhook struct {
 	Wake   func()
 }
 
+// PullWebhook is the repository's webhook for pull requests: a request
+// whose X-Hub-Signature-256 verifies with Secret is handed to Event with
+// its X-GitHub-Event type (the caller reads which pull requests it names).
+type PullWebhook struct {
+	Secret func() string // workspace.git.pull_request.webhook_secret now ("" = off)
+	Event  func(eventType string, body []byte)
+}
+
+// postPullWebhook serves POST /api/v1/webhooks/pulls.
+func (s *Server) postPullWebhook(w http.ResponseWriter, r *http.Request) {
+	wh := s.opts.PullWebhook
+	if wh == nil {
+		writeError(w, http.StatusNotFound, "route_not_found", "no pull request webhook here: workspace.git.pull_request is not set")
+		return
+	}
+	secret := wh.Secret()
+	if secret == "" {
+		writeError(w, http.StatusServiceUnavailable, "webhook_off", "workspace.git.pull_request.webhook_secret is not set; set it to the secret the repository's webhook signs with")
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the webhook body is too large")
+		return
+	}
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	want := hex.EncodeToString(mac.Sum(nil))
+	got, _ := strings.CutPrefix(r.Header.Get("X-Hub-Signature-256"), "sha256=")
+	if got == "" || !hmac.Equal([]byte(strings.ToLower(got)), []byte(want)) {
+		writeError(w, http.StatusUnauthorized, "bad_signature", "X-Hub-Signature-256 is missing or does not match the body signed with workspace.git.pull_request.webhook_secret")
+		return
+	}
+	if wh.Event != nil {
+		wh.Event(r.Header.Get("X-GitHub-Event"), body)
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"ok": true})
+}
+
 // linearReplayWindow is how far a Linear delivery's webhookTimestamp may be
 // from now (Linear's documentation suggests a minute).
 const linearReplayWindow = time.Minute
@@ -30,6 +69,10 @@ const linearReplayWindow = time.Minute
 // the body is not otherwise read (the sync reads the tracker itself).
 func (s *Server) postWebhook(w http.ResponseWriter, r *http.Request) {
 	kind := r.PathValue("kind")
+	if kind == "pulls" {
+		s.postPullWebhook(w, r)
+		return
+	}
 	wh := s.opts.Webhook
 	if wh == nil || wh.Kind != kind {
 		writeError(w, http.StatusNotFound, "route_not_found", "no "+kind+" webhook here: tracker.kind is not "+kind)

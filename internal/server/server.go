@@ -70,6 +70,10 @@ type Options struct {
 	// /api/v1/webhooks/<kind>, authenticated by its signature instead of
 	// AuthToken.
 	Webhook *Webhook
+	// PullWebhook, with workspace.git.pull_request, serves POST
+	// /api/v1/webhooks/pulls (GitHub's pull request, review and check
+	// events), authenticated by its signature.
+	PullWebhook *PullWebhook
 	// MaxBody bounds request bodies; 0 means 2 MiB.
 	MaxBody int64
 }

@@ -1,7 +1,11 @@
 package e2e_test
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,5 +215,50 @@ func TestPullRequestHumanPushIsNeverOverwritten(t *testing.T) {
 	}
 	if n := p.gh.Count("POST /pulls"); n != 1 {
 		t.Errorf("POST /pulls %d times, want 1", n)
+	}
+}
+
+// A signed webhook makes drover read the pull request at once: with a poll
+// interval of an hour, only POST /api/v1/webhooks/pulls can bring a review
+// back to the agent within seconds; a delivery signed with another secret
+// is refused and reads nothing.
+func TestPullRequestWebhookReadsAtOnce(t *testing.T) {
+	const secret = "hook-s3cret"
+	p := newPREnv(t, prOpts{api: true, poll: time.Hour, secret: secret})
+	p.start()
+	add := p.addCard("Wire the hook")
+	c := p.waitPR(add.Identifier, 40*time.Second, "review")
+	n := c.PullRequest.Number
+	// The follower's first read (at once after the pull request opened)
+	// is done before the review exists: the next is an hour away.
+	eventually(t, 20*time.Second, "the first read of the pull request", func() bool { return p.prCard(add.Identifier).PullRequest.CheckedAt != nil })
+	time.Sleep(1500 * time.Millisecond)
+	p.gh.SubmitReview(n, "dana", "CHANGES_REQUESTED", "Rename the hook.")
+	body := fmt.Sprintf(`{"action": "submitted", "review": {"id": 1, "state": "changes_requested"}, "pull_request": {"number": %d, "head": {"ref": %q}}, "repository": {"full_name": "acme/app"}}`, n, c.PullRequest.Branch)
+	post := func(key string) int {
+		mac := hmac.New(sha256.New, []byte(key))
+		mac.Write([]byte(body))
+		req, _ := http.NewRequest(http.MethodPost, serveAddr(t, p.env)+"/api/v1/webhooks/pulls", strings.NewReader(body))
+		req.Header.Set("X-GitHub-Event", "pull_request_review")
+		req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post("wrong"); code != http.StatusUnauthorized {
+		t.Fatalf("a delivery signed with another secret: %d, want 401", code)
+	}
+	time.Sleep(3 * time.Second)
+	if p.prCard(add.Identifier).State != "review" {
+		t.Fatalf("an unsigned delivery moved the card")
+	}
+	if code := post(secret); code != http.StatusAccepted {
+		t.Fatalf("a signed delivery: %d, want 202", code)
+	}
+	if p2 := p.waitPrompt(add.Identifier, 2); !strings.Contains(p2, "Rename the hook.") {
+		t.Fatalf("attempt 2's prompt lacks the review:\n%s", p2)
 	}
 }

@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -50,6 +51,8 @@ type prOpts struct {
 	node    string          // dispatch.node
 	maxConc int             // dispatch.max_concurrent (default 2)
 	api     bool            // serve the API (server.port on a free port)
+	poll    time.Duration   // workspace.git.pull_request.poll_interval (0: prPoll)
+	secret  string          // workspace.git.pull_request.webhook_secret
 }
 
 // prEnv is one installation with its remote and its GitHub.
@@ -130,6 +133,10 @@ func (p *prEnv) install(e *env) {
 	if o.api {
 		port = freePort(e.t)
 	}
+	secret := ""
+	if o.secret != "" {
+		secret = "\n    webhook_secret: " + o.secret
+	}
 	node := ""
 	if o.node != "" {
 		node = "\nnode: " + o.node
@@ -141,7 +148,7 @@ func (p *prEnv) install(e *env) {
 		Set("hooks", "timeout: 10s").
 		Set("workspace", "root: .drover/workspaces\ncleanup: never\ngit:\n  repo: "+p.remote+"\n  base: main\n"+
 			"  pull_request:\n    provider: github\n    repo: acme/app\n    endpoint: "+p.gh.URL+
-			"\n    token_env: GITHUB_TOKEN\n    poll_interval: "+prPoll.String()+"\n    required_checks: "+checks).
+			"\n    token_env: GITHUB_TOKEN\n    poll_interval: "+cmp.Or(o.poll, prPoll).String()+"\n    required_checks: "+checks+secret).
 		Set("server", fmt.Sprintf("port: %d", port)).Prompt(prompt.DefaultPrompt).String())
 	if err := os.WriteFile(filepath.Join(e.dir, "agent.sh"), []byte(fmt.Sprintf(prAgent, e.dir)), 0o755); err != nil {
 		e.t.Fatal(err)
