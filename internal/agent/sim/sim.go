@@ -205,7 +205,7 @@ func (Agent) run(ctx context.Context, inv agent.Invocation) (agent.Result, error
 		}
 	}
 	if kind == policy.KindWorkspaceSetup || kind == policy.KindNoProgress || kind == policy.KindVerifyFailed || kind == policy.KindRepeatedFailure ||
-		kind == policy.KindNoChange || kind == policy.KindPushRejected { // kinds drover finds outside the agent
+		kind == policy.KindNoChange || kind == policy.KindPushRejected || kind == policy.KindCheckFailed { // kinds drover finds outside the agent
 		c := policy.Classification{Kind: kind, Message: "simulated " + string(kind), Source: "sim"}
 		return agent.Result{Signals: policy.Signals{AgentKind: Kind, ExitCode: 1, Now: time.Now()}, Forced: &c}, nil
 	}
