@@ -246,7 +246,7 @@ func (p *Projector) event(ctx context.Context, b board.Board, c board.Card, ev b
 		pr.To = role
 	}
 	switch ev.Type {
-	case board.EvBlocked, board.EvGaveUp:
+	case board.EvBlocked, board.EvGaveUp, board.EvPullClosed:
 		pr.Comment = blockComment(c, ev, state)
 	case board.EvParked:
 		q, _ := data["question"].(string)

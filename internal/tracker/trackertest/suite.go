@@ -28,6 +28,8 @@ func Run(t *testing.T, kit Kit) {
 		{"BlockersHoldTheCard", testBlockers},
 		{"EveryPageRead", testPages},
 		{"SuccessShown", testSuccess},
+		{"PullMergedShownDone", testPullMerged},
+		{"PullClosedShownBlocked", testPullClosed},
 		{"GiveUpShownWithComment", testGiveUp},
 		{"InvalidInputBlocked", testInvalidInput},
 		{"QuestionAnsweredByComment", testQuestion},
