@@ -13,6 +13,7 @@ import (
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/forge"
+	"github.com/drover-dev/drover/internal/operator"
 	"github.com/drover-dev/drover/internal/pullflow"
 	"github.com/drover-dev/drover/internal/store"
 )
@@ -247,5 +248,24 @@ func TestPullRequestClosedBlocks(t *testing.T) {
 	var data map[string]any
 	if ev := lastEvent(pw.events(c.ID), board.EvPullClosed); ev == nil || ev.Actor != "bob" || json.Unmarshal(ev.Data, &data) != nil {
 		t.Fatalf("pr_closed: %+v", ev)
+	}
+
+	// What the block says to do: reopen the PR, resume the card. The next
+	// success waits in review on the same, reopened pull request.
+	pw.forge.edit(func(p *forge.PullState) { p.State, p.ClosedBy = forge.StateOpen, "" })
+	ops := &operator.Service{Store: pw.st, Board: pw.cfg.Board, Actor: "operator:test"}
+	if _, err := ops.Resume(context.Background(), c.ID); err != nil {
+		t.Fatal(err)
+	}
+	c = pw.waitFor(c.ID, "review after the resume", func(c board.Card) bool { return len(pw.runs(c.ID)) >= 2 && inReview(c) })
+	pw.deliver()
+	pw.now = pw.now.Add(time.Minute) // past the last read's poll interval
+	pw.follow()
+	c, _ = pw.st.GetCard(context.Background(), c.ID)
+	if c.State != "review" || c.PullRequest.State != board.PullOpen || pw.forge.created != 1 {
+		t.Fatalf("after reopening and resuming: %s, pull request %+v, %d created", c.State, c.PullRequest, pw.forge.created)
+	}
+	if e, _ := Explain(context.Background(), pw.st, pw.cfg, c.ID, time.Now()); e.Next != "PR #12: waiting for review" {
+		t.Fatalf("explain after the reopen: %q", e.Next)
 	}
 }

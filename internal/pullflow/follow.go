@@ -14,8 +14,8 @@ import (
 	"github.com/drover-dev/drover/internal/store"
 )
 
-// Follower reads, on the leader, the open pull request of every card in a
-// completed column once per forge.Config.PollInterval (conditionally, with
+// Follower reads, on the leader, the pull request (open, or closed and not
+// merged) of every card in a completed column once per forge.Config.PollInterval (conditionally, with
 // the stored ETag), and writes what Decide makes of each read.
 type Follower struct {
 	Store  store.Store
@@ -76,7 +76,10 @@ func (f *Follower) Tick(ctx context.Context) (read int, err error) {
 	now := f.clock()
 	for _, c := range cards {
 		pr := c.PullRequest
-		if pr == nil || pr.State != board.PullOpen || pr.Number == 0 {
+		// A closed one is read too: a card resumed after its block
+		// (reopen the PR, then drover card resume) waits in review on the
+		// reopened pull request, and on a still closed one is blocked again.
+		if pr == nil || pr.State == board.PullMerged || pr.Number == 0 {
 			continue
 		}
 		if pr.CheckedAt != nil && now.Sub(*pr.CheckedAt) < interval && !poked[pr.Number] && !poked[0] {
