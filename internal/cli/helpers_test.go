@@ -144,7 +144,7 @@ func hasKeys(t *testing.T, what string, obj map[string]json.RawMessage, want str
 }
 
 const (
-	cardFields  = "id identifier title body state state_reason priority labels agent spec blocked_by block_reason gave_up next_attempt_at retry_epoch claim created_at updated_at"
+	cardFields  = "id identifier title body state state_reason priority labels agent spec blocked_by block_reason gave_up next_attempt_at retry_epoch claim created_at updated_at pull_request"
 	runFields   = "id card_id attempt retry_epoch node agent outcome kind counted exit_code error started_at finished_at tokens_in tokens_out cost_usd log_path argv env_names"
 	eventFields = "seq at card_id run_id type actor reason data"
 )

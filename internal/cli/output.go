@@ -44,6 +44,22 @@ func dur(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
+// pullLine is a card's pull request in words: number, state, branch, the
+// last verdict of its checks and its address.
+func pullLine(pr board.PullRequest) string {
+	s := fmt.Sprintf("#%d %s, branch %s", pr.Number, pr.State, pr.Branch)
+	if pr.HeadSHA != "" {
+		s += " at " + shortSHA(pr.HeadSHA)
+	}
+	if len(pr.Handled.Checks) > 0 {
+		s += fmt.Sprintf(", %s failing", plural(len(pr.Handled.Checks), "check"))
+	}
+	if pr.CheckedAt != nil {
+		s += ", read " + ts(pr.CheckedAt)
+	}
+	return s + " (" + pr.URL + ")"
+}
+
 // printChanges writes, for each run with workspace.git, what it did to the
 // card's branch.
 func printChanges(w io.Writer, runs []board.Run) {
@@ -147,6 +163,9 @@ func (a *app) showCardText(c board.Card, runs []board.Run, events []board.Event,
 	fmt.Fprintf(w, "  priority:    %s   agent: %s   retry epoch: %d\n", prio(c.Priority), firstNonEmpty(c.Agent, "(default)"), c.RetryEpoch)
 	if e := c.External; e != nil {
 		fmt.Fprintf(w, "  issue:       %s %s (%s)\n", e.Tracker, e.Key, e.URL)
+	}
+	if pr := c.PullRequest; pr != nil {
+		fmt.Fprintf(w, "  pull:        %s\n", pullLine(*pr))
 	}
 	if len(c.Labels) > 0 {
 		fmt.Fprintf(w, "  labels:      %s\n", strings.Join(c.Labels, ", "))
