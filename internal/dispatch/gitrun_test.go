@@ -13,6 +13,8 @@ import (
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/operator"
 	"github.com/drover-dev/drover/internal/policy"
+	"github.com/drover-dev/drover/internal/pullflow"
+	"github.com/drover-dev/drover/internal/store"
 )
 
 // gitT runs a person's git (no user config) in dir.
@@ -140,6 +142,19 @@ func TestGitWorkspaceCommitsPushesAndRecords(t *testing.T) {
 	msg := gitT(t, remote, "log", "-1", "--format=%an|%B", ch.Head)
 	if !strings.HasPrefix(msg, "drover|"+c.Identifier+": Add the greeting") || !strings.Contains(msg, runs[len(runs)-1].ID) {
 		t.Fatalf("drover's commit message: %q", msg)
+	}
+	// Without workspace.git.pull_requests drover pushes and opens nothing.
+	rows, err := w.st.ListOutbox(context.Background(), store.OutboxFilter{CardID: c.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Channel == pullflow.Channel {
+			t.Fatalf("a workflow without pull_requests queued %s %s", r.Channel, r.Event)
+		}
+	}
+	if c.PullRequest != nil {
+		t.Fatalf("a workflow without pull_requests records a pull request: %+v", c.PullRequest)
 	}
 }
 
