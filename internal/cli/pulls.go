@@ -9,8 +9,10 @@ import (
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/dispatch"
 	"github.com/drover-dev/drover/internal/forge/github"
+	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/pullflow"
 	"github.com/drover-dev/drover/internal/server"
+	"github.com/drover-dev/drover/internal/store"
 )
 
 // pullTick is how often the leader delivers pull_open rows and looks for
@@ -35,7 +37,7 @@ func (a *app) startPulls(ctx context.Context, cfg *config.Config, d *dispatch.Di
 		trackerKind = cfg.Tracker.Kind
 	}
 	del := &pullflow.Deliverer{Store: a.st, Forge: f, Lead: lead, Log: log, Problem: d.SetForgeError, Tracker: trackerKind}
-	fol := &pullflow.Follower{Store: a.st, Forge: f, Config: d.Config, Lead: lead, Log: log, Problem: d.SetForgeError}
+	fol := &pullflow.Follower{Store: a.st, Forge: f, Config: d.Config, Lead: lead, Log: log, Problem: d.SetForgeError, Notify: pullNotice}
 	a.pullPoke = fol.Poke
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -83,4 +85,13 @@ func (a *app) pullWebhook(d *dispatch.Dispatcher) *server.PullWebhook {
 			}
 		},
 	}
+}
+
+// pullNotice queues the review loop's notifications (a card blocked by a
+// closed pull request, a give-up after failing checks) as routing does.
+func pullNotice(cfg *config.Config, m notify.Message) []store.OutboxItem {
+	if m.Card != nil {
+		m.Card.URL = cardURL(cfg, m.Card.Identifier)
+	}
+	return notify.Enqueue(cfg.Notify, m)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/forge"
+	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/operator"
 	"github.com/drover-dev/drover/internal/pullflow"
 	"github.com/drover-dev/drover/internal/store"
@@ -106,13 +107,17 @@ func (pw *pullWorld) deliver() {
 }
 
 func (pw *pullWorld) forgeRows(cardID string) []store.OutboxItem {
+	return pw.outboxOf(cardID, pullflow.Channel)
+}
+
+func (pw *pullWorld) outboxOf(cardID, channel string) []store.OutboxItem {
 	rows, err := pw.st.ListOutbox(context.Background(), store.OutboxFilter{CardID: cardID})
 	if err != nil {
 		pw.t.Fatal(err)
 	}
 	var out []store.OutboxItem
 	for _, r := range rows {
-		if r.Channel == pullflow.Channel {
+		if r.Channel == channel {
 			out = append(out, r)
 		}
 	}
@@ -230,6 +235,11 @@ func TestPullRequestReviewLoop(t *testing.T) {
 // it, where, and how to go on.
 func TestPullRequestClosedBlocks(t *testing.T) {
 	pw := newPullWorld(t)
+	var noticed []notify.Message
+	pw.fol.Notify = func(_ *config.Config, m notify.Message) []store.OutboxItem {
+		noticed = append(noticed, m)
+		return []store.OutboxItem{{Key: m.Key, Channel: "test", Event: m.Event, CardID: m.Card.ID}}
+	}
 	stop := pw.run(pw.dispatcher("n1"))
 	defer stop()
 	c := pw.addBody("Close me", "please edit")
@@ -244,6 +254,12 @@ func TestPullRequestClosedBlocks(t *testing.T) {
 	if c.State != "blocked" || r == nil || r.What != "PR #12 was closed without merging by bob" || r.Where != c.PullRequest.URL ||
 		r.How != "reopen the PR and run drover card resume "+c.Identifier+", or cancel the card" {
 		t.Fatalf("after the close: %s, %+v", c.State, r)
+	}
+	if len(noticed) != 1 || noticed[0].Event != "blocked" || noticed[0].Reason == nil || noticed[0].Reason.What != r.What {
+		t.Fatalf("notifications of the close: %+v", noticed)
+	}
+	if rows := pw.outboxOf(c.ID, "test"); len(rows) != 1 || rows[0].Event != "blocked" {
+		t.Fatalf("the close's notification rows: %+v", rows)
 	}
 	var data map[string]any
 	if ev := lastEvent(pw.events(c.ID), board.EvPullClosed); ev == nil || ev.Actor != "bob" || json.Unmarshal(ev.Data, &data) != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/drover-dev/drover/internal/board"
 	"github.com/drover-dev/drover/internal/config"
 	"github.com/drover-dev/drover/internal/forge"
+	"github.com/drover-dev/drover/internal/notify"
 	"github.com/drover-dev/drover/internal/store"
 )
 
@@ -26,6 +27,9 @@ type Follower struct {
 	Log    *slog.Logger
 	// Problem is told a failed read in words, "" once reads succeed.
 	Problem func(msg string)
+	// Notify turns a notification (a card the review loop blocked or gave
+	// up on) into outbox rows written with the change; nil: none.
+	Notify func(cfg *config.Config, m notify.Message) []store.OutboxItem
 
 	mu  sync.Mutex
 	now map[int]bool // pull requests to read at the next tick (a webhook named them)
@@ -118,6 +122,11 @@ func (f *Follower) apply(ctx context.Context, cfg *config.Config, c board.Card, 
 		}
 	}
 	ch := change(cfg, c, out, history, now)
+	if f.Notify != nil {
+		for _, m := range notices(cfg, c, ch, now) {
+			ch.Outbox = append(ch.Outbox, f.Notify(cfg, m)...)
+		}
+	}
 	if err := f.Store.Apply(ctx, ch); err != nil {
 		return err
 	}
