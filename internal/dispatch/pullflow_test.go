@@ -285,3 +285,62 @@ func TestPullRequestClosedBlocks(t *testing.T) {
 		t.Fatalf("explain after the reopen: %q", e.Next)
 	}
 }
+
+// A check that keeps failing on each new head is bounded like a failed
+// verify: every failure counts, the one that spends policy.max_attempts (3
+// here) gives the card up, blocked, notified, and explain said each time
+// which attempt came next.
+func TestPullRequestFailingChecksGiveUp(t *testing.T) {
+	pw := newPullWorld(t)
+	var noticed []notify.Message
+	pw.fol.Notify = func(_ *config.Config, m notify.Message) []store.OutboxItem {
+		noticed = append(noticed, m)
+		return nil
+	}
+	stop := pw.run(pw.dispatcher("n1"))
+	defer stop()
+	c := pw.addBody("Never green", "please edit")
+	for attempt := 1; attempt <= 3; attempt++ {
+		c = pw.waitFor(c.ID, fmt.Sprintf("review after attempt %d", attempt), func(c board.Card) bool { return len(pw.runs(c.ID)) >= attempt && inReview(c) })
+		if c.State != "review" {
+			t.Fatalf("attempt %d ended in %s: %+v", attempt, c.State, c.BlockReason)
+		}
+		pw.deliver()
+		pw.forge.edit(func(p *forge.PullState) {
+			p.HeadSHA = fmt.Sprintf("h%d", attempt)
+			p.Checks = []forge.Check{{ID: int64(100 + attempt), Name: "test", Status: "completed", Conclusion: "failure", Summary: "red"}}
+		})
+		// Read now, on the dispatcher's own clock, so the retry's backoff
+		// is not pushed past the test.
+		pw.now = time.Now().UTC()
+		pw.fol.Poke(0)
+		if n, err := pw.fol.Tick(context.Background()); err != nil || n != 1 {
+			t.Fatalf("follower read %d (%v), want 1", n, err)
+		}
+		c, _ = pw.st.GetCard(context.Background(), c.ID)
+		if attempt < 3 {
+			want := fmt.Sprintf("PR #12: check `test` failed, attempt %d of 3 next", attempt+1)
+			if e, _ := Explain(context.Background(), pw.st, pw.cfg, c.ID, time.Now()); !strings.HasPrefix(e.Next, want) {
+				t.Fatalf("explain after failure %d: %q, want %q", attempt, e.Next, want)
+			}
+		}
+	}
+	if c.State != "blocked" || c.GaveUp == nil || c.GaveUp.Kind != "check_failed" || c.GaveUp.Attempts != 3 {
+		t.Fatalf("after three failing checks: %s, gave up %+v", c.State, c.GaveUp)
+	}
+	counted := 0
+	for _, r := range pw.runs(c.ID) {
+		if r.Kind == "check_failed" && r.Counted {
+			counted++
+		}
+	}
+	if counted != 3 || len(pw.runs(c.ID)) != 3 {
+		t.Fatalf("%d counted check_failed runs of %d, want 3 of 3", counted, len(pw.runs(c.ID)))
+	}
+	if len(noticed) != 1 || noticed[0].Event != "gave_up" {
+		t.Fatalf("notifications: %+v, want one gave_up", noticed)
+	}
+	if pw.forge.created != 1 {
+		t.Fatalf("%d pull requests opened, want 1", pw.forge.created)
+	}
+}
