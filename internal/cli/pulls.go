@@ -28,7 +28,7 @@ func (a *app) startPulls(ctx context.Context, cfg *config.Config, d *dispatch.Di
 	}
 	f, err := github.New(github.Options{Config: *cfg.Workspace.Git.PullRequests})
 	if err != nil {
-		return nil, fmt.Errorf("%w: workspace.git.pull_request: %v", errConfig, err)
+		return nil, fmt.Errorf("%w: %v", errConfig, err)
 	}
 	log = log.With("forge", "github")
 	lead := func(ctx context.Context) (bool, error) { return a.st.TryLead(ctx, d.Node(), d.LeaderTTL()) }

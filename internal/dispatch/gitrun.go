@@ -125,6 +125,16 @@ func (r *runner) gitAfter(a attempt, cfg *config.Config, gs *gitSpace, cls polic
 		a.log.Info("nothing new, but the branch holds unpushed commits of an earlier attempt", "branch", ch.Branch, "commits", n)
 		return cls, &ch
 	}
+	if pr := a.card.PullRequest; g.PullRequests != nil && (pr == nil || pr.State != board.PullOpen) {
+		// The branch's work is done and pushed, but no pull request is
+		// open for it (a crash after the push, a retry on another node,
+		// a failed attempt pushed by every_attempt, a closed PR reopened
+		// with drover card resume): this success opens it.
+		if n, err := gs.tree.AheadOfBase(ctx); err == nil && n > 0 {
+			a.log.Info("nothing new, but the branch holds work no open pull request shows", "branch", ch.Branch, "commits", n)
+			return cls, &ch
+		}
+	}
 	if rep, known := r.report(a); known && policy.ApplyReport(cls, rep).Kind != policy.KindSucceeded {
 		return cls, &ch // the agent said it is blocked or asks: that decides
 	}

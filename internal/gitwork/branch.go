@@ -78,6 +78,9 @@ func checkTemplate(tmpl string) error {
 	if err != nil {
 		return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "workspace.git.branch: "))
 	}
+	if !strings.Contains(tmpl, "card.identifier") && !strings.Contains(tmpl, "card.id") {
+		return fmt.Errorf("%q does not name the card (card.identifier or card.id): two cards would share a branch and a pull request", tmpl)
+	}
 	return nil
 }
 

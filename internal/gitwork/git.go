@@ -83,7 +83,10 @@ func gitEnv(env []string, repo, tokenEnv string) []string {
 		[2]string{"protocol.file.allow", "always"})
 	if tok := vals[tokenEnv]; tokenEnv != "" && tok != "" && isHTTP(repo) {
 		auth := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + tok))
-		cfg = append(cfg, [2]string{"http.extraHeader", "Authorization: Basic " + auth})
+		// Scoped to the repository's URL: a rewrite (url.*.insteadOf,
+		// remote.*.pushurl) written into the shared mirror's config by
+		// anything with access to it sends no token elsewhere.
+		cfg = append(cfg, [2]string{"http." + repo + ".extraHeader", "Authorization: Basic " + auth})
 	}
 	out = append(out, "GIT_CONFIG_COUNT="+strconv.Itoa(len(cfg)))
 	for i, kv := range cfg {

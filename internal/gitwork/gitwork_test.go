@@ -275,7 +275,7 @@ func TestUnreachableRepository(t *testing.T) {
 func TestTokenNeverOnTheCommandLineOrInFiles(t *testing.T) {
 	env := gitEnv([]string{"PATH=/bin", "TOK=s3cret", "GIT_DIR=/elsewhere"}, "https://example.com/o/r.git", "TOK")
 	joined := strings.Join(env, "\n")
-	if strings.Contains(joined, "s3cret") || !strings.Contains(joined, "http.extraHeader") {
+	if strings.Contains(joined, "s3cret") || !strings.Contains(joined, "GIT_CONFIG_KEY_3=http.https://example.com/o/r.git.extraHeader") {
 		t.Fatalf("the token is not carried as an encoded header: %s", joined)
 	}
 	if strings.Contains(joined, "GIT_DIR") {
@@ -299,6 +299,8 @@ func TestCheckNamesTheFieldAndTheFix(t *testing.T) {
 		{Config{Repo: "r", Branch: "{{ card.nope }}"}, "branch", "nope"},
 		{Config{Repo: "r", Author: "nobody"}, "author", "Name <email>"},
 		{Config{Repo: "r", TokenEnv: "ghp_abc def"}, "token_env", "variable name"},
+		{Config{Repo: "https://x-access-token:ghp_SECRET@github.com/o/r.git"}, "repo", "password or token"},
+		{Config{Repo: "r", Branch: "work/{{ card.title }}"}, "branch", "does not name the card"},
 	} {
 		ps := Check(tc.cfg)
 		if len(ps) != 1 || ps[0].Field != tc.field || !strings.Contains(ps[0].Error(), tc.want) {

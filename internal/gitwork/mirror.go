@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -49,6 +50,11 @@ func Check(cfg Config) []Problem {
 		ps = append(ps, Problem{"repo", "is required: the repository's URL (https://…, ssh://…, git@host:owner/name) or a local path"})
 	case strings.HasPrefix(cfg.Repo, "-") || strings.ContainsAny(cfg.Repo, "\x00\n\r"):
 		ps = append(ps, Problem{"repo", fmt.Sprintf("%q is not a repository address; write a URL or a path", cfg.Repo)})
+	}
+	if u, err := url.Parse(cfg.Repo); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			ps = append(ps, Problem{"repo", "holds a password or token in its URL, which would reach logs, run records and the process list; remove it and name the variable that holds it in workspace.git.token_env"})
+		}
 	}
 	if cfg.Base != "" && !ValidBranch(cfg.Base) {
 		ps = append(ps, Problem{"base", fmt.Sprintf("%q is not a branch name git accepts; write one like main", cfg.Base)})

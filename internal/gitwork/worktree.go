@@ -292,9 +292,15 @@ func (t *Tree) compare(ctx context.Context, ref, head string) error {
 // Unpushed is the number of commits on the branch that the remote does not
 // have yet: beyond the pushed branch, or beyond the base when it was never
 // pushed (the work of an earlier attempt that did not get to its push).
-func (t *Tree) Unpushed(ctx context.Context) (int, error) {
+func (t *Tree) Unpushed(ctx context.Context) (int, error) { return t.ahead(ctx, false) }
+
+// AheadOfBase counts the commits of the branch that the base branch does
+// not have, pushed or not: the card's work so far.
+func (t *Tree) AheadOfBase(ctx context.Context) (int, error) { return t.ahead(ctx, true) }
+
+func (t *Tree) ahead(ctx context.Context, ofBase bool) (int, error) {
 	upto := "refs/remotes/origin/" + t.branch
-	if t.m.sha(ctx, t.dir, upto) == "" {
+	if ofBase || t.m.sha(ctx, t.dir, upto) == "" {
 		base, err := t.m.baseRef(ctx)
 		if err != nil {
 			return 0, err

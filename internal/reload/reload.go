@@ -5,6 +5,7 @@ package reload
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/drover-dev/drover/internal/config"
@@ -116,5 +117,19 @@ func RestartNeeded(old, next *config.Config) []string {
 	if old.Board.Prefix != next.Board.Prefix {
 		out = append(out, "board.prefix")
 	}
+	if pullSettings(old) != pullSettings(next) {
+		out = append(out, "workspace.git.pull_request")
+	}
 	return out
+}
+
+// pullSettings is what drover serve builds its forge from at start
+// (workspace.git.pull_request; the poll interval and checks are read
+// live): "" when there is none.
+func pullSettings(c *config.Config) string {
+	if c.Workspace.Git == nil || c.Workspace.Git.PullRequests == nil {
+		return ""
+	}
+	p := c.Workspace.Git.PullRequests
+	return strings.Join([]string{p.Kind, p.Repository, p.Endpoint, p.APIKey, p.TokenEnv}, "\x00")
 }
