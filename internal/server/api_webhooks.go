@@ -39,17 +39,8 @@ func (s *Server) postPullWebhook(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "webhook_off", "workspace.git.pull_request.webhook_secret is not set; set it to the secret the repository's webhook signs with")
 		return
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the webhook body is too large")
-		return
-	}
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(body)
-	want := hex.EncodeToString(mac.Sum(nil))
-	got, _ := strings.CutPrefix(r.Header.Get("X-Hub-Signature-256"), "sha256=")
-	if got == "" || !hmac.Equal([]byte(strings.ToLower(got)), []byte(want)) {
-		writeError(w, http.StatusUnauthorized, "bad_signature", "X-Hub-Signature-256 is missing or does not match the body signed with workspace.git.pull_request.webhook_secret")
+	body, ok := signedBody(w, r, secret, "workspace.git.pull_request.webhook_secret", "X-Hub-Signature-256", "sha256=")
+	if !ok {
 		return
 	}
 	if wh.Event != nil {
@@ -83,29 +74,12 @@ func (s *Server) postWebhook(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "webhook_off", "tracker.webhook_secret is not set; set it to the secret the "+kind+" webhook signs with")
 		return
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the webhook body is too large")
-		return
+	header, prefix := "X-Hub-Signature-256", "sha256="
+	if kind == "linear" {
+		header, prefix = "Linear-Signature", ""
 	}
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(body)
-	want := hex.EncodeToString(mac.Sum(nil))
-	var got, header string
-	switch kind {
-	case "github":
-		header = "X-Hub-Signature-256"
-		got, _ = strings.CutPrefix(r.Header.Get(header), "sha256=")
-	case "linear":
-		header = "Linear-Signature"
-		got = r.Header.Get(header)
-	}
-	if got == "" {
-		writeError(w, http.StatusUnauthorized, "bad_signature", header+" is missing; the webhook must be signed with tracker.webhook_secret")
-		return
-	}
-	if !hmac.Equal([]byte(strings.ToLower(got)), []byte(want)) {
-		writeError(w, http.StatusUnauthorized, "bad_signature", header+" does not match the body signed with tracker.webhook_secret")
+	body, ok := signedBody(w, r, secret, "tracker.webhook_secret", header, prefix)
+	if !ok {
 		return
 	}
 	if kind == "linear" {
@@ -123,4 +97,28 @@ func (s *Server) postWebhook(w http.ResponseWriter, r *http.Request) {
 		wh.Wake()
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{"ok": true})
+}
+
+// signedBody reads r's body and checks the hex HMAC-SHA256 of it, sent in
+// header after prefix, against secret (named secretKey in the errors). A
+// false answer has been written to w.
+func signedBody(w http.ResponseWriter, r *http.Request, secret, secretKey, header, prefix string) ([]byte, bool) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the webhook body is too large")
+		return nil, false
+	}
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	want := hex.EncodeToString(mac.Sum(nil))
+	got, _ := strings.CutPrefix(r.Header.Get(header), prefix)
+	if got == "" {
+		writeError(w, http.StatusUnauthorized, "bad_signature", header+" is missing; the webhook must be signed with "+secretKey)
+		return nil, false
+	}
+	if !hmac.Equal([]byte(strings.ToLower(got)), []byte(want)) {
+		writeError(w, http.StatusUnauthorized, "bad_signature", header+" does not match the body signed with "+secretKey)
+		return nil, false
+	}
+	return body, true
 }
