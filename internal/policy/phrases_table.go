@@ -81,6 +81,13 @@ var Phrases = []Phrase{
 		"Prompt is too long · the request is ~215384 tokens (limit 200000) but this conversation is only ~1536 tokens",
 		"pc093", "pc097", "pc098", "pc103", "pc201", "claude:prompt_too_long", "codex:context_length_exceeded", "ho019", "hc015", "hc021", "hd048", "he043", "he045", "hi044", "hi085"),
 
+	// AWS's validation of a request body over its length cap (Bedrock's
+	// InvokeModel "Value at 'body' failed to satisfy constraint: Member must
+	// have length less than or equal to 25000000"): the input's size.
+	phrase("request_body_length", `(?i)\bvalue at '(body|messages?|prompt|inputText|system)[^'\n]*' failed to satisfy constraint: member must have length less than or equal to \d+`, KindContextExhausted,
+		"1 validation error detected: Value at 'body' failed to satisfy constraint: Member must have length less than or equal to 25000000",
+		"hk092"),
+
 	// The model's answer hit its output cap inside the run.
 	phrase("claude_max_output_tokens", `(?i)response exceeded the \d+ output token maximum|\bresponse_truncated\b|\breason\W{1,3}MAX_TOKENS\b`, KindAgentFailed,
 		"API Error: Claude's response exceeded the 64000 output token maximum. To configure this behavior, set the CLAUDE_CODE_MAX_OUTPUT_TOKENS environment variable.",
@@ -123,12 +130,26 @@ var Phrases = []Phrase{
 	phrase("workspace_not_repo", `(?i)\bnot (in |inside )?a git repo(sitory)?\b`, KindWorkspaceSetup,
 		"fatal: not a git repository (or any of the parent directories): .git",
 		"hi029"),
+	// The process cannot read its own working directory (Node's uv_cwd,
+	// getcwd, a shell's "cannot access parent directories"): the workspace
+	// was removed or is not readable under the agent, not the card's
+	// content. Before the tool_permission row, whose EPERM it carries.
+	phrase("workspace_cwd", `(?i)\buv_cwd\b|\bgetcwd\b.{0,60}\b(No such file|EPERM|EACCES|Permission denied|Operation not permitted|cannot access)\b|\bcannot access parent directories\b|\b(current )?working directory\b.{0,40}\b(no longer exists|does not exist|was (deleted|removed))\b`, KindWorkspaceSetup,
+		"Error: EPERM: operation not permitted, uv_cwd",
+		"hk029"),
 	// An MCP server the profile configures does not come up, or the model
 	// server needs a flag it was not started with: the setup's, the same
 	// for every card.
 	phrase("mcp_startup", `(?i)\bMCP (client|server)s?\b.{0,60}\b(timed out|failed to start|failed to initiali[sz]e|could not (start|be started))\b|\brequires --[a-z][\w-]*\b.{0,80}\bto be (set|enabled|passed)\b`, KindConfigError,
 		"MCP server `docs` failed to start: spawn npx ENOENT",
 		"hj025", "hj075"),
+	// The agent refuses to start where it is started: inside another
+	// session of itself (Claude Code's nested-session guard, set off by an
+	// environment variable the parent left), or for a request that its SDK
+	// will only send streaming: the launch's setup, the same for every card.
+	phrase("launch_refused", `(?i)\bcannot be (launched|run|started) inside another\b|\bnested sessions?\b.{0,60}\b(not (allowed|supported)|share|crash)\b|\bstreaming is (strongly )?(recommended|required)\b|\b(only supports|requires) stream(ing)?( mode)?\b|\bstream(ing)? (must|has to) be (enabled|true|set)\b`, KindConfigError,
+		"Error: Claude Code cannot be launched inside another Claude Code session.",
+		"hk009", "hk077"),
 	phrase("untrusted_directory", `(?i)\bnot (inside|running in) a trusted (directory|folder|workspace)\b|\b(folder|directory|workspace) is (not trusted|untrusted)\b|\buntrusted (folder|directory|workspace)\b|--skip-git-repo-check was not specified\b`, KindConfigError,
 		"Not inside a trusted directory and --skip-git-repo-check was not specified.",
 		"pc238", "pc239", "pc240", "pc241"),
@@ -185,9 +206,9 @@ var Phrases = []Phrase{
 	// The key or account may not use this API (HTTP 403): every card of the
 	// profile fails alike, so it pauses the profile. Before the credentials
 	// row ("Failed to authenticate. API Error: 403").
-	phrase("account_forbidden", `(?i)\bnot authorized to use this\b|\b(token|key|account)\b.{0,10}\bnot (allowed|permitted|authorized) to (access|use)\b|\bonly accepts requests from\b|\bcan only be used from within\b|\b(key|account|organi[sz]ation|token|project) does not have (permission|access)\b|\bFailed to authenticate\. API Error: 403\b|\bunexpected status 403\b|\b(country|region|territory)\b.{0,30}\bnot supported\b|\bunsupported_country_region_territory\b|\b403 Forbidden\b|\b(organi[sz]ation|account) (must be|is not|needs to be) verified\b`, KindAuthFailed,
+	phrase("account_forbidden", `(?i)\bnot authorized to use this\b|\b(token|key|account)\b.{0,10}\bnot (allowed|permitted|authorized) to (access|use)\b|\bonly accepts requests from\b|\bcan only be used from within\b|\b(key|account|organi[sz]ation|token|project) does not have (permission|access)\b|\bFailed to authenticate\. API Error: 403\b|\bunexpected status 403\b|\b(country|region|territory|location)\b.{0,30}\bnot supported\b|\bunsupported_country_region_territory\b|\b403 Forbidden\b|\b(organi[sz]ation|account) (must be|is not|needs to be) verified\b`, KindAuthFailed,
 		"Failed to authenticate. API Error: 403 Your API key does not have permission to use the specified resource.",
-		"pc076", "pc171", "pc172", "claude:permission_403", "codex:permission_403", "hb050", "hf076"),
+		"pc076", "pc171", "pc172", "claude:permission_403", "codex:permission_403", "hb050", "hf076", "hk024"),
 
 	// Credentials: missing, wrong or expired. A missing key variable is the
 	// credential the CLI did not get (drover passes only the variables a kind
@@ -219,6 +240,14 @@ var Phrases = []Phrase{
 	phrase("provider_trouble", `(?i)\boverloaded\b|\bat capacity\b|\bhigh demand\b|\bserver[- ]side issue\b|\binternal server error\b|\bserver error\b|\bservice unavailable\b|\btemporarily unavailable\b|\bbad gateway\b|\bgateway timeout\b|\btry your request again\b|\bstream disconnected before completion\b|\bstream closed before\b|\bunexpected EOF\b|\bprovider returned error\b|\ban error occurred while processing your request\b|\bno (healthy )?(models|deployments|upstreams) available\b|\bno capacity available\b|\bdid not (provide|return) any (assistant )?(messages?|content|output|response)\b|\b(returned|got|received) (an )?empty (response|completion|body)\b`, KindProviderUnavailable,
 		"API Error: Repeated 529 Overloaded errors. The API is at capacity — this is usually temporary. Try again in a moment.",
 		"pc001", "pc003", "pc009", "pc042", "pc044", "pc121", "pc183", "pc186", "claude:overloaded_529", "ho042", "hb066", "hb091"),
+
+	// The conversation the agent sent breaks the API's own rules for tool
+	// calls (a tool call with no result after it, a result with no call):
+	// the agent's bookkeeping, not the card's input; another attempt, a new
+	// session, may well not hit it. Before the bad_request row.
+	phrase("tool_sequence", `(?i)\bmust be followed by tool messages\b|\btool_use\W{0,3} ids? (were|was) found without\W{0,3}tool_result\b|\btool_result\W{0,3} blocks?\b.{0,60}\b(must have a corresponding|without a (corresponding|matching))\W{0,3}tool_use\b|\bunexpected\W{0,3}tool_use_id\b|\bnumber of function response parts\b.{0,40}\bequal to the number of function call parts\b`, KindAgentFailed,
+		"an assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'",
+		"hk039", "hk069", "he077", "hf037", "hg007", "hg042", "hh079"),
 
 	// A request the API rejected as malformed: the card's input, not the setup.
 	phrase("bad_request", `(?i)\binvalid_request_error\b|\bINVALID_ARGUMENT\b|\bbad request\b|\brequest contains an invalid argument\b|\bno tool call found\b`, KindInvalidInput,

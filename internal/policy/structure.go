@@ -46,7 +46,7 @@ var (
 	// organisation, region or client), the same for every card: auth_failed.
 	// A tool or sandbox denial inside the agent that happens to print a 403
 	// is narrowed to permission_denied by its phrase (tool_permission).
-	famForbidden = family{"403", KindAuthFailed, []Kind{KindRefused, KindPermissionDenied, KindQuotaExhausted, KindAuthFailed}}
+	famForbidden = family{"403", KindAuthFailed, []Kind{KindRefused, KindPermissionDenied, KindUsageLimited, KindQuotaExhausted, KindAuthFailed}}
 	famNotFound  = family{"404", KindConfigError, []Kind{KindConfigError}}
 	famTimeout   = family{"408", KindTimeout, []Kind{KindTimeout}}
 	famTooLarge  = family{"413", KindContextExhausted, []Kind{KindContextExhausted}}
@@ -55,13 +55,13 @@ var (
 	famServer    = family{"5xx", KindProviderUnavailable, []Kind{KindTimeout, KindStalled, KindNetwork, KindProviderUnavailable}}
 
 	// Families of tokens that are not HTTP statuses.
-	famDeadline   = family{"deadline", KindTimeout, []Kind{KindNetwork, KindTimeout}}                            // a request that got no answer in time
-	famNetwork    = family{"network", KindNetwork, []Kind{KindNetwork}}                                          // no server answered: the operator's network
-	famConfig     = family{"config", KindConfigError, []Kind{KindAuthFailed, KindConfigError}}                   // the agent's own configuration, the same for every card
-	famSandbox    = family{"sandbox", KindPermissionDenied, []Kind{KindConfigError, KindPermissionDenied}}       // a file or sandbox denial inside the agent (its own config file denied: its setup)
-	famDisk       = family{"disk", KindWorkspaceSetup, []Kind{KindWorkspaceSetup}}                               // the machine's disk, not the card
-	famRefusal    = family{"refusal", KindRefused, []Kind{KindRefused}}                                          // a content policy declined the request
-	famConnection = family{"connection", KindNetwork, []Kind{KindTimeout, KindNetwork, KindProviderUnavailable}} // an SDK's "no answer came"
+	famDeadline   = family{"deadline", KindTimeout, []Kind{KindNetwork, KindTimeout}}                                          // a request that got no answer in time
+	famNetwork    = family{"network", KindNetwork, []Kind{KindNetwork}}                                                        // no server answered: the operator's network
+	famConfig     = family{"config", KindConfigError, []Kind{KindAuthFailed, KindConfigError}}                                 // the agent's own configuration, the same for every card
+	famSandbox    = family{"sandbox", KindPermissionDenied, []Kind{KindConfigError, KindWorkspaceSetup, KindPermissionDenied}} // a file or sandbox denial inside the agent (its own config file denied: its setup; its working directory unreadable: the workspace's)
+	famDisk       = family{"disk", KindWorkspaceSetup, []Kind{KindWorkspaceSetup}}                                             // the machine's disk, not the card
+	famRefusal    = family{"refusal", KindRefused, []Kind{KindRefused}}                                                        // a content policy declined the request
+	famConnection = family{"connection", KindNetwork, []Kind{KindTimeout, KindNetwork, KindProviderUnavailable}}               // an SDK's "no answer came"
 )
 
 func statusFamily(code int) (family, bool) {

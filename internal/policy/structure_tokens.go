@@ -76,6 +76,18 @@ var typeRows = []tokenRow{
 	shaped(`\bcode = (InvalidArgument|FailedPrecondition)\b|\bStatusCode\.(INVALID_ARGUMENT|FAILED_PRECONDITION)\b`, famBadRequest),
 	shaped(`\bcode = (Unavailable|Internal)\b|\bStatusCode\.(UNAVAILABLE|INTERNAL)\b|"status"\s*:\s*"(INTERNAL)"`, famServer),
 	shaped(`\bcode = (DeadlineExceeded)\b|\bStatusCode\.(DEADLINE_EXCEEDED)\b|\b(DEADLINE_EXCEEDED)\b`, famDeadline),
+	// gRPC status codes by number, as gRPC core's debug strings and the
+	// grpc-status trailer carry them ("grpc_status:7", "grpc-status: 14"):
+	// 16 UNAUTHENTICATED, 7 PERMISSION_DENIED, 8 RESOURCE_EXHAUSTED, 5
+	// NOT_FOUND, 3 INVALID_ARGUMENT and 9 FAILED_PRECONDITION, 14
+	// UNAVAILABLE and 13 INTERNAL, 4 DEADLINE_EXCEEDED.
+	shaped(`\bgrpc[_-]status\W{1,3}(16)\b`, famUnauthorized),
+	shaped(`\bgrpc[_-]status\W{1,3}(7)\b`, famForbidden),
+	shaped(`\bgrpc[_-]status\W{1,3}(8)\b`, famTooMany),
+	shaped(`\bgrpc[_-]status\W{1,3}(5)\b`, famNotFound),
+	shaped(`\bgrpc[_-]status\W{1,3}(3|9)\b`, famBadRequest),
+	shaped(`\bgrpc[_-]status\W{1,3}(14|13)\b`, famServer),
+	shaped(`\bgrpc[_-]status\W{1,3}(4)\b`, famDeadline),
 
 	// Client libraries' error classes. Python: httpx/httpcore, requests
 	// and urllib3, aiohttp, the openai and anthropic SDKs (their
