@@ -44,6 +44,10 @@ type Invocation struct {
 	// Started, when set, is called once the command line is known, before
 	// the program starts: what ran, for the run's record.
 	Started func(Launch)
+	// Running, when set, is called once the agent's process runs (its exec
+	// succeeded), with its pid, before any of its output is read. Kinds that
+	// run no process of their own (the sim) never call it.
+	Running func(pid int)
 	// Continue, when set, is asked by kinds that run several turns in one
 	// session (codex app-server) after each turn that ended well: whether
 	// the card still wants work, i.e. it is still in its running column

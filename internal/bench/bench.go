@@ -55,6 +55,7 @@ type observed struct {
 	store.Store
 	claimed func(cardID string, at time.Time)
 	routed  func(cardID string, at time.Time)
+	running func(cardID string, at time.Time) // a run's agent process runs
 	noWatch bool
 }
 
@@ -163,7 +164,11 @@ func startRigProfiles(ctx context.Context, dsn, dir, node string, poll time.Dura
 	}
 	var once sync.Once
 	r.d, err = dispatch.New(dispatch.Options{Store: r.obs, Config: cfg, LogDir: filepath.Join(dir, "logs"),
-		Log: discardLogger(), OnTick: func() {
+		Log: discardLogger(), OnRunning: func(cardID, _ string, _ int, at time.Time) {
+			if obs.running != nil {
+				obs.running(cardID, at)
+			}
+		}, OnTick: func() {
 			r.lastTick.Store(time.Now().UnixNano())
 			once.Do(func() { close(r.started) })
 		}})

@@ -81,10 +81,13 @@ type StartStats struct {
 	// Latencies in ms, p50 and p99 by nearest rank (with fewer than 100
 	// runs p99 is the slowest): eligible is the store's time of the event
 	// that moved the cards to ready (taken before its commit); claimed the
-	// claim's commit; exec the script's first command (date +%s%N, so the
-	// exec plus that one fork); exit the script's last command, before it
-	// exits; committed the commit of the run's routing (the card's new
-	// state).
+	// claim's commit; exec the moment drover learnt that the agent's
+	// process runs (its execve succeeded: os.StartProcess returned in the
+	// node supervisor, and its answer reached drover); script the
+	// script's first command (date +%s%N: the exec, the shell's start-up
+	// and one more fork and exec, the agent's own start-up under K
+	// others'); exit the script's last command, before it exits; committed
+	// the commit of the run's routing (the card's new state).
 	EligibleToClaimP50MS float64 `json:"eligible_to_claim_p50_ms"`
 	EligibleToClaimP99MS float64 `json:"eligible_to_claim_p99_ms"`
 	// started is the run's started event (recorded after the workspace is
@@ -93,6 +96,8 @@ type StartStats struct {
 	EligibleToStartedP99MS float64 `json:"eligible_to_started_p99_ms"`
 	EligibleToExecP50MS    float64 `json:"eligible_to_exec_p50_ms"`
 	EligibleToExecP99MS    float64 `json:"eligible_to_exec_p99_ms"`
+	EligibleToScriptP50MS  float64 `json:"eligible_to_script_p50_ms"`
+	EligibleToScriptP99MS  float64 `json:"eligible_to_script_p99_ms"`
 	ExitToCommitP50MS      float64 `json:"exit_to_commit_p50_ms"`
 	ExitToCommitP99MS      float64 `json:"exit_to_commit_p99_ms"`
 	// WallS runs from the eligible commit to the last routing commit.
@@ -188,10 +193,11 @@ func measureStarts(ctx context.Context, o RunCostOptions) (StartStats, error) {
 		return ss, err
 	}
 	var mu sync.Mutex
-	claimed, routed := map[string]time.Time{}, map[string]time.Time{}
+	claimed, running, routed := map[string]time.Time{}, map[string]time.Time{}, map[string]time.Time{}
 	all := make(chan struct{})
 	obs := &observed{
 		claimed: func(id string, at time.Time) { mu.Lock(); claimed[id] = at; mu.Unlock() },
+		running: func(id string, at time.Time) { mu.Lock(); running[id] = at; mu.Unlock() },
 		routed: func(id string, at time.Time) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -270,7 +276,7 @@ func measureStarts(ctx context.Context, o RunCostOptions) (StartStats, error) {
 	ss.TotalCPUMSPerRun = ss.DroverCPUMSPerRun + ss.SupervisorCPUMSPerRun
 	o.Progress(fmt.Sprintf("starts: %d runs routed in %.1fs", o.Starts, ss.WallS))
 
-	var toClaim, toStarted, toExec, toCommit []time.Duration
+	var toClaim, toStarted, toExec, toScript, toCommit []time.Duration
 	for _, c := range cards {
 		eligible, started, err := eventTimes(ctx, r.st, c.ID)
 		if err != nil {
@@ -282,16 +288,21 @@ func measureStarts(ctx context.Context, o RunCostOptions) (StartStats, error) {
 			return ss, fmt.Errorf("bench: the agent of %s left no stamp: %w", c.Identifier, err)
 		}
 		mu.Lock()
-		cl, rt := claimed[c.ID], routed[c.ID]
+		cl, ex, rt := claimed[c.ID], running[c.ID], routed[c.ID]
 		mu.Unlock()
+		if ex.IsZero() {
+			return ss, fmt.Errorf("bench: the run of %s never said its process runs", c.Identifier)
+		}
 		toClaim = append(toClaim, cl.Sub(eligible))
 		toStarted = append(toStarted, started.Sub(eligible))
-		toExec = append(toExec, start.Sub(eligible))
+		toExec = append(toExec, ex.Sub(eligible))
+		toScript = append(toScript, start.Sub(eligible))
 		toCommit = append(toCommit, rt.Sub(end))
 	}
 	ss.EligibleToClaimP50MS, ss.EligibleToClaimP99MS = p50p99(toClaim)
 	ss.EligibleToStartedP50MS, ss.EligibleToStartedP99MS = p50p99(toStarted)
 	ss.EligibleToExecP50MS, ss.EligibleToExecP99MS = p50p99(toExec)
+	ss.EligibleToScriptP50MS, ss.EligibleToScriptP99MS = p50p99(toScript)
 	ss.ExitToCommitP50MS, ss.ExitToCommitP99MS = p50p99(toCommit)
 	return ss, nil
 }

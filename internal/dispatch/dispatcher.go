@@ -67,6 +67,9 @@ type Options struct {
 	Metrics       Metrics       // optional
 	// OnTick is called after every tick (tests, benchmarks).
 	OnTick func()
+	// OnRunning is called when a run's agent process runs (its exec
+	// succeeded), with the time drover learnt it (benchmarks).
+	OnRunning func(cardID, runID string, pid int, at time.Time)
 
 	// Simulation seam (package simulation drives the real dispatcher on a
 	// fake clock, one goroutine at a time). Zero values keep the production
@@ -392,7 +395,7 @@ func nonEmpty(s, def string) string {
 
 // runner is what runs this dispatcher's attempts.
 func (d *Dispatcher) runner() *runner {
-	r := &runner{st: d.o.Store, records: &d.records, logDir: d.o.LogDir, gitDir: d.o.GitDir, newAgent: d.o.NewAgent, env: d.o.Env, mcpCommand: d.o.MCPCommand, node: d.node, now: d.o.Now, homes: d.o.SandboxHomes}
+	r := &runner{st: d.o.Store, records: &d.records, logDir: d.o.LogDir, gitDir: d.o.GitDir, newAgent: d.o.NewAgent, env: d.o.Env, mcpCommand: d.o.MCPCommand, node: d.node, now: d.o.Now, homes: d.o.SandboxHomes, onRunning: d.o.OnRunning}
 	d.channelOnce.Do(func() {
 		if d.o.AgentSockets != "" {
 			d.channel = &agentchan.Channel{Dir: d.o.AgentSockets, Store: d.o.Store, Now: d.o.Now}

@@ -40,6 +40,7 @@ type runner struct {
 	homes      string             // the cards' sandbox homes (Options.SandboxHomes); "": a fresh one per run
 	node       string
 	now        func() time.Time
+	onRunning  func(cardID, runID string, pid int, at time.Time) // Options.OnRunning
 }
 
 // attempt is one run as the runner sees it.
@@ -178,6 +179,12 @@ func (r *runner) invoke(a attempt, cfg *config.Config, ws prepared, logPath stri
 		Timeout: p.Timeout, StallTimeout: p.StallTimeout, Progress: a.progress, ResumeSession: resumed, MCP: r.mcpServer(p, ws.env, logPath),
 		Calls: r.calls(a, cfg), Tools: runTools(cfg.Tracker), SandboxBinds: ws.binds, SandboxHome: ws.home,
 		Continue: func(ctx context.Context) bool { return r.wantsWork(ctx, a, cfg) },
+		Running: func(pid int) {
+			a.log.Debug("agent process running", "pid", pid)
+			if r.onRunning != nil {
+				r.onRunning(a.card.ID, a.run.ID, pid, time.Now())
+			}
+		},
 		Started: func(l agent.Launch) {
 			a.log.Info("agent command", "argv", strings.Join(l.Argv, " "), "env", strings.Join(l.EnvNames, " "))
 			r.record(a, "the agent's command line", store.Change{Progress: []store.RunProgress{{RunID: a.run.ID, Argv: l.Argv, EnvNames: l.EnvNames}}})

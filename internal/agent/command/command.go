@@ -119,6 +119,7 @@ func (a *commandAgent) Run(ctx context.Context, inv agent.Invocation) (agent.Res
 	}
 	spec.OnStdoutLine = w.line
 	spec.OnOutput = w.output
+	spec.OnStart = inv.Running
 	stop := w.start()
 	ex, err := proc.Run(ctx, spec)
 	stop()

@@ -136,7 +136,10 @@ func (s *stream) run(r io.Reader) {
 	var line []byte
 	lineStart := true // the next byte logged starts a log line
 	overflow := false // the current line was already cut for onLine
-	chunk := make([]byte, 32<<10)
+	// A chunk starts small and grows while reads fill it: thousands of
+	// agents printing a line now and then hold 4 KiB each, not 32; one that
+	// streams has its 32 KiB after three full reads.
+	chunk := make([]byte, 4<<10)
 	emit := func(data []byte, complete bool) {
 		s.sink.write(s.prefix, data, lineStart)
 		lineStart = complete
@@ -167,6 +170,9 @@ func (s *stream) run(r io.Reader) {
 			}
 			if s.activity != nil {
 				s.activity()
+			}
+			if n == len(chunk) && len(chunk) < 32<<10 {
+				chunk = make([]byte, 2*len(chunk)) // what data held is copied: the line, the tail, the log
 			}
 		}
 		if err != nil {

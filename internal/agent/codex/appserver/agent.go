@@ -59,6 +59,7 @@ func (a *Agent) Run(ctx context.Context, inv agent.Invocation) (agent.Result, er
 		inv.Started(launch)
 	}
 	spec.Header = launch.String()
+	spec.OnStart = inv.Running
 
 	lines := make(chan []byte, 256)
 	stopReading := make(chan struct{})
