@@ -109,7 +109,7 @@ func (a *app) printFleetBench(o fleet.Options, rs []fleet.Size) {
 		if r.RecoveryS > r.RecoveryLimitS {
 			verdict = "BEYOND"
 		}
-		fmt.Fprintf(w, "  %7d agents: %d of %d runs back after %.1fs, %s lease + 10s = %.0fs (filled in %.1fs)\n",
-			r.Agents, r.RecoveredRuns, r.KilledRuns, r.RecoveryS, verdict, r.RecoveryLimitS, r.FillS)
+		fmt.Fprintf(w, "  %7d agents: %d of %d runs back after %.1fs, %s lease + 10s = %.0fs (the last taken back after %.1fs; filled in %.1fs)\n",
+			r.Agents, r.RecoveredRuns, r.KilledRuns, r.RecoveryS, verdict, r.RecoveryLimitS, r.TakenBackS, r.FillS)
 	}
 }

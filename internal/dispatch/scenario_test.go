@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -210,5 +211,43 @@ func TestOperatorMoveToDoneStopsTheRun(t *testing.T) {
 	// The run says what happened: a move to done, not a cancel (issue 13).
 	if !contains(rs[0].Error, "an operator moved "+c.Identifier+" to done") || contains(rs[0].Error, "cancelled") {
 		t.Fatalf("run error = %q; want the move to done named", rs[0].Error)
+	}
+}
+
+// A node that restarts with many runs live takes them all back in one
+// pass (prepared side by side, routed in one transaction): every old run
+// is recorded interrupted once, and every card runs again and finishes.
+func TestRestartTakesBackManyRunsAtOnce(t *testing.T) {
+	w := newWorld(t, 3)
+	const n = 12 // more than recoverWorkers: several are prepared at once
+	old := w.dispatcher("n1")
+	var cards []board.Card
+	for i := range n {
+		c := w.add(fmt.Sprint("live ", i), "", `{"sim":["succeeded"],"sim_delay":"1ms"}`)
+		w.claimNoRun(old, c)
+		cards = append(cards, c)
+	}
+	stop := w.run(w.dispatcher("n1")) // the same node, restarted
+	defer stop()
+	for _, c := range cards {
+		w.waitFor(c.Identifier, "review", inState("review"))
+	}
+	for _, c := range cards {
+		rs := w.runs(c.ID)
+		var interrupted, succeeded int
+		for _, r := range rs {
+			switch r.Outcome {
+			case board.OutcomeInterrupted:
+				interrupted++
+				if !contains(r.Error, "n1 restarted while the run was live") {
+					t.Errorf("%s: the interrupted run says %q", c.Identifier, r.Error)
+				}
+			case board.OutcomeSucceeded:
+				succeeded++
+			}
+		}
+		if interrupted != 1 || succeeded != 1 || len(rs) != 2 {
+			t.Errorf("%s: runs %s; want one interrupted, then one succeeded", c.Identifier, attempts(rs))
+		}
 	}
 }

@@ -130,10 +130,13 @@ type Size struct {
 	LeaseS        float64 `json:"lease_s"`
 	// Recovery: the killed node's running agents, and the time from the
 	// SIGKILL until the last of them ran on another node, beside the
-	// bound lease + 10 s.
+	// bound lease + 10 s; TakenBackS until the last of the killed node's
+	// runs was taken back (routed as interrupted, its card eligible
+	// again), the part of the recovery before the restarts.
 	RecoveredRuns  int     `json:"recovered_runs"`
 	KilledRuns     int     `json:"killed_runs"`
 	RecoveryS      float64 `json:"recovery_s"`
+	TakenBackS     float64 `json:"taken_back_s"`
 	RecoveryLimitS float64 `json:"recovery_limit_s"`
 }
 

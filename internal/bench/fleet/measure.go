@@ -260,6 +260,15 @@ func recovery(ctx context.Context, o Options, conn *pgx.Conn, victim *node, s *S
 		if latest != nil {
 			s.RecoveryS = float64(*latest-t0.UnixMilli()) / 1000
 		}
+		var back int
+		var backAt *int64
+		if err := conn.QueryRow(ctx, `SELECT count(*), max(finished_at) FROM runs
+			WHERE card_id = ANY($1) AND node = $2 AND finished_at >= $3`, ids, victim.name, t0.UnixMilli()).Scan(&back, &backAt); err != nil {
+			return err
+		}
+		if backAt != nil {
+			s.TakenBackS = float64(*backAt-t0.UnixMilli()) / 1000
+		}
 		if n == len(ids) {
 			return nil
 		}
@@ -267,7 +276,7 @@ func recovery(ctx context.Context, o Options, conn *pgx.Conn, victim *node, s *S
 			return fmt.Errorf("%d of the killed node's %d runs back on other nodes within the lease and a minute", n, len(ids))
 		}
 		if time.Since(last) >= 5*time.Second {
-			o.say("fleet %d: %d of %d back after %.0fs", s.Agents, n, len(ids), time.Since(t0).Seconds())
+			o.say("fleet %d: %d of %d taken back, %d running again after %.0fs", s.Agents, back, len(ids), n, time.Since(t0).Seconds())
 			last = time.Now()
 		}
 		if err := sleep(ctx, 250*time.Millisecond); err != nil {
