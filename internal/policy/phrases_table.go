@@ -30,9 +30,17 @@ var Phrases = []Phrase{
 	// affords less than the request (OpenRouter's credit check, whose
 	// advice names "a key with a higher monthly limit", hence before the
 	// usage row), an insufficient balance or credit, a budget spent.
-	phrase("credits_gone", `(?i)\binsufficient[ _](balance|credits?|funds)\b|\brequires more credits\b|\bcan only afford\b|\b(out of|no) (api )?credits( left| remaining)?\b|\bcredits? (exhausted|depleted|used up|ran out)\b|\bpayment required\b|\b(account|balance) (is )?(in arrears|overdue)\b|\barrearage\b|\bbilling[ _](hard[ _])?limit\b|\bbudget (has been |is )?(exceeded|exhausted)\b|\b(exceeded|crossed|over) (the |its |your )?budget\b|\bspend(ing)? (limit|cap)\b|\bquota\b.{0,40}\bis not enough\b|\binsufficient[ _]user[ _]quota\b|额度不足|余额不足|额度已用尽`, KindQuotaExhausted,
+	phrase("credits_gone", `(?i)\binsufficient[ _](balance|credits?|funds)\b|\brequires more credits\b|\bcan only afford\b|\b(out of|no) (api )?credits( left| remaining)?\b|\bcredits? (exhausted|depleted|used up|ran out)\b|\bpayment required\b|\b(account|balance) (is )?(in arrears|overdue)\b|\barrearage\b|\bbilling[ _](hard[ _])?limit\b|\bbudget (has been |is )?(exceeded|exhausted)\b|\b(exceeded|crossed|over) (the |its |your )?budget\b|\bspend(ing)? (limit|cap)\b|\bquota\b.{0,40}\bis not enough\b|\binsufficient[ _]user[ _]quota\b|额度不足|余额不足|额度已用尽|预扣费额度失败`, KindQuotaExhausted,
 		"Error: This request requires more credits, or fewer max_tokens. You requested up to 16384 tokens, but can only afford 3919. To increase, visit https://openrouter.ai/settings/credits and upgrade to a paid account",
-		"pc231", "pc232", "pc233", "pc234", "pc235", "pc236", "ho014", "he028", "hf041", "hh086", "hj070"),
+		"pc231", "pc232", "pc233", "pc234", "pc235", "pc236", "ho014", "he028", "hf041", "hh086", "hj070", "hl087"),
+	// A limit whose stated wait is long (an hour or more, or 1,000 seconds
+	// and up: "Please try again in 15 hours 23 minutes", Claude Code's
+	// "Retrying in 2892 seconds…") is a usage window, whatever it calls
+	// itself: every card of the profile would wait it out alike. Read from
+	// the number, before the rows that read a short wait as a rate limit.
+	phrase("long_wait", `(?i)\b(try again|retry(ing)?|resets?|available again|wait)\s+(in|after)\s+(\d+\s*(hours?|hrs?|days?)\b|\d{4,}(\.\d+)?\s*(s|secs?|seconds)\b|([3-9]\d|\d{3,})\s*(min|mins|minutes)\b)`, KindUsageLimited,
+		"Please try again in 15 hours 23 minutes.",
+		"hl034", "hl085"),
 	// A quota or capacity the provider says comes back within seconds is a
 	// rate limit (Google's "You have exhausted your capacity on this model.
 	// Your quota will reset after 53s."); before the usage row.
@@ -150,6 +158,19 @@ var Phrases = []Phrase{
 	phrase("launch_refused", `(?i)\bcannot be (launched|run|started) inside another\b|\bnested sessions?\b.{0,60}\b(not (allowed|supported)|share|crash)\b|\bstreaming is (strongly )?(recommended|required)\b|\b(only supports|requires) stream(ing)?( mode)?\b|\bstream(ing)? (must|has to) be (enabled|true|set)\b`, KindConfigError,
 		"Error: Claude Code cannot be launched inside another Claude Code session.",
 		"hk009", "hk077"),
+	// The account or login needs a variable the profile does not set
+	// (Gemini CLI's "This account requires setting the GOOGLE_CLOUD_PROJECT
+	// env var"): the profile's environment, the same for every card; before
+	// the credentials row, which "Failed to login" would otherwise catch.
+	phrase("required_env", `(?i)\brequires setting (the )?[A-Z][A-Z0-9_]{2,} (env(ironment)? var(iable)?)\b|\b(set|define) the [A-Z][A-Z0-9_]{2,} (env(ironment)? var(iable)?) (first|to use)\b`, KindConfigError,
+		"Failed to login. Message: This account requires setting the GOOGLE_CLOUD_PROJECT env var.",
+		"hl022"),
+	// The same in Chinese, as the CLIs' Chinese locales and the relays
+	// print it ("检查此提供商配置时出错": an error checking this provider's
+	// configuration; "配置错误": a configuration error).
+	phrase("config_zh", `检查(此|该|你的)?(提供商|模型|渠道)?配置(时)?出错|配置(有)?错误|配置(文件)?(无效|不正确|解析失败)|请(再次)?检查(你的|您的)?配置`, KindConfigError,
+		"检查此提供商配置时出错。",
+		"hl043"),
 	phrase("untrusted_directory", `(?i)\bnot (inside|running in) a trusted (directory|folder|workspace)\b|\b(folder|directory|workspace) is (not trusted|untrusted)\b|\buntrusted (folder|directory|workspace)\b|--skip-git-repo-check was not specified\b`, KindConfigError,
 		"Not inside a trusted directory and --skip-git-repo-check was not specified.",
 		"pc238", "pc239", "pc240", "pc241"),
@@ -187,14 +208,14 @@ var Phrases = []Phrase{
 		"codex:cyber_policy"),
 
 	// Limits inside the run.
-	phrase("claude_max_turns", `(?i)reached (the )?maximum number of turns|\bmax(imum)?[ _-]?(turns|iterations|requests|steps)\b (\(\d+\) )?(exceeded|reached)\b|\bMaxTurnsExceeded\b|\b(turn|iteration) limit (reached|exceeded)\b|\b(stopped|halted) due to (the )?(max(imum)? (iterations|turns)|(iteration|turn) limit)\b|\b(exceeded|reached) (the )?max(imum)? (turn|iteration)s? limit\b|\bonly \d+ (reflections|turns|iterations|steps|requests|retries) (are )?allowed\b`, KindMaxTurns,
+	phrase("claude_max_turns", `(?i)reached (the )?maximum number of turns|\brecursion limit of \d+ reached\b|\bGraphRecursionError\b|\bmax(imum)?[ _-]?(turns|iterations|requests|steps)\b (\(\d+\) )?(exceeded|reached)\b|\bMaxTurnsExceeded\b|\b(turn|iteration) limit (reached|exceeded)\b|\b(stopped|halted) due to (the )?(max(imum)? (iterations|turns)|(iteration|turn) limit)\b|\b(exceeded|reached) (the )?max(imum)? (turn|iteration)s? limit\b|\bonly \d+ (reflections|turns|iterations|steps|requests|retries) (are )?allowed\b`, KindMaxTurns,
 		"Reached maximum number of turns (1)",
-		"claude:max_turns", "hc039", "hc041", "hc042", "hd089", "hd090", "hd091", "he080", "hi051", "hj045"),
+		"claude:max_turns", "hl068", "hc039", "hc041", "hc042", "hd089", "hd090", "hd091", "he080", "hi051", "hj045"),
 
 	// A tool or sandbox denial inside the agent: this card's permissions,
 	// not the key (kept before the account row, so a 403 that says it was a
 	// file or a sandbox stays the card's).
-	phrase("tool_permission", `(?i)\bpermission denied \(os error 13\)|\bEACCES\b|\boperation not permitted\b|\bsandbox (denied|denial|blocked|prevented)\b|\b(blocked|denied) by (the )?sandbox\b|\brejected by (the )?(user|sandbox|approval policy)\b|\b(error running )?landlock\b|\bsandbox is blocking\b|\bretry without (the )?sandbox\b|\brequested permissions? to (use|edit|write|read|run|execute)\b|\bhaven['’]?t granted it yet\b|(\b|_)(tool|command|tool call)\b.{0,60}\b(denied|blocked|rejected) by (the )?policy\b|\bapproval required by policy\b|\bAskForApproval is set to Never\b|\b(windows |linux |fs )?sandbox( helper)? failed\b|\bauto-denied\b|\b(headless|non-interactive) mode cannot prompt\b|(?m:^bwrap: .*\b(permission denied|operation not permitted)\b)|\bnot (in|on) the allow(ed)?[ -]?(commands? |tools? )?list\b`, KindPermissionDenied,
+	phrase("tool_permission", `(?i)\bpermission denied \(os error 13\)|\bmust be within (one of )?the (workspace|allowed|project) director(y|ies)\b|\bEACCES\b|\boperation not permitted\b|\bsandbox (denied|denial|blocked|prevented)\b|\b(blocked|denied) by (the )?sandbox\b|\brejected by (the )?(user|sandbox|approval policy)\b|\b(error running )?landlock\b|\bsandbox is blocking\b|\bretry without (the )?sandbox\b|\brequested permissions? to (use|edit|write|read|run|execute)\b|\bhaven['’]?t granted it yet\b|(\b|_)(tool|command|tool call)\b.{0,60}\b(denied|blocked|rejected) by (the )?policy\b|\bapproval required by policy\b|\bAskForApproval is set to Never\b|\b(windows |linux |fs )?sandbox( helper)? failed\b|\bauto-denied\b|\b(headless|non-interactive) mode cannot prompt\b|(?m:^bwrap: .*\b(permission denied|operation not permitted)\b)|\bnot (in|on) the allow(ed)?[ -]?(commands? |tools? )?list\b`, KindPermissionDenied,
 		"  └ /opt/homebrew/Library/Homebrew/cmd/shellenv.sh: line 18: /bin/ps: Operation not permitted", "ho045", "pc254", "pc255", "hc087", "hc088", "hc089", "hd019", "hd059", "he026", "he082", "he083"),
 
 	// The account, organisation or key was disabled, suspended or revoked:
@@ -206,9 +227,9 @@ var Phrases = []Phrase{
 	// The key or account may not use this API (HTTP 403): every card of the
 	// profile fails alike, so it pauses the profile. Before the credentials
 	// row ("Failed to authenticate. API Error: 403").
-	phrase("account_forbidden", `(?i)\bnot authorized to use this\b|\b(token|key|account)\b.{0,10}\bnot (allowed|permitted|authorized) to (access|use)\b|\bonly accepts requests from\b|\bcan only be used from within\b|\b(key|account|organi[sz]ation|token|project) does not have (permission|access)\b|\bFailed to authenticate\. API Error: 403\b|\bunexpected status 403\b|\b(country|region|territory|location)\b.{0,30}\bnot supported\b|\bunsupported_country_region_territory\b|\b403 Forbidden\b|\b(organi[sz]ation|account) (must be|is not|needs to be) verified\b`, KindAuthFailed,
+	phrase("account_forbidden", `(?i)\bnot authorized to use this\b|\b(token|key|account)\b.{0,10}\bnot (allowed|permitted|authorized) to (access|use)\b|\bonly accepts requests from\b|\bcan only be used from within\b|\b(tier|key|token|plan|subscription|account)\b.{0,20}\bcan only be used (in|from|with)\b|\b(key|account|organi[sz]ation|token|project) does not have (permission|access)\b|\bFailed to authenticate\. API Error: 403\b|\bunexpected status 403\b|\b(country|region|territory|location)\b.{0,30}\bnot supported\b|\bunsupported_country_region_territory\b|\b403 Forbidden\b|\b(organi[sz]ation|account) (must be|is not|needs to be) verified\b`, KindAuthFailed,
 		"Failed to authenticate. API Error: 403 Your API key does not have permission to use the specified resource.",
-		"pc076", "pc171", "pc172", "claude:permission_403", "codex:permission_403", "hb050", "hf076", "hk024"),
+		"pc076", "pc171", "pc172", "claude:permission_403", "codex:permission_403", "hb050", "hf076", "hk024", "hl042"),
 
 	// Credentials: missing, wrong or expired. A missing key variable is the
 	// credential the CLI did not get (drover passes only the variables a kind
@@ -237,7 +258,7 @@ var Phrases = []Phrase{
 		"pc060", "pc062", "pc064", "pc068", "pc079", "pc083", "pc167", "pc208", "claude:dns_failure", "hb029", "hd040", "claude:2.0.77-reset_midstream", "opencode:1.3.2-dns_failure", "opencode:1.3.2-text_connection_refused", "he016"),
 
 	// Provider trouble: overload, capacity, 5xx wording, streams the server cut.
-	phrase("provider_trouble", `(?i)\boverloaded\b|\bat capacity\b|\bhigh demand\b|\bserver[- ]side issue\b|\binternal server error\b|\bserver error\b|\bservice unavailable\b|\btemporarily unavailable\b|\bbad gateway\b|\bgateway timeout\b|\btry your request again\b|\bstream disconnected before completion\b|\bstream closed before\b|\bunexpected EOF\b|\bprovider returned error\b|\ban error occurred while processing your request\b|\bno (healthy )?(models|deployments|upstreams) available\b|\bno capacity available\b|\bdid not (provide|return) any (assistant )?(messages?|content|output|response)\b|\b(returned|got|received) (an )?empty (response|completion|body)\b`, KindProviderUnavailable,
+	phrase("provider_trouble", `(?i)\boverloaded\b|\bupstream connect error\b|\bdisconnect/reset before headers\b|\bat capacity\b|\bhigh demand\b|\bserver[- ]side issue\b|\binternal server error\b|\bserver error\b|\bservice unavailable\b|\btemporarily unavailable\b|\bbad gateway\b|\bgateway timeout\b|\btry your request again\b|\bstream disconnected before completion\b|\bstream closed before\b|\bunexpected EOF\b|\bprovider returned error\b|\ban error occurred while processing your request\b|\bno (healthy )?(models|deployments|upstreams) available\b|\bno capacity available\b|\bdid not (provide|return) any (assistant )?(messages?|content|output|response)\b|\b(returned|got|received) (an )?empty (response|completion|body)\b`, KindProviderUnavailable,
 		"API Error: Repeated 529 Overloaded errors. The API is at capacity — this is usually temporary. Try again in a moment.",
 		"pc001", "pc003", "pc009", "pc042", "pc044", "pc121", "pc183", "pc186", "claude:overloaded_529", "ho042", "hb066", "hb091"),
 
@@ -245,9 +266,9 @@ var Phrases = []Phrase{
 	// calls (a tool call with no result after it, a result with no call):
 	// the agent's bookkeeping, not the card's input; another attempt, a new
 	// session, may well not hit it. Before the bad_request row.
-	phrase("tool_sequence", `(?i)\bmust be followed by tool messages\b|\btool_use\W{0,3} ids? (were|was) found without\W{0,3}tool_result\b|\btool_result\W{0,3} blocks?\b.{0,60}\b(must have a corresponding|without a (corresponding|matching))\W{0,3}tool_use\b|\bunexpected\W{0,3}tool_use_id\b|\bnumber of function response parts\b.{0,40}\bequal to the number of function call parts\b`, KindAgentFailed,
+	phrase("tool_sequence", `(?i)\bmust be followed by tool messages\b|\bmessages with role\W{1,3}tool\W{1,3} must be a response to a prec?ee?ding\b|\btool_use\W{0,3} ids? (were|was) found without\W{0,3}tool_result\b|\btool_result\W{0,3} blocks?\b.{0,60}\b(must have a corresponding|without a (corresponding|matching))\W{0,3}tool_use\b|\bunexpected\W{0,3}tool_use_id\b|\bnumber of function response parts\b.{0,40}\bequal to the number of function call parts\b`, KindAgentFailed,
 		"an assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'",
-		"hk039", "hk069", "he077", "hf037", "hg007", "hg042", "hh079"),
+		"hk039", "hk069", "hl069", "he077", "hf037", "hg007", "hg042", "hh079", "hh091"),
 
 	// A request the API rejected as malformed: the card's input, not the setup.
 	phrase("bad_request", `(?i)\binvalid_request_error\b|\bINVALID_ARGUMENT\b|\bbad request\b|\brequest contains an invalid argument\b|\bno tool call found\b`, KindInvalidInput,
