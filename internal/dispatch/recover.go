@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -69,6 +70,16 @@ type takeBack struct {
 // the others, within the store's pool (8 connections).
 const recoverWorkers = 6
 
+// recoverWorkers is recoverWorkers, or 1 under a harness that runs every
+// job itself (Options.Spawn): a deterministic simulation's store is called
+// from one goroutine at a time, so a seed replays the same story.
+func (d *Dispatcher) recoverWorkers() int {
+	if d.o.Spawn != nil {
+		return 1
+	}
+	return recoverWorkers
+}
+
 // takeBackAll recovers every claim in todo: prepared recoverWorkers at a
 // time, then routed together (routeAll: the decisions one by one, the
 // writes in a few transactions). A dead node's thousand runs taken back one
@@ -89,7 +100,7 @@ func (d *Dispatcher) takeBackAll(ctx context.Context, todo []takeBack) error {
 		wg    sync.WaitGroup
 		next  = make(chan takeBack)
 	)
-	for range min(recoverWorkers, len(todo)) {
+	for range min(d.recoverWorkers(), len(todo)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -116,6 +127,9 @@ func (d *Dispatcher) takeBackAll(ctx context.Context, todo []takeBack) error {
 	}
 	close(next)
 	wg.Wait()
+	// In card order whatever order the workers finished in: a seed replays,
+	// and two nodes batching the same cards lock their rows in one order.
+	slices.SortFunc(reqs, func(a, b routeReq) int { return cmp.Compare(a.cardID, b.cardID) })
 	if err := d.routes.routeAll(ctx, reqs); err != nil && !errors.Is(err, store.ErrConflict) {
 		first = cmp.Or(first, err)
 	}

@@ -40,6 +40,10 @@ type router struct {
 	mu      *sync.Mutex
 	onRoute func(path string) // nil: none (Options.OnRoute)
 	homes   string            // the cards' sandbox homes (Options.SandboxHomes)
+	// workers bounds the reads a batch of routings makes at once
+	// (routeAll); 1 under a deterministic harness (Options.Spawn), whose
+	// store may not be called from several goroutines.
+	workers int
 }
 
 func (r *router) onPath(p string) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/drover-dev/drover/internal/policy"
 	"github.com/drover-dev/drover/internal/store"
 	"github.com/drover-dev/drover/internal/tracing"
 )
@@ -26,12 +27,31 @@ func (r *router) routeAll(ctx context.Context, reqs []routeReq) error {
 	var first error
 	for len(reqs) > 0 {
 		n := min(routeBatchSize, len(reqs))
-		if err := r.routeBatch(ctx, reqs[:n]); err != nil && first == nil {
-			first = err
-		}
+		first = keepFirst(first, r.routeBatch(ctx, reqs[:n]))
 		reqs = reqs[n:]
 	}
 	return first
+}
+
+// keepFirst is the error to report of two: the first that is not a lost
+// race (a conflict still standing after its retries), else the first.
+func keepFirst(first, err error) error {
+	switch {
+	case err == nil:
+		return first
+	case first == nil || (errors.Is(first, store.ErrConflict) && !errors.Is(err, store.ErrConflict)):
+		return err
+	}
+	return first
+}
+
+// alone says whether a routing must be decided with every earlier one
+// written: a counted failure with an informative fingerprint may complete
+// a hold (policy.correlation), which reads its peers' runs, and in a batch
+// those peers are read before any of them is written.
+func alone(req routeReq, f routeFacts) bool {
+	cls, fp := failureOf(req, f.stored)
+	return policy.Informative(fp) && policy.Spec(cls.Kind).Counts
 }
 
 func (r *router) routeBatch(ctx context.Context, reqs []routeReq) error {
@@ -39,7 +59,7 @@ func (r *router) routeBatch(ctx context.Context, reqs []routeReq) error {
 	readErr := make([]error, len(reqs))
 	env := r.env()
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, recoverWorkers)
+	sem := make(chan struct{}, max(1, r.workers))
 	for i := range reqs {
 		wg.Add(1)
 		sem <- struct{}{}
@@ -50,14 +70,14 @@ func (r *router) routeBatch(ctx context.Context, reqs []routeReq) error {
 	}
 	wg.Wait()
 
-	var alone []routeReq // routed one by one, after the batch
+	var single []routeReq // routed one by one, after the batch
 	r.mu.Lock()
 	env = r.env()
 	var ws []routing
 	var at []int
 	for i, req := range reqs {
-		if readErr[i] != nil {
-			alone = append(alone, req)
+		if readErr[i] != nil || alone(req, facts[i]) {
+			single = append(single, req)
 			continue
 		}
 		w, err := decideRoute(env, req, facts[i])
@@ -69,7 +89,7 @@ func (r *router) routeBatch(ctx context.Context, reqs []routeReq) error {
 			r.onPath(PathRenewed)
 			continue
 		case err != nil:
-			alone = append(alone, req)
+			single = append(single, req)
 			continue
 		}
 		for _, n := range w.notices {
@@ -85,8 +105,13 @@ func (r *router) routeBatch(ctx context.Context, reqs []routeReq) error {
 	r.mu.Unlock()
 	for k, w := range ws {
 		switch {
+		case err == nil && refused[k] != nil && w.lost && errors.Is(refused[k], store.ErrConflict):
+			// Only the run was to be written, and it has an outcome:
+			// someone else routed it (as try counts it).
+			r.count(w.run)
+			r.onPath(PathLost)
 		case err != nil || refused[k] != nil:
-			alone = append(alone, reqs[at[k]])
+			single = append(single, reqs[at[k]])
 		default:
 			rctx, sp := tracing.Start(tracing.RunContext(ctx, w.run.ID), tracing.SpanRoute, tracing.Recovered(reqs[at[k]].recovering))
 			r.routed(rctx, w)
@@ -95,10 +120,8 @@ func (r *router) routeBatch(ctx context.Context, reqs []routeReq) error {
 		}
 	}
 	var first error
-	for _, req := range alone {
-		if err := r.route(tracing.RunContext(ctx, req.run.ID), req); err != nil && first == nil {
-			first = err
-		}
+	for _, req := range single {
+		first = keepFirst(first, r.route(tracing.RunContext(ctx, req.run.ID), req))
 	}
 	return first
 }
