@@ -222,7 +222,7 @@ func New(o Options) (*Dispatcher, error) {
 	d.usable.probe = o.SandboxProbe
 	d.life, d.end = context.WithCancel(context.Background())
 	d.live = &progressQueue{st: o.Store, log: d.log, now: o.Spawn != nil, life: d.life}
-	d.routes = &router{homes: o.SandboxHomes, workers: d.recoverWorkers(), st: o.Store, config: d.cfg.Load, outbox: o.Outbox, metrics: o.Metrics, log: d.log, node: d.node,
+	d.routes = &router{homes: o.SandboxHomes, workers: d.prepareWorkers(), st: o.Store, config: d.cfg.Load, outbox: o.Outbox, metrics: o.Metrics, log: d.log, node: d.node,
 		now: o.Now, rand: o.Rand, after: o.After, mu: &d.routeMu, onRoute: o.OnRoute}
 	d.cfg.Store(o.Config)
 	return d, nil

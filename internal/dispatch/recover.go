@@ -70,10 +70,10 @@ type takeBack struct {
 // the others, within the store's pool (8 connections).
 const recoverWorkers = 6
 
-// recoverWorkers is recoverWorkers, or 1 under a harness that runs every
+// prepareWorkers is recoverWorkers, or 1 under a harness that runs every
 // job itself (Options.Spawn): a deterministic simulation's store is called
 // from one goroutine at a time, so a seed replays the same story.
-func (d *Dispatcher) recoverWorkers() int {
+func (d *Dispatcher) prepareWorkers() int {
 	if d.o.Spawn != nil {
 		return 1
 	}
@@ -88,10 +88,7 @@ func (d *Dispatcher) recoverWorkers() int {
 // that is not a lost race is returned once all are done.
 func (d *Dispatcher) takeBackAll(ctx context.Context, todo []takeBack) error {
 	if len(todo) == 1 {
-		if err := d.recoverCard(ctx, todo[0].card, todo[0].mine); err != nil && !errors.Is(err, store.ErrConflict) {
-			return err
-		}
-		return nil
+		return notLost(d.recoverCard(ctx, todo[0].card, todo[0].mine))
 	}
 	var (
 		mu    sync.Mutex
@@ -100,16 +97,15 @@ func (d *Dispatcher) takeBackAll(ctx context.Context, todo []takeBack) error {
 		wg    sync.WaitGroup
 		next  = make(chan takeBack)
 	)
-	for range min(d.recoverWorkers(), len(todo)) {
+	for range min(d.prepareWorkers(), len(todo)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for t := range next {
 				req, ok, err := d.prepareRecovery(ctx, t.card, t.mine)
 				mu.Lock()
-				if err != nil && !errors.Is(err, store.ErrConflict) {
-					first = cmp.Or(first, err)
-				} else if ok {
+				first = cmp.Or(first, notLost(err))
+				if err == nil && ok {
 					reqs = append(reqs, req)
 				}
 				mu.Unlock()
@@ -130,10 +126,16 @@ func (d *Dispatcher) takeBackAll(ctx context.Context, todo []takeBack) error {
 	// In card order whatever order the workers finished in: a seed replays,
 	// and two nodes batching the same cards lock their rows in one order.
 	slices.SortFunc(reqs, func(a, b routeReq) int { return cmp.Compare(a.cardID, b.cardID) })
-	if err := d.routes.routeAll(ctx, reqs); err != nil && !errors.Is(err, store.ErrConflict) {
-		first = cmp.Or(first, err)
+	return cmp.Or(first, notLost(d.routes.routeAll(ctx, reqs)))
+}
+
+// notLost is err, or nil for a lost race (another node took the claim back
+// first, or an operator moved the card): nothing to report.
+func notLost(err error) error {
+	if errors.Is(err, store.ErrConflict) {
+		return nil
 	}
-	return first
+	return err
 }
 
 // reconcile stops runs whose card an operator moved away or whose claim this

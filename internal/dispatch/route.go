@@ -137,9 +137,7 @@ func (r *router) try(ctx context.Context, req routeReq) (routing, error) {
 	if err != nil {
 		return w, err
 	}
-	for _, n := range w.notices {
-		w.ch.Outbox = append(w.ch.Outbox, r.rows(w.cfg, n)...)
-	}
+	r.queueNotices(&w)
 	err = r.st.Apply(ctx, w.ch)
 	if err != nil && w.lost && errors.Is(err, store.ErrConflict) {
 		// Only the run was to be written, and it has an outcome: someone
@@ -148,6 +146,14 @@ func (r *router) try(ctx context.Context, req routeReq) (routing, error) {
 		return w, errRouted
 	}
 	return w, err
+}
+
+// queueNotices puts the routing's notifications in its change's outbox
+// rows, so they are written with it or not at all.
+func (r *router) queueNotices(w *routing) {
+	for _, n := range w.notices {
+		w.ch.Outbox = append(w.ch.Outbox, r.rows(w.cfg, n)...)
+	}
 }
 
 // routeFacts is what routing reads from the store for one request.

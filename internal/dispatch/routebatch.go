@@ -92,9 +92,7 @@ func (r *router) routeBatch(ctx context.Context, reqs []routeReq) error {
 			single = append(single, req)
 			continue
 		}
-		for _, n := range w.notices {
-			w.ch.Outbox = append(w.ch.Outbox, r.rows(w.cfg, n)...)
-		}
+		r.queueNotices(&w)
 		ws, at = append(ws, w), append(at, i)
 	}
 	chs := make([]store.Change, len(ws))
