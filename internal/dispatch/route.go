@@ -68,6 +68,10 @@ type routeReq struct {
 	// recovering: the run is another owner's (or a past life's) whose
 	// lease ended, routed by whoever recovers it.
 	recovering bool
+	// unsure: an earlier write of this routing failed in a way that may
+	// have committed it (the store's reply was lost), so a run found
+	// already routed may be this routing's own.
+	unsure bool
 }
 
 var (
@@ -93,7 +97,12 @@ func (r *router) route(ctx context.Context, req routeReq) (err error) {
 			return nil
 		case errors.Is(err, errRouted):
 			// The claim passed on and whoever took it routed the run: it is
-			// recorded once.
+			// recorded once. Or this routing's own write committed before
+			// its reply was lost: the store has the outcome, and the log
+			// line the write would have had says what it holds.
+			if req.unsure {
+				r.asStored(w)
+			}
 			r.onPath(PathLost)
 			return nil
 		case errors.Is(err, errRenewed):
@@ -107,6 +116,7 @@ func (r *router) route(ctx context.Context, req routeReq) (err error) {
 				return fmt.Errorf("routing run %s: still conflicting after %d tries: %w", req.run.ID, conflicts, err)
 			}
 		case errors.Is(err, store.ErrUnavailable) && ctx.Err() == nil:
+			req.unsure = true
 			r.log.Warn("store unavailable while routing; retrying", "run_id", req.run.ID, "err", err)
 			select {
 			case <-ctx.Done():
@@ -305,6 +315,15 @@ func (r *router) routed(ctx context.Context, w routing) {
 	if w.run.Workspace != "" && removesWorkspace(w.cfg, w.next) {
 		removeWorkspace(r.log, w.cfg, w.next, w.run.Workspace, r.homes)
 	}
+}
+
+// asStored logs a run found routed after this routing's write failed in a
+// way that may have committed it: its outcome as the store holds it.
+// Whoever wrote it, the card is where the store says; the workspace sweep
+// clears a sink card's workspace (sweep.go).
+func (r *router) asStored(w routing) {
+	r.log.Info("run finished (the store's reply to its routing was lost; as stored)", "card_id", w.next.ID, "identifier", w.next.Identifier,
+		"run_id", w.run.ID, "attempt", w.run.Attempt, "outcome", w.run.Outcome, "kind", w.run.Kind, "counted", w.run.Counted, "state", w.next.State, "why", w.run.Decision)
 }
 
 // env is what a decision takes besides the store's facts: the config in

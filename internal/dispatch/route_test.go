@@ -1,7 +1,12 @@
 package dispatch
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,4 +114,140 @@ func TestRoutingTwiceIsANoOp(t *testing.T) {
 			t.Errorf("outbox rows: %d, want still 1: %+v", len(again.outbox), again.outbox)
 		}
 	})
+}
+
+// replyLost commits its first Apply and then fails it as a store whose
+// connection dropped before the commit's reply would.
+type replyLost struct {
+	store.Store
+	lost bool
+}
+
+func (s *replyLost) Apply(ctx context.Context, ch store.Change) error {
+	err := s.Store.Apply(ctx, ch)
+	if err == nil && !s.lost && ch.Run != nil {
+		s.lost = true
+		return fmt.Errorf("commit: connection reset: %w", store.ErrUnavailable)
+	}
+	return err
+}
+
+// A routing whose commit went through but whose reply was lost retries,
+// finds the run routed, and still logs the run's end as the store holds it:
+// an operator reading the log sees every run finish once.
+func TestARoutingWhoseReplyWasLostLogsWhatTheStoreHolds(t *testing.T) {
+	ctx := context.Background()
+	st := &replyLost{Store: testkit.Store(t, testkit.SQLite)}
+	cfg := testkit.NewWorkflow().Set("board", "{prefix: DRV}").Set("policy", "{max_attempts: 1}").
+		Prompt("Work on {{ card.title }}.").Config(t, t.TempDir())
+	var buf bytes.Buffer
+	d, err := New(Options{Store: st, Config: cfg, Node: "n1", LogDir: t.TempDir(), Log: slog.New(slog.NewJSONHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := st.CreateCard(ctx, "DRV", board.Card{Title: "fails", State: "ready"}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	claimed := c
+	claimed.Claim = &board.Claim{Owner: "n1", Epoch: c.Version + 1, LeaseUntil: now.Add(time.Minute)}
+	claimed.State = "in_progress"
+	run := board.Run{ID: board.NewID(), CardID: c.ID, Attempt: 1, RetryEpoch: c.RetryEpoch, ClaimEpoch: claimed.Claim.Epoch, Node: "n1", Agent: "sim", ClaimedAt: now}
+	if err := st.Store.Apply(ctx, store.Change{Card: &claimed, NewRun: &run}); err != nil {
+		t.Fatal(err)
+	}
+	cls := policy.Classification{Kind: policy.KindAgentFailed, Message: "tests failed", Source: "test"}
+	res := &agent.Result{Signals: policy.Signals{AgentKind: "sim", ExitCode: 1}}
+	if err := d.routes.route(ctx, routeReq{cardID: c.ID, claim: *claimed.Claim, run: run, cls: cls, res: res}); err != nil {
+		t.Fatal(err)
+	}
+	if !st.lost {
+		t.Fatal("the routing's write never went through the lossy store")
+	}
+	cur, err := st.GetCard(ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur.State != "blocked" {
+		t.Fatalf("card in %s, want blocked (gave up after its one attempt)", cur.State)
+	}
+	var ends []map[string]any
+	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+		var rec map[string]any
+		if json.Unmarshal(line, &rec) == nil && strings.HasPrefix(fmt.Sprint(rec["msg"]), "run finished") {
+			ends = append(ends, rec)
+		}
+	}
+	if len(ends) != 1 {
+		t.Fatalf("%d \"run finished\" lines, want 1:\n%s", len(ends), buf.String())
+	}
+	if e := ends[0]; e["run_id"] != run.ID || e["card_id"] != c.ID || e["outcome"] != string(board.OutcomeFailed) || e["state"] != "blocked" {
+		t.Errorf("the run's end logged as %v; want run %s of card %s, failed, blocked", e, run.ID, c.ID)
+	}
+}
+
+func (s *replyLost) ApplyAll(ctx context.Context, chs []store.Change) ([]error, error) {
+	refused, err := s.Store.ApplyAll(ctx, chs)
+	if err == nil && !s.lost {
+		s.lost = true
+		return nil, fmt.Errorf("commit: connection reset: %w", store.ErrUnavailable)
+	}
+	return refused, err
+}
+
+// A batch of routings whose commit went through but whose reply was lost:
+// each run is routed again alone, finds itself routed, and its end is
+// logged once, as the store holds it.
+func TestABatchWhoseReplyWasLostLogsEachRunOnce(t *testing.T) {
+	ctx := context.Background()
+	st := &replyLost{Store: testkit.Store(t, testkit.SQLite)}
+	cfg := testkit.NewWorkflow().Set("board", "{prefix: DRV}").Prompt("Work on {{ card.title }}.").Config(t, t.TempDir())
+	var buf bytes.Buffer
+	d, err := New(Options{Store: st, Config: cfg, Node: "n1", LogDir: t.TempDir(), Log: slog.New(slog.NewJSONHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	var reqs []routeReq
+	for i := range 3 {
+		c, err := st.CreateCard(ctx, "DRV", board.Card{Title: fmt.Sprintf("card %d", i), State: "ready"}, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		claimed := c
+		claimed.Claim = &board.Claim{Owner: "n1", Epoch: c.Version + 1, LeaseUntil: now.Add(time.Minute)}
+		claimed.State = "in_progress"
+		run := board.Run{ID: board.NewID(), CardID: c.ID, Attempt: 1, RetryEpoch: c.RetryEpoch, ClaimEpoch: claimed.Claim.Epoch, Node: "n1", Agent: "sim", ClaimedAt: now}
+		if err := st.Store.Apply(ctx, store.Change{Card: &claimed, NewRun: &run}); err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, routeReq{cardID: c.ID, claim: *claimed.Claim, run: run,
+			cls: policy.Classification{Kind: policy.KindInterrupted, Message: "drover stopped mid-run", Source: "recovery"}})
+	}
+	if err := d.routes.routeAll(ctx, reqs); err != nil {
+		t.Fatal(err)
+	}
+	if !st.lost {
+		t.Fatal("the batch never went through the lossy store")
+	}
+	logged := map[string]int{}
+	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+		var rec map[string]any
+		if json.Unmarshal(line, &rec) == nil && strings.HasPrefix(fmt.Sprint(rec["msg"]), "run finished") {
+			logged[fmt.Sprint(rec["run_id"])]++
+		}
+	}
+	for _, q := range reqs {
+		r, err := st.GetRun(ctx, q.run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Outcome != board.OutcomeInterrupted {
+			t.Errorf("run %s: outcome %q, want interrupted", r.ID, r.Outcome)
+		}
+		if logged[q.run.ID] != 1 {
+			t.Errorf("run %s: %d \"run finished\" lines, want 1", q.run.ID, logged[q.run.ID])
+		}
+	}
 }

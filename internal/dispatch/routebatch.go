@@ -109,7 +109,10 @@ func (r *router) routeBatch(ctx context.Context, reqs []routeReq) error {
 			r.count(w.run)
 			r.onPath(PathLost)
 		case err != nil || refused[k] != nil:
-			single = append(single, reqs[at[k]])
+			req := reqs[at[k]]
+			// A batch whose commit failed may have committed all the same.
+			req.unsure = err != nil
+			single = append(single, req)
 		default:
 			rctx, sp := tracing.Start(tracing.RunContext(ctx, w.run.ID), tracing.SpanRoute, tracing.Recovered(reqs[at[k]].recovering))
 			r.routed(rctx, w)

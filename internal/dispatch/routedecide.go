@@ -52,7 +52,7 @@ func decideRoute(env routeEnv, req routeReq, f routeFacts) (routing, error) {
 		// in the same change; if the run is somehow still open, it is
 		// recorded here, and the card is left to its new owner.
 		if !f.stored.Open() {
-			return routing{lost: true, path: PathLost}, errRouted
+			return routing{lost: true, path: PathLost, cfg: env.cfg, run: f.stored, next: f.card}, errRouted
 		}
 		return lostRoute(env, req, f, fin, cls), nil
 	}
