@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -249,5 +251,77 @@ func TestRestartTakesBackManyRunsAtOnce(t *testing.T) {
 		if interrupted != 1 || succeeded != 1 || len(rs) != 2 {
 			t.Errorf("%s: runs %s; want one interrupted, then one succeeded", c.Identifier, attempts(rs))
 		}
+	}
+}
+
+// A node that dies after its agents finished alike on several cards (one
+// unseen failure, numbers apart) is taken back in one pass: the runs'
+// verdicts come from their logs, the same fingerprint on three cards holds
+// the profile during recovery itself, no recovered run is counted against
+// its card, no card gives up, and once a probe succeeds every card runs
+// again and finishes.
+func TestRecoveredRunsThatFailedAlikeHoldTheProfile(t *testing.T) {
+	w := newWorld(t, 2) // two counted failures would give a card up
+	old := w.dispatcher("n1")
+	var cards []board.Card
+	for i := range 5 {
+		c := w.add(fmt.Sprint("finished before the node died ", i), "", `{"sim":["succeeded"],"sim_delay":"1ms"}`)
+		c = w.claimNoRun(old, c)
+		rs := w.runs(c.ID)
+		if len(rs) != 1 {
+			t.Fatalf("%s: runs %s; want one open run", c.Identifier, attempts(rs))
+		}
+		// The agent started, printed its failure and exited, as agent/proc
+		// logs it; then the node died before routing it.
+		path := filepath.Join(w.dir, "logs", rs[0].ID+".log")
+		log := fmt.Sprintf("starting\n[stderr] tenant %d workspace frozen pending review (ticket 88%d3)\n[drover: exit code 3 after 1.%ds]\n", 4820+i, i, i)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC()
+		if err := w.st.Apply(t.Context(), store.Change{Progress: []store.RunProgress{{RunID: rs[0].ID, StartedAt: &now, LogPath: path}}}); err != nil {
+			t.Fatal(err)
+		}
+		cards = append(cards, c)
+	}
+	stop := w.run(w.dispatcher("n1")) // the same node, restarted
+	defer stop()
+	for _, c := range cards {
+		w.waitFor(c.Identifier, "review", inState("review"))
+	}
+	var held bool
+	for _, c := range cards {
+		rs := w.runs(c.ID)
+		if len(rs) < 2 || rs[len(rs)-1].Outcome != board.OutcomeSucceeded {
+			t.Errorf("%s: runs %s; want the recovered failure, then a success", c.Identifier, attempts(rs))
+			continue
+		}
+		first := rs[0]
+		if first.Outcome == board.OutcomeSucceeded || !contains(first.Error, "frozen pending review") {
+			t.Errorf("%s: the recovered run is %s (%q); want the failure its log recorded", c.Identifier, first.Outcome, first.Error)
+		}
+		// The hold uncounts the runs that showed the failure before it,
+		// as well as those routed after it.
+		if first.Counted {
+			t.Errorf("%s: the recovered run stays counted against the card though its profile was held for its failure: %s", c.Identifier, first.Decision)
+		}
+		held = held || contains(first.Decision, "held")
+		for _, e := range w.events(c.ID) {
+			if e.Type == board.EvGaveUp {
+				t.Errorf("%s gave up: %s", c.Identifier, e.Reason)
+			}
+		}
+	}
+	if !held {
+		for _, c := range cards {
+			t.Logf("%s: %s", c.Identifier, attempts(w.runs(c.ID)))
+			for _, r := range w.runs(c.ID) {
+				t.Logf("   counted=%v fp=%s decision=%s", r.Counted, r.Fingerprint, r.Decision)
+			}
+		}
+		t.Fatal("no recovered run's decision says the profile was held for the failure five cards shared")
 	}
 }
