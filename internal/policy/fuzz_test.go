@@ -13,6 +13,8 @@ func FuzzClassify(f *testing.F) {
 		f.Add(p.Cite, 1, 0, "", i%2 == 0)
 	}
 	f.Add("", 0, 0, "", false)
+	f.Add("API Error: 405 status code (no body)", 1, 0, "", false) // once no kind at all
+	f.Add("HTTP 409 Conflict", 1, 409, "", true)
 	f.Add("You've hit your session limit · resets 10:18pm (UTC)", 1, 429, "rate_limit", true)
 	f.Add("resets 99:99pm (Mars/Olympus)", 1, 429, "rate_limit", true)
 	f.Add("try again in 1e308 seconds retry-after: 99999999999", 1, 429, "", true)

@@ -28,6 +28,13 @@ func TestLexiconFamilies(t *testing.T) {
 		{"gave up: the reviewer took too long to answer", KindTimeout},
 		{"dial: socket closed by peer", KindNetwork},
 		{"upstream is under maintenance", KindProviderUnavailable},
+		{"the sync worker hit a transient upstream failure", KindProviderUnavailable},
+		// The agent's own program threw (its identifiers quoted, so
+		// 'config' is no word about configuration).
+		{"TypeError: Cannot read properties of undefined (reading 'config')", KindAgentFailed},
+		{"undefined is not an object (evaluating 'state.items')", KindAgentFailed},
+		{"AttributeError: 'NoneType' object has no attribute 'settings'", KindAgentFailed},
+		{"prompt of 9182 tokens is too long for this deployment", KindContextExhausted},
 	}
 	for _, c := range cases {
 		h, ok := matchLexicon(c.text, nil)
@@ -51,7 +58,6 @@ func TestLexiconStaysQuiet(t *testing.T) {
 		"the frobnicator declined with code XJ-9 for reasons of its own",
 		"loaded settings from ~/.config/tool/settings.json; starting the account sync now, then the long index pass over 40 repositories; it went wrong", // topics, trouble far away
 		"wrote 3 files; exit status 1",
-		"TypeError: Cannot read properties of undefined (reading 'config')", // a program's identifiers, quoted
 		"Error: Cannot find module './settings'",
 		"KeyError: 'credentials'",
 	} {

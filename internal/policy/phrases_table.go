@@ -18,9 +18,12 @@ var Phrases = []Phrase{
 	// A process ended from outside by SIGTERM or SIGKILL (exit status 143 =
 	// 128 + 15, 137 = 128 + 9: a shutdown, a supervisor, a container stop,
 	// the OOM killer): nothing the card did; the crash-loop cap bounds it.
-	phrase("terminated_by_signal", `(?i)\b(exited|exit(ed)? with|terminated with|killed with|failed with) (exit )?(code|status) 1(37|43)\b|\b(killed|terminated|stopped) by (signal )?(SIGTERM|SIGKILL|signal (9|15))\b|\breceived SIGTERM\b`, KindInterrupted,
+	// A shell reports a job a signal ended with the signal's strsignal(3)
+	// name after its pid ("line 69: 10 Killed", bash; "Killed: 9", macOS;
+	// "zsh: killed").
+	phrase("terminated_by_signal", `(?i)\b(exited|exit(ed)? with|terminated with|killed with|failed with) (exit )?(code|status) 1(37|43)\b|\b(killed|terminated|stopped) by (signal )?(SIGTERM|SIGKILL|signal (9|15))\b|\breceived SIGTERM\b|\bline \d+: +\d+ (Killed|Terminated)\b|\b(Killed|Terminated): (9|15)\b|\b(zsh|bash|sh): (killed|terminated)\b`, KindInterrupted,
 		"Error: Claude Code process exited with code 143",
-		"hi024", "hj026"),
+		"hi024", "hj026", "hm060"),
 
 	// Plan usage windows, before quota and the generic rate-limit rows.
 	phrase("claude_usage_limit_epoch", `(?i)Claude AI usage limit reached\|\d{9,11}`, KindUsageLimited,
@@ -129,9 +132,9 @@ var Phrases = []Phrase{
 	// argument it does not know (commander, clap, yargs, cobra, argparse),
 	// or the usage it prints instead of running (yargs' Options: block with
 	// -h, --help). The profile's args, the same for every card.
-	phrase("cli_usage", `(?im)^error: unknown option\b|^error: unexpected argument '|^unknown arguments?: |^(error: )?unknown (shorthand )?flag: |^error: unrecognized arguments?:|^error: invalid value '[^'\n]*' for '-|\binvalid (headless |cli |command[- ]line )?options?: |(^|\s)--[a-z][\w-]* (cannot|can't|may not) be (used|combined)( with| when| together| as| in| by)?\b|(?ms:^(?:Options|Flags):\s*$.*^\s+-h, --help\b)`, KindConfigError,
+	phrase("cli_usage", `(?im)^error: unknown option\b|\bflag provided but not defined: -|^error: unexpected argument '|^unknown arguments?: |^(error: )?unknown (shorthand )?flag: |^error: unrecognized arguments?:|^error: invalid value '[^'\n]*' for '-|\binvalid (headless |cli |command[- ]line )?options?: |(^|\s)--[a-z][\w-]* (cannot|can't|may not) be (used|combined)( with| when| together| as| in| by)?\b|(?ms:^(?:Options|Flags):\s*$.*^\s+-h, --help\b)`, KindConfigError,
 		"error: unknown option '--bogus-flag'",
-		"claude:invalid_flag", "ho044", "codex:invalid_flag", "gemini:invalid_flag", "gemini:0.55.1-invalid_flag", "opencode:invalid_flag", "opencode:1.3.2-invalid_flag", "hc040", "hi019"),
+		"claude:invalid_flag", "ho044", "codex:invalid_flag", "gemini:invalid_flag", "gemini:0.55.1-invalid_flag", "opencode:invalid_flag", "opencode:1.3.2-invalid_flag", "hc040", "hi019", "hm075"),
 	// The workspace is not the repository the agent expects (git's own
 	// "fatal: not a git repository", an agent's worktree step): the
 	// workspace's setup (hooks, workspace.git), not the card.
@@ -266,9 +269,9 @@ var Phrases = []Phrase{
 	// calls (a tool call with no result after it, a result with no call):
 	// the agent's bookkeeping, not the card's input; another attempt, a new
 	// session, may well not hit it. Before the bad_request row.
-	phrase("tool_sequence", `(?i)\bmust be followed by tool messages\b|\bmessages with role\W{1,3}tool\W{1,3} must be a response to a prec?ee?ding\b|\btool_use\W{0,3} ids? (were|was) found without\W{0,3}tool_result\b|\btool_result\W{0,3} blocks?\b.{0,60}\b(must have a corresponding|without a (corresponding|matching))\W{0,3}tool_use\b|\bunexpected\W{0,3}tool_use_id\b|\bnumber of function response parts\b.{0,40}\bequal to the number of function call parts\b`, KindAgentFailed,
+	phrase("tool_sequence", `(?i)\bmust be followed by tool messages\b|\bmessages with role\W{1,3}tool\W{1,3} must be a response to a prec?ee?ding\b|\btool_use\W{0,3} ids? (were|was) found without\W{0,3}tool_result\b|\btool_result\W{0,3} blocks?\b.{0,60}\b(must have a corresponding|without a (corresponding|matching))\W{0,3}tool_use\b|\bunexpected\W{0,3}tool_use_id\b|\bnumber of function response parts\b.{0,40}\bequal to the number of function call parts\b|\bwas provided without its required\b.{0,30}\bitem\b|\bno tool output found for (function|tool|custom tool) call\b`, KindAgentFailed,
 		"an assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'",
-		"hk039", "hk069", "hl069", "he077", "hf037", "hg007", "hg042", "hh079", "hh091"),
+		"hk039", "hk069", "hl069", "he077", "hf037", "hg007", "hg042", "hh079", "hh091", "hm010"),
 
 	// A request the API rejected as malformed: the card's input, not the setup.
 	phrase("bad_request", `(?i)\binvalid_request_error\b|\bINVALID_ARGUMENT\b|\bbad request\b|\brequest contains an invalid argument\b|\bno tool call found\b`, KindInvalidInput,

@@ -27,7 +27,8 @@ var statusRes = []*regexp.Regexp{
 
 // reasonPhrases are the HTTP reason phrases (RFC 9110, and 529, which
 // Anthropic's API answers when overloaded) that follow a status.
-const reasonPhrases = `Bad Request|Unauthorized|Payment Required|Forbidden|Not Found|Request Timeout|Conflict|Gone|` +
+const reasonPhrases = `Bad Request|Unauthorized|Payment Required|Forbidden|Not Found|Method Not Allowed|Request Timeout|Conflict|Gone|` +
+	`Misdirected Request|Upgrade Required|Unavailable For Legal Reasons|` +
 	`Payload Too Large|Content Too Large|Request Entity Too Large|Unprocessable Entity|Unprocessable Content|Too Many Requests|` +
 	`Internal Server Error|Not Implemented|Bad Gateway|Service Unavailable|Service Temporarily Unavailable|Gateway Timeout|Gateway Time-out|Overloaded|` +
 	`Site is overloaded|Insufficient Balance`
@@ -36,14 +37,16 @@ const reasonPhrases = `Bad Request|Unauthorized|Payment Required|Forbidden|Not F
 // lines", "429ms", "500 files", "404 tests passed".
 var notStatusAfter = regexp.MustCompile(`^(?:\s*(?:ms|s|secs?|seconds?|minutes?|lines?|files?|tests?|times|bytes|[KMG]i?B|items?|passed|failed|errors|warnings?|%|px|rows?|tokens?|chars?|characters?|words?)\b|\.\d|,\d{3})`)
 
-// textStatus returns the first HTTP error status (400–599) text reports and
-// where it stands.
+// textStatus returns the first HTTP error status text reports that names a
+// family of kinds (statusFamily), and where it stands. A status no family
+// reads (409, 415, 418, …) is passed over: the text's other structure and
+// its phrases decide.
 func textStatus(text string) (int, int, bool) {
 	best, code := -1, 0
 	for _, re := range statusRes {
 		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
 			n, _ := strconv.Atoi(text[m[2]:m[3]])
-			if n < 400 || n > 599 || notStatusAfter.MatchString(text[m[3]:]) {
+			if _, ok := statusFamily(n); !ok || notStatusAfter.MatchString(text[m[3]:]) {
 				continue
 			}
 			if best < 0 || m[2] < best {

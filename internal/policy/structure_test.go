@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -235,4 +236,30 @@ func TestFamiliesOfTheHjBatch(t *testing.T) {
 		{`tool calling requires --jinja to be set on the server`, KindConfigError, "phrase:mcp_startup"},
 	}
 	checkStructure(t, "command", cases)
+}
+
+// Every status from 400 to 599, in the shapes statuses come in, gives a
+// failed run a kind drover can route: a status no family reads is passed
+// over for the rest of the text (once, a 405 came out with no kind at
+// all), and the statuses that say the request went to the wrong place are
+// the setup's.
+func TestEveryErrorStatusGivesAKind(t *testing.T) {
+	for code := 400; code <= 599; code++ {
+		for _, shape := range []string{"API Error: %d status code (no body)", "HTTP/1.1 %d", "unexpected status %d", `{"error":{"code":%d}}`} {
+			text := fmt.Sprintf(shape, code)
+			c := Classify(Signals{AgentKind: "command", ExitCode: 1, Stderr: text}, nil)
+			if !c.Kind.Valid() {
+				t.Errorf("%q: kind %q (%s), not a kind drover routes", text, c.Kind, c.Source)
+			}
+		}
+	}
+	for _, code := range []int{405, 410, 421, 426} {
+		text := fmt.Sprintf("API Error: %d status code (no body)", code)
+		if c := Classify(Signals{AgentKind: "command", ExitCode: 1, Stderr: text}, nil); c.Kind != KindConfigError {
+			t.Errorf("%q: %s (%s), want config_error", text, c.Kind, c.Source)
+		}
+	}
+	if c := Classify(Signals{AgentKind: "command", ExitCode: 1, Stderr: "HTTP 409 Conflict: the session is already running"}, nil); c.Kind == KindConfigError || !c.Kind.Valid() {
+		t.Errorf("a 409: %q (%s); want a valid kind other than the setup's", c.Kind, c.Source)
+	}
 }
