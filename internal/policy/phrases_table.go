@@ -119,9 +119,18 @@ var Phrases = []Phrase{
 	phrase("provider_missing", `(?i)\bprovider\b\W{1,3}[\w./-]{1,40}\W{1,3}(not found|is not configured|does not exist|is unknown)\b|\bunknown (model )?provider\b|\bno (llm |model |ai )?providers? (is |are )?configured\b|\bconfigure (at least one|an?) (llm |model |ai )?provider\b`, KindConfigError,
 		"Error: Provider 'mm' not found.",
 		"hd031", "hj039"),
-	phrase("agent_install", `\b\w*ExecutableNotProvided\b|\bexecvp \S+: No such file or directory\b|(?i)\btrust check failed\b|\bno sandbox (is )?available\b|\bsandbox (is )?(not available|unavailable|not supported) (on|in|for) this\b|\bsandbox (image|container|runtime)\b.{0,120}\b(is missing|not found|could not be (pulled|found|started))\b|\bsandbox\b.{0,40}\b(failed to (start|launch|determine|create|initiali[sz]e)|could not (start|be started|be created))\b|\bfailed to (start|launch|create|determine (the )?command for) (the )?sandbox\b`, KindConfigError,
+	phrase("agent_install", `\b\w*ExecutableNotProvided\b|\bexecvp \S+: No such file or directory\b|(?i)\btrust check failed\b|\bno sandbox (is )?available\b|\bsandbox (is )?(not available|unavailable|not supported) (on|in|for) this\b`, KindConfigError,
 		"LandlockSandboxExecutableNotProvided",
-		"hd020", "hd021", "hd065", "hh017", "hi006", "hj023", "hj037"),
+		"hd020", "hd021", "hd065", "hh017"),
+	// The sandbox, container or runtime the agent works in did not come up
+	// (its image missing, its container exited, it did not start in time,
+	// its command could not be found): the workspace, before any agent
+	// work, retried under its own cap; the install itself missing a part
+	// is the row above. Twelve gatherers of six batches labelled these
+	// workspace_setup; they had come out config_error.
+	phrase("sandbox_start", `(?i)\bsandbox (image|container|runtime)\b.{0,120}\b(is missing|not found|could not be (pulled|found|started))\b|\bsandbox\b.{0,40}\b(failed to (start|launch|determine|create|initiali[sz]e|build)|could not (start|be started|be created|be built)|cannot (be )?(build|start|create))\b|\b(failed to|cannot|could not|unable to) (start|launch|create|build|determine (the )?command for) (the |a )?sandbox\b|\bruntime initiali[sz]ation failed\b|\bcontainer \S+ (has )?exited\b|\b(runtime|container)\b.{0,80}\bfailed to start\b`, KindWorkspaceSetup,
+		"500: Sandbox failed to start within 120s: oh-agent-server-XXXXXXX",
+		"hi006", "hj023", "hj037", "hm035", "hm062"),
 	// The configured model cannot call tools (an Ollama model without a
 	// tool template, a provider's model without function calling): the
 	// profile's model choice, the same for every card.

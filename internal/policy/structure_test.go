@@ -209,12 +209,33 @@ func TestFamiliesOfTheHiBatch(t *testing.T) {
 		{`fatal: not a git repository (or any parent up to mount point /)`, KindWorkspaceSetup, "phrase:workspace_not_repo"},
 		// An agent's own step limit.
 		{`Maximum steps reached for this task`, KindMaxTurns, "phrase:claude_max_turns"},
-		// A sandbox image that is not there is the setup's, not a denial.
-		{`SandboxError: sandbox container "agent-box:3" not found; check the image`, KindConfigError, "phrase:agent_install"},
+		// A sandbox image that is not there is the workspace's, not a
+		// denial (config_error until hm: see sandbox_start).
+		{`SandboxError: sandbox container "agent-box:3" not found; check the image`, KindWorkspaceSetup, "phrase:sandbox_start"},
 		// A model's malformed tool call is the agent's mistake.
 		{`failed to parse tool call arguments: unexpected end of JSON`, KindAgentFailed, "lexicon"},
 		// Per-day, hyphenated.
 		{`Rate limit exceeded: paid-requests-per-day`, KindUsageLimited, "phrase:usage_window"},
+	}
+	checkStructure(t, "command", cases)
+}
+
+// TestFamiliesOfTheHmBatch: the families widened after the hm batch was
+// scored, in wordings written for this test (not the batch's).
+func TestFamiliesOfTheHmBatch(t *testing.T) {
+	cases := []structureCase{
+		{`request failed: 405 Method Not Allowed`, KindConfigError, "status=405"},
+		{`upstream said 426 Upgrade Required; update the client`, KindConfigError, "status=426"},
+		{`Error: 400 unknown provider "acme" in this router`, KindConfigError, "status=400,phrase:provider_missing"},
+		{`HTTP 400: the configured endpoint is invalid`, KindConfigError, "status=400,lexicon"},
+		{`/bin/sh: line 3: 4242 Killed                  node agent.js`, KindInterrupted, "phrase:terminated_by_signal"},
+		{`flag provided but not defined: -frobnicate`, KindConfigError, "phrase:cli_usage"},
+		{`'acme-agent' is not recognized as an internal or external command,`, KindConfigError, "lexicon"},
+		{`Item 'rs_1' of type 'reasoning' was provided without its required following item.`, KindAgentFailed, "phrase:tool_sequence"},
+		{`TypeError: Cannot read properties of null (reading 'length')`, KindAgentFailed, "lexicon"},
+		{`the model call hit a transient backend error; retrying`, KindProviderUnavailable, "lexicon"},
+		{`Runtime initialization failed: container agent-7 has exited (code 1)`, KindWorkspaceSetup, "phrase:sandbox_start"},
+		{`could not start the sandbox: docker daemon not reachable`, KindWorkspaceSetup, "phrase:sandbox_start"},
 	}
 	checkStructure(t, "command", cases)
 }
@@ -227,7 +248,7 @@ func TestFamiliesOfTheHjBatch(t *testing.T) {
 		{`Please configure an LLM provider before you start`, KindConfigError, "phrase:provider_missing"},
 		{`the agent terminated by signal SIGKILL (out of memory?)`, KindInterrupted, "phrase:terminated_by_signal"},
 		{`child exited with code 137`, KindInterrupted, "phrase:terminated_by_signal"},
-		{`error: sandbox runtime could not start: podman not installed`, KindConfigError, "phrase:agent_install"},
+		{`error: sandbox runtime could not start: podman not installed`, KindWorkspaceSetup, "phrase:sandbox_start"},
 		{`Only 5 retries allowed, stopping.`, KindMaxTurns, "phrase:claude_max_turns"},
 		{`Your message was flagged as unsafe and was not processed`, KindRefused, "phrase:content_filter"},
 		{`upstream error: 余额不足，请充值`, KindQuotaExhausted, "phrase:credits_gone"},
