@@ -84,8 +84,8 @@ func corpusSignals(e corpusEntry) Signals {
 }
 
 // TestPublicCorpus scores Classify on the public error corpus and prints a
-// confusion table per kind. It fails below 93% right (94% until the hm
-// batch, 95% until the hk and hl batches: held-out batches go in whole,
+// confusion table per kind. It fails below 94% right (95% until the hk and
+// hl batches: held-out batches go in whole,
 // their misses included, and their gatherers take some labels from what
 // the thread established, which the text alone does not show; see
 // testdata/README.md), or when an excerpt
@@ -152,8 +152,8 @@ func TestPublicCorpus(t *testing.T) {
 	if heldOut["ho"] < 40 {
 		t.Errorf("the corpus has %d ho held-out excerpts; want at least 40", heldOut["ho"])
 	}
-	if score < 0.93 {
-		t.Errorf("classifier gets %.1f%% of the public corpus right; want at least 93%%", 100*score)
+	if score < 0.94 {
+		t.Errorf("classifier gets %.1f%% of the public corpus right; want at least 94%%", 100*score)
 	}
 }
 

@@ -1,6 +1,9 @@
 package policy
 
-import "strconv"
+import (
+	"regexp"
+	"strconv"
+)
 
 // Structure in free text: the tokens an agent's error text carries in a
 // machine's words, which stay put while the sentences around them change
@@ -123,8 +126,29 @@ func byTextStructure(text string, anyProgram bool) (Classification, bool) {
 		if p, ok := matchPhraseIn(text, fam.allowed); ok {
 			return Classification{Kind: p.Kind, Source: src + ",phrase:" + p.Name, Message: matchedLine(p, text)}, true
 		}
+		if (fam.name == famServer.name || fam.name == famConnection.name) && !guarded {
+			// A server error or a client's catch-all class (litellm's
+			// InternalServerError, APIConnectionError) that carries a
+			// cause of another family is that cause: proxies answer a
+			// revoked key, a context overflow or a certificate their
+			// client refused with a 500 ("HTTP 500: … Invalid API key").
+			// (The card's input excepted: a server's 500 is not the card's
+			// fault for a word of it.) The corpus gained 4 and lost none.
+			if p, ok := matchPhraseIn(text, nil); ok && p.Kind != KindInvalidInput {
+				return Classification{Kind: p.Kind, Source: src + ",carries:phrase:" + p.Name, Message: matchedLine(p, text)}, true
+			}
+			if h, ok := matchLexicon(text, nil); ok && !hasKind(fam.allowed, h.kind) && h.kind != KindInvalidInput {
+				return Classification{Kind: h.kind, Source: src + ",carries:lexicon:" + h.term, Message: lineAt(text, at)}, true
+			}
+		}
 		if guarded {
 			return Classification{}, false
+		}
+		if fam.name == famTooMany.name && overloaded.MatchString(text) {
+			// A 429 (or a rate_limit_error) whose server says it is
+			// overloaded is the provider's capacity, not this client's
+			// rate: Moonshot answers its engine_overloaded_error so.
+			return Classification{Kind: KindProviderUnavailable, Source: src + ",overloaded", Message: lineAt(text, at)}, true
 		}
 		// A 400 is the catch-all (see below): where no phrase narrows it,
 		// its words may still name the kind within its family ("400
@@ -174,6 +198,9 @@ func byTextStructure(text string, anyProgram bool) (Classification, bool) {
 	}
 	return Classification{}, false
 }
+
+// overloaded is a server saying it has no capacity now.
+var overloaded = regexp.MustCompile(`(?i)\b(engine|server|model|service|upstream|system)s? (is |are )?(currently |temporarily )?overloaded\b|\bengine_overloaded`)
 
 // without returns a copy of ks without k.
 func without(ks []Kind, k Kind) []Kind {

@@ -236,6 +236,14 @@ func TestFamiliesOfTheHmBatch(t *testing.T) {
 		{`the model call hit a transient backend error; retrying`, KindProviderUnavailable, "lexicon"},
 		{`Runtime initialization failed: container agent-7 has exited (code 1)`, KindWorkspaceSetup, "phrase:sandbox_start"},
 		{`could not start the sandbox: docker daemon not reachable`, KindWorkspaceSetup, "phrase:sandbox_start"},
+		// A 429 whose server says it is overloaded is its capacity; a
+		// plain 429 stays a rate limit.
+		{`HTTP 429: the model is temporarily overloaded, try later`, KindProviderUnavailable, "status=429,overloaded"},
+		{`HTTP 429: slow down, the limit is 10 requests a minute`, KindRateLimited, "status=429"},
+		// A server error that carries a cause of another family.
+		{`HTTP 502: {"error":"upstream said: invalid api key for this project"}`, KindAuthFailed, "status=502,carries:"},
+		{`litellm.InternalServerError: AcmeException - prompt is too long for this model`, KindContextExhausted, "carries:"},
+		{`HTTP 500: Internal Server Error`, KindProviderUnavailable, "status=500"},
 	}
 	checkStructure(t, "command", cases)
 }
