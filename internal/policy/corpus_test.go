@@ -85,12 +85,11 @@ func corpusSignals(e corpusEntry) Signals {
 
 // TestPublicCorpus scores Classify on the public error corpus and prints a
 // confusion table per kind. It fails below 94% right (95% until the hk and
-// hl batches: held-out batches go in whole,
-// their misses included, and their gatherers take some labels from what
-// the thread established, which the text alone does not show; see
-// testdata/README.md), or when an excerpt
-// whose kind pauses the profile (auth, quota, usage window, config) comes out
-// unknown: such a run would be retried to the cap instead of pausing.
+// hl batches: held-out batches go in whole, their misses included, and
+// their gatherers take some labels from what the thread established, which
+// the text alone does not show; see testdata/README.md), or when an excerpt
+// whose kind pauses the profile (auth, quota, usage window, config) comes
+// out unknown: such a run would be retried to the cap instead of pausing.
 func TestPublicCorpus(t *testing.T) {
 	entries := loadCorpus(t)
 	if len(entries) < 200 {
