@@ -97,12 +97,15 @@ func (d *Dispatcher) takeBackAll(ctx context.Context, todo []takeBack) error {
 		wg    sync.WaitGroup
 		next  = make(chan takeBack)
 	)
+	// One scan of /proc for the leftovers of every run taken back, not one
+	// a run: each reads every process's environment.
+	tagged := proc.FindTagged(proc.RunTagKey)
 	for range min(d.prepareWorkers(), len(todo)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for t := range next {
-				req, ok, err := d.prepareRecovery(ctx, t.card, t.mine)
+				req, ok, err := d.prepareRecovery(ctx, t.card, t.mine, tagged)
 				mu.Lock()
 				first = cmp.Or(first, notLost(err))
 				if err == nil && ok {
@@ -172,7 +175,7 @@ func (d *Dispatcher) reconcile(claimed []board.Card) {
 // recoverCard records the open run of a card whose owner is gone as
 // interrupted and routes it through the policy (crash-loop guard included).
 func (d *Dispatcher) recoverCard(ctx context.Context, c board.Card, mine bool) error {
-	req, ok, err := d.prepareRecovery(ctx, c, mine)
+	req, ok, err := d.prepareRecovery(ctx, c, mine, nil)
 	if err != nil || !ok {
 		return err
 	}
@@ -184,8 +187,9 @@ func (d *Dispatcher) recoverCard(ctx context.Context, c board.Card, mine bool) e
 // routed: a claim with no run is released here (ok false); else the
 // leftovers of the run's processes are stopped and the routing to make is
 // returned, its verdict read from the run's log where the agent had
-// finished.
-func (d *Dispatcher) prepareRecovery(ctx context.Context, c board.Card, mine bool) (routeReq, bool, error) {
+// finished. tagged is a scan of the live processes by run tag taken before
+// (nil: the run's leftovers are looked for now).
+func (d *Dispatcher) prepareRecovery(ctx context.Context, c board.Card, mine bool, tagged proc.Tagged) (routeReq, bool, error) {
 	runs, err := d.o.Store.ListRuns(ctx, store.RunFilter{CardID: c.ID, Open: store.Bool(true)})
 	if err != nil {
 		return routeReq{}, false, err
@@ -221,7 +225,10 @@ func (d *Dispatcher) prepareRecovery(ctx context.Context, c board.Card, mine boo
 	}
 	// The run's supervisor took the dead owner's agent tree with it; stop
 	// whatever still carries this run's DROVER_RUN_ID, with its descendants.
-	if n := proc.KillTagged("DROVER_RUN_ID", open.ID); n > 0 {
+	if tagged == nil {
+		tagged = proc.FindTagged(proc.RunTagKey)
+	}
+	if n := tagged.Kill(proc.RunTagKey, open.ID); n > 0 {
 		d.log.Warn("stopped processes left over from the interrupted run", "card_id", c.ID, "identifier", c.Identifier, "run_id", open.ID, "processes", n)
 	}
 	// The agent may have finished before its owner died: its log then says

@@ -23,23 +23,60 @@ import (
 // other users (unreadable environ) and this process's own group are
 // skipped; the node supervisor carries no tag.
 func KillTagged(key, value string) int {
-	if key == "" || value == "" {
-		return 0
+	return FindTagged(key).Kill(key, value)
+}
+
+// Tagged is what one scan of /proc found: the live processes whose
+// environment holds key=VALUE, by VALUE. A recovery that takes back many
+// runs at once scans once and kills each run's leftovers from it, instead of
+// reading every process's environment once per run.
+type Tagged map[string][]int
+
+// FindTagged scans /proc once for the live processes whose environment
+// holds an entry key=…, other than this process.
+func FindTagged(key string) Tagged {
+	t := Tagged{}
+	if key == "" {
+		return t
 	}
-	tag := []byte(key + "=" + value)
+	prefix := []byte(key + "=")
 	self := os.Getpid()
-	selfGroup := syscall.Getpgrp()
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0
+		return t
 	}
-	n := 0
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == self {
 			continue
 		}
 		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if v, ok := bytes.CutPrefix(kv, prefix); ok && len(v) > 0 {
+				t[string(v)] = append(t[string(v)], pid)
+				break
+			}
+		}
+	}
+	return t
+}
+
+// Kill SIGKILLs the processes t found tagged key=value, each with its
+// descendants and its process group, as KillTagged does, and returns how
+// many matched. Each is read again first: a pid reused since the scan
+// carries no such tag and is left alone.
+func (t Tagged) Kill(key, value string) int {
+	if key == "" || value == "" {
+		return 0
+	}
+	tag := []byte(key + "=" + value)
+	selfGroup := syscall.Getpgrp()
+	n := 0
+	for _, pid := range t[value] {
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 		if err != nil || !hasEnvEntry(env, tag) {
 			continue
 		}

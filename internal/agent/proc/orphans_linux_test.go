@@ -71,3 +71,75 @@ func TestKillTaggedKillsTheTaggedTree(t *testing.T) {
 		t.Errorf("the untagged child %d of a tagged process survived the sweep", child)
 	}
 }
+
+// One scan serves many runs: the leftovers of two runs found by one
+// FindTagged are each killed by their own tag, a third run's are not
+// touched, and a tag the scan did not see kills nothing.
+func TestOneScanKillsEachRunsLeftovers(t *testing.T) {
+	base := "scan-" + strconv.FormatInt(time.Now().UnixNano(), 10)
+	start := func(tag string) *exec.Cmd {
+		c := exec.Command("sh", "-c", "sleep 60 & wait")
+		c.Env = []string{"PATH=/usr/bin:/bin", RunTagKey + "=" + tag}
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL); _, _ = c.Process.Wait() })
+		return c
+	}
+	a, b, keep := start(base+"-a"), start(base+"-b"), start(base+"-keep")
+	deadline := time.Now().Add(5 * time.Second)
+	for _, c := range []*exec.Cmd{a, b, keep} {
+		for time.Now().Before(deadline) && !liveMember(c.Process.Pid) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // let each sh fork its sleep
+	found := FindTagged(RunTagKey)
+	if len(found[base+"-a"]) == 0 || len(found[base+"-b"]) == 0 {
+		t.Fatalf("the scan missed a tagged run: %v", found)
+	}
+	if n := found.Kill(RunTagKey, base+"-nobody"); n != 0 {
+		t.Errorf("a tag nobody carries killed %d processes", n)
+	}
+	for _, c := range []*exec.Cmd{a, b} {
+		if n := found.Kill(RunTagKey, c.Env[1][len(RunTagKey)+1:]); n < 1 {
+			t.Errorf("%s: killed %d processes, want at least the shell", c.Env[1], n)
+		}
+		_, _ = c.Process.Wait()
+		for time.Now().Before(deadline) && groupAlive(c.Process.Pid) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if groupAlive(c.Process.Pid) {
+			t.Errorf("%s: the run's group survived", c.Env[1])
+		}
+	}
+	if !groupAlive(keep.Process.Pid) {
+		t.Error("a run nobody took back was killed")
+	}
+}
+
+// BenchmarkLeftoversOf100Runs: looking for the leftovers of 100 runs taken
+// back at once (none left, the common case) with a scan of /proc a run, as
+// recovery did, against one scan for all; compare the two side by side.
+func BenchmarkLeftoversOf100Runs(b *testing.B) {
+	tags := make([]string, 100)
+	for i := range tags {
+		tags[i] = "bench-" + strconv.Itoa(i)
+	}
+	b.Run("scan_per_run", func(b *testing.B) {
+		for range b.N {
+			for _, tag := range tags {
+				KillTagged(RunTagKey, tag)
+			}
+		}
+	})
+	b.Run("one_scan", func(b *testing.B) {
+		for range b.N {
+			found := FindTagged(RunTagKey)
+			for _, tag := range tags {
+				found.Kill(RunTagKey, tag)
+			}
+		}
+	})
+}
