@@ -84,10 +84,11 @@ func corpusSignals(e corpusEntry) Signals {
 }
 
 // TestPublicCorpus scores Classify on the public error corpus and prints a
-// confusion table per kind. It fails below 94% right (95% until the hk and
-// hl batches: held-out batches go in whole, their misses included, and
-// their gatherers take some labels from what the thread established, which
-// the text alone does not show; see testdata/README.md), or when an excerpt
+// confusion table per kind. It fails below 93% right (94% until the hn
+// batch, 95% until the hk and hl batches: held-out batches go in whole,
+// their misses included, and their gatherers take some labels from what
+// the thread established, which the text alone does not show; see
+// testdata/README.md), or when an excerpt
 // whose kind pauses the profile (auth, quota, usage window, config) comes
 // out unknown: such a run would be retried to the cap instead of pausing.
 func TestPublicCorpus(t *testing.T) {
@@ -139,11 +140,11 @@ func TestPublicCorpus(t *testing.T) {
 	t.Logf("public corpus: %d/%d right (%.1f%%)", right, len(entries), 100*score)
 	// The held-out sets were each gathered after the rules, and scored
 	// before any rule changed for them (testdata/README.md has the score
-	// each got then): ho (issue 10), hb, hc, hd, he, hf, hg, hh, hi, hj, hk, hl and hm (issue 21).
-	for _, set := range []string{"ho", "hb", "hc", "hd", "he", "hf", "hg", "hh", "hi", "hj", "hk", "hl", "hm"} {
+	// each got then): ho (issue 10), hb, hc, hd, he, hf, hg, hh, hi, hj, hk, hl, hm and hn (issue 21).
+	for _, set := range []string{"ho", "hb", "hc", "hd", "he", "hf", "hg", "hh", "hi", "hj", "hk", "hl", "hm", "hn"} {
 		t.Logf("held-out excerpts (%s*): %d/%d right now", set, heldOutRight[set], heldOut[set])
 	}
-	for _, set := range []string{"hb", "hc", "hd", "he", "hf", "hg", "hh", "hi", "hj", "hk", "hl", "hm"} {
+	for _, set := range []string{"hb", "hc", "hd", "he", "hf", "hg", "hh", "hi", "hj", "hk", "hl", "hm", "hn"} {
 		if heldOut[set] < 90 {
 			t.Errorf("the corpus has %d %s held-out excerpts; want at least 90", heldOut[set], set)
 		}
@@ -151,8 +152,8 @@ func TestPublicCorpus(t *testing.T) {
 	if heldOut["ho"] < 40 {
 		t.Errorf("the corpus has %d ho held-out excerpts; want at least 40", heldOut["ho"])
 	}
-	if score < 0.94 {
-		t.Errorf("classifier gets %.1f%% of the public corpus right; want at least 94%%", 100*score)
+	if score < 0.93 {
+		t.Errorf("classifier gets %.1f%% of the public corpus right; want at least 93%%", 100*score)
 	}
 }
 

@@ -21,9 +21,9 @@ var Phrases = []Phrase{
 	// A shell reports a job a signal ended with the signal's strsignal(3)
 	// name after its pid ("line 69: 10 Killed", bash; "Killed: 9", macOS;
 	// "zsh: killed").
-	phrase("terminated_by_signal", `(?i)\b(exited|exit(ed)? with|terminated with|killed with|failed with) (exit )?(code|status) 1(37|43)\b|\b(killed|terminated|stopped) by (signal )?(SIGTERM|SIGKILL|signal (9|15))\b|\breceived SIGTERM\b|\bline \d+: +\d+ (Killed|Terminated)\b|\b(Killed|Terminated): (9|15)\b|\b(zsh|bash|sh): (killed|terminated)\b`, KindInterrupted,
+	phrase("terminated_by_signal", `(?i)\b(exited|exit(ed)? with|terminated with|killed with|failed with) (exit )?(code|status) 1(37|43)\b|\b(killed|terminated|stopped) by (signal )?(SIGTERM|SIGKILL|signal (9|15))\b|\breceived SIGTERM\b|\bline \d+: +\d+ (Killed|Terminated)\b|\b(Killed|Terminated): (9|15)\b|\b(zsh|bash|sh): (killed|terminated)\b|\bkilled by the OOM killer\b|\bOOM[- ]?killed\b|\bOut of memory: Killed process\b`, KindInterrupted,
 		"Error: Claude Code process exited with code 143",
-		"hi024", "hj026", "hm060"),
+		"hi024", "hj026", "hm060", "hn091"),
 
 	// Plan usage windows, before quota and the generic rate-limit rows.
 	phrase("claude_usage_limit_epoch", `(?i)Claude AI usage limit reached\|\d{9,11}`, KindUsageLimited,
@@ -70,7 +70,7 @@ var Phrases = []Phrase{
 	phrase("tokens_over_limit", `(?i)\btoken limit (exceeded|reached)\b|\bexceeded (the )?(model('s)? )?(max(imum)? )?token limit\b`, KindContextExhausted,
 		"Session token limit exceeded: 32,531 tokens > 32,000 limit.",
 		"hf052", "hg049"),
-	phrase("usage_window", `(?i)\busage[ _]limits?\b|\byou['’]ve hit your (\w+ )?limit\b|\blimits? will reset\b|\b(session|weekly|daily|monthly)\b.{0,30}\b(limit|quota)\b|\blimit reached\b.{0,10}\bresets?\b|(?s:\b(quota|limit)\b.{0,100}\bper[ -]day\b)|\bfree (limit reached|usage (exceeded|limit))\b|\bout of (\w+ ){0,2}messages\b|\breset(s)?\s+(after|in)\s+\d+\s?h(ours?)?(\d|\b)|\bquotaId\W+\w*PerDay|\bfree (\w+ )?quota (exceeded|exhausted|reached|used up)\b|\b(TPD|RPD)\b|\b(tokens|requests) per day\b`, KindUsageLimited,
+	phrase("usage_window", `(?i)\busage[ _]limits?\b|\b(limit|quota|credits?|allowance)\b.{0,40}\bresets? on\b|\byou['’]ve hit your (\w+ )?limit\b|\blimits? will reset\b|\b(session|weekly|daily|monthly)\b.{0,30}\b(limit|quota)\b|\blimit reached\b.{0,10}\bresets?\b|(?s:\b(quota|limit)\b.{0,100}\bper[ -]day\b)|\bfree (limit reached|usage (exceeded|limit))\b|\bout of (\w+ ){0,2}messages\b|\breset(s)?\s+(after|in)\s+\d+\s?h(ours?)?(\d|\b)|\bquotaId\W+\w*PerDay|\bfree (\w+ )?quota (exceeded|exhausted|reached|used up)\b|\b(TPD|RPD)\b|\b(tokens|requests) per day\b`, KindUsageLimited,
 		"You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 9:33 PM.",
 		"pc015", "pc016", "pc017", "pc018", "pc151", "pc152", "pc216", "pc219", "codex:usage_limit", "claude:usage_limit_subscription", "hb009", "hb090", "he009", "he013", "he042", "hg043", "hg048", "hi067"),
 
@@ -180,6 +180,10 @@ var Phrases = []Phrase{
 	// The same in Chinese, as the CLIs' Chinese locales and the relays
 	// print it ("检查此提供商配置时出错": an error checking this provider's
 	// configuration; "配置错误": a configuration error).
+	// The relays' "no channel available" (无可用渠道, 所有渠道均不可用): no
+	// upstream can take the request now, the provider's side.
+	phrase("provider_zh", `无可用渠道|渠道(均|都)不可用`, KindProviderUnavailable,
+		"所有渠道均不可用：当前分组 default 下对于模型 gpt-3.5-turbo-16k 无可用渠道", "hn083"),
 	phrase("config_zh", `检查(此|该|你的)?(提供商|模型|渠道)?配置(时)?出错|配置(有)?错误|配置(文件)?(无效|不正确|解析失败)|请(再次)?检查(你的|您的)?配置`, KindConfigError,
 		"检查此提供商配置时出错。",
 		"hl043"),
@@ -259,6 +263,29 @@ var Phrases = []Phrase{
 		"hg028", "hh009", "hh043"),
 
 	// Rate limits: wait and retry, the card's budget untouched.
+	// curl's own exit codes, as "curl: (N)" or "exit_code=N" beside curl
+	// (its man page, EXIT CODES): 5, 6 could not resolve, 7 could not
+	// connect, 35 the TLS handshake failed, 52 empty reply, 55/56 send or
+	// receive failed: the network; 28 its timeout (the network's when it
+	// never connected); 60 and 77 a certificate
+	// it will not trust, the setup's.
+	phrase("curl_network", `\bcurl: \((5|6|7|35|52|55|56)\)|\bcurl: \(28\) (Failed to connect|Connection timed out)\b|\bcurl error exit_code=(5|6|7|35|52|55|56)\b`, KindNetwork,
+		`curl: (35) error:0A000126:SSL routines::unexpected eof while reading`, "hn046"),
+	phrase("curl_timeout", `\bcurl: \(28\)|\bcurl error exit_code=28\b`, KindTimeout,
+		`curl: (28) SSL connection timeout`),
+	phrase("curl_certificate", `\bcurl: \((60|77)\)|\bcurl error exit_code=(60|77)\b`, KindConfigError,
+		`curl: (60) SSL certificate problem: unable to get local issuer certificate`),
+	// Windows' NTSTATUS codes as a process's exit code (0xC0000005 an
+	// access violation, 0xC0000139 an entry point not found, printed as
+	// 3221225477…, or negative): the program crashed.
+	phrase("windows_crash", `(?i)\b(exit(ed)?|exited with|failed with|returned) (exit )?(code|status)( of)? (3221\d{6}|-1073\d{6}|0xC0000\w{3})\b`, KindAgentFailed,
+		`CLI process exited with code 3221225785 before server started`, "hn035"),
+	// A client sends a parameter the model does not take ("Unsupported
+	// parameter: 'max_tokens' is not supported with this model"): the
+	// profile's client or its model, the same for every card. Before
+	// bad_request.
+	phrase("unsupported_parameter", `(?i)\bunsupported (parameter|value)\b.{0,120}\b(is not supported with this model|not supported by this model|use '?[\w.-]+'? instead)\b`, KindConfigError,
+		`Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.`, "hn077"),
 	phrase("rate_limit", `(?i)\brate[ _-]?limit(s|ed)?\b|\bexhausted your capacity\b|\btoo many (requests|tokens)\b|\bconcurrency limit\b|\bresource (has been )?exhausted\b|\brequest rejected \(429\)|\b429 status code\b|(?s:\b(quota|limit)\b.{0,100}\bper minute\b)`, KindRateLimited,
 		"API Error: Request rejected (429) · This request would exceed the rate limit for your organization (1f3e2a4b-0000-4000-8000-fakefakefake) of 30,000 input tokens per minute.",
 		"pc013", "pc048", "pc109", "pc110", "pc130", "pc135", "claude:rate_limit_429", "codex:builtin_provider_rate_limit", "ho002", "ho009", "ho010", "hc003", "he084"),
@@ -266,7 +293,7 @@ var Phrases = []Phrase{
 	// Network: the request never got an answer from a server. The fix is on
 	// the operator's side (proxy, DNS, firewall), not the provider's.
 	phrase("transport", `(?i)\bfetch failed\b|\bfailed to fetch\b|\b(API Error|TypeError): terminated\b|\bwas there a typo in the url or port\b|\bconnection error\b|\berror sending request\b|\bwaiting for network\b|\b(unable|failed|cannot|can['’]t|could not|couldn['’]t) (to )?connect\b|\bcould not resolve host\b|\bsocket (connection was closed|hang up)\b|\bgetaddrinfo\b|\bconnection (refused|reset)\b|\bconnection to the API was lost\b|\bno such host\b|\bfailed to lookup address information\b|\bname or service not known\b|\btemporary failure in name resolution\b|\bTLS handshake timeout\b|\bi/o timeout\b|\b(network|transport) error\b|"\S*": EOF\b|\b(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNABORTED|EPIPE|UND_ERR_[A-Z_]+|ConnectionRefused|FailedToOpenSocket)\b`, KindNetwork,
-		"curl: (6) Could not resolve host: api.example.com",
+		"wget: unable to resolve host address: could not resolve host api.example.com",
 		"pc060", "pc062", "pc064", "pc068", "pc079", "pc083", "pc167", "pc208", "claude:dns_failure", "hb029", "hd040", "claude:2.0.77-reset_midstream", "opencode:1.3.2-dns_failure", "opencode:1.3.2-text_connection_refused", "he016"),
 
 	// Provider trouble: overload, capacity, 5xx wording, streams the server cut.

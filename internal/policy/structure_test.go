@@ -248,6 +248,28 @@ func TestFamiliesOfTheHmBatch(t *testing.T) {
 	checkStructure(t, "command", cases)
 }
 
+// TestFamiliesOfTheHnBatch: the families widened after the hn batch was
+// scored, in wordings written for this test (not the batch's).
+func TestFamiliesOfTheHnBatch(t *testing.T) {
+	cases := []structureCase{
+		{`curl: (7) Failed to connect to 10.0.0.9 port 443 after 3 ms`, KindNetwork, "curl_network"},
+		{`curl: (28) Failed to connect to api.example.com port 443 after 30000 ms`, KindNetwork, "curl_network"},
+		{`curl: (60) SSL certificate problem: self-signed certificate in chain`, KindConfigError, "curl_certificate"},
+		{`worker exited with code 3221225477`, KindAgentFailed, "phrase:windows_crash"},
+		{`HTTP 400: Unsupported value: 'temperature' does not support 0.2 with this model. Use 'temperature' instead.`, KindConfigError, "phrase:unsupported_parameter"},
+		{`the pod was OOMKilled while the agent ran`, KindInterrupted, "phrase:terminated_by_signal"},
+		{`Your monthly credits are used up; the limit resets on March 3.`, KindUsageLimited, "phrase:usage_window"},
+		{`上游返回：无可用渠道`, KindProviderUnavailable, "phrase:provider_zh"},
+		{`Tool "rm -rf" is not in the list of allowed tools`, KindPermissionDenied, "lexicon"},
+		{`I have used the maximum number of actions for this turn`, KindMaxTurns, "lexicon"},
+		{`auth_unavailable: no auth available for this route`, KindAuthFailed, "lexicon"},
+		{`init.lua:12: attempt to index field 'opts' (a nil value)`, KindAgentFailed, "lexicon"},
+		{`inference server process has crashed: exit status 139`, KindProviderUnavailable, "lexicon"},
+		{`could not set up the container sandbox for this session`, KindWorkspaceSetup, "lexicon"},
+	}
+	checkStructure(t, "command", cases)
+}
+
 // TestFamiliesOfTheHjBatch: the families widened after the hj batch was
 // scored, in wordings written for this test (not the batch's).
 func TestFamiliesOfTheHjBatch(t *testing.T) {

@@ -58,7 +58,8 @@ func TestCommandHasNoParser(t *testing.T) {
 		{"", "", 0, policy.KindSucceeded, "exit_code"},
 		{"", "", 1, policy.KindAgentFailed, "exit_code:1"},
 		{"--- FAIL: TestX", "", 1, policy.KindAgentFailed, "rule:flaky_tests"},
-		{"", "curl: (7) Failed to connect", 1, policy.KindNetwork, "phrase:transport"},
+		{"", "curl: (7) Failed to connect", 1, policy.KindNetwork, "phrase:curl_network"},
+		{"", "error: Failed to connect to the server", 1, policy.KindNetwork, "phrase:transport"},
 		{"", "API Error: Unable to connect to API (ConnectionRefused)", 1, policy.KindNetwork, "text:errno=ConnectionRefused"},
 		{"", "something new went wrong", 1, policy.KindUnknown, "exit_code:1"},
 	}
