@@ -68,10 +68,10 @@ type routeReq struct {
 	// recovering: the run is another owner's (or a past life's) whose
 	// lease ended, routed by whoever recovers it.
 	recovering bool
-	// unsure: an earlier write of this routing failed in a way that may
-	// have committed it (the store's reply was lost), so a run found
-	// already routed may be this routing's own.
-	unsure bool
+	// pending is an earlier write of this routing that failed in a way
+	// that may have committed it (the store's reply was lost): a run found
+	// routed just as pending wrote it was routed by it.
+	pending *routing
 }
 
 var (
@@ -98,10 +98,12 @@ func (r *router) route(ctx context.Context, req routeReq) (err error) {
 		case errors.Is(err, errRouted):
 			// The claim passed on and whoever took it routed the run: it is
 			// recorded once. Or this routing's own write committed before
-			// its reply was lost: the store has the outcome, and the log
-			// line the write would have had says what it holds.
-			if req.unsure {
-				r.asStored(w)
+			// its reply was lost: the run is stored as it wrote it, and its
+			// effects (metrics, the log line, the workspace) follow now.
+			if p := req.pending; p != nil && ownWrite(w.run, p.run) {
+				r.routed(ctx, *p)
+				r.onPath(p.path)
+				return nil
 			}
 			r.onPath(PathLost)
 			return nil
@@ -116,7 +118,9 @@ func (r *router) route(ctx context.Context, req routeReq) (err error) {
 				return fmt.Errorf("routing run %s: still conflicting after %d tries: %w", req.run.ID, conflicts, err)
 			}
 		case errors.Is(err, store.ErrUnavailable) && ctx.Err() == nil:
-			req.unsure = true
+			if w.sent {
+				req.pending = &w
+			}
 			r.log.Warn("store unavailable while routing; retrying", "run_id", req.run.ID, "err", err)
 			select {
 			case <-ctx.Done():
@@ -149,6 +153,7 @@ func (r *router) try(ctx context.Context, req routeReq) (routing, error) {
 	}
 	r.queueNotices(&w)
 	err = r.st.Apply(ctx, w.ch)
+	w.sent = true
 	if err != nil && w.lost && errors.Is(err, store.ErrConflict) {
 		// Only the run was to be written, and it has an outcome: someone
 		// else routed it. Its metrics count it here once all the same.
@@ -317,13 +322,13 @@ func (r *router) routed(ctx context.Context, w routing) {
 	}
 }
 
-// asStored logs a run found routed after this routing's write failed in a
-// way that may have committed it: its outcome as the store holds it.
-// Whoever wrote it, the card is where the store says; the workspace sweep
-// clears a sink card's workspace (sweep.go).
-func (r *router) asStored(w routing) {
-	r.log.Info("run finished (the store's reply to its routing was lost; as stored)", "card_id", w.next.ID, "identifier", w.next.Identifier,
-		"run_id", w.run.ID, "attempt", w.run.Attempt, "outcome", w.run.Outcome, "kind", w.run.Kind, "counted", w.run.Counted, "state", w.next.State, "why", w.run.Decision)
+// ownWrite says whether stored, a run found routed, is the run as mine
+// wrote it: the same attempt, outcome, kind and decision (a decision names
+// its times and reasons; another node's routing words its own). Counted is
+// left out: a hold may have uncounted it since.
+func ownWrite(stored, mine board.Run) bool {
+	return stored.ID == mine.ID && stored.Attempt == mine.Attempt && stored.Outcome == mine.Outcome &&
+		stored.Kind == mine.Kind && stored.Decision == mine.Decision
 }
 
 // env is what a decision takes besides the store's facts: the config in

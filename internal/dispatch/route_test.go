@@ -251,3 +251,80 @@ func TestABatchWhoseReplyWasLostLogsEachRunOnce(t *testing.T) {
 		}
 	}
 }
+
+// readLost fails its first GetCard as a store that went away, after
+// another node routed the run meanwhile (race runs then).
+type readLost struct {
+	store.Store
+	race func()
+	done bool
+}
+
+func (s *readLost) GetCard(ctx context.Context, ref string) (board.Card, error) {
+	if !s.done {
+		s.done = true
+		s.race()
+		return board.Card{}, fmt.Errorf("read: connection refused: %w", store.ErrUnavailable)
+	}
+	return s.Store.GetCard(ctx, ref)
+}
+
+// A routing whose read failed wrote nothing: when it finds the run routed
+// by another node meanwhile, it logs no end of its own (the other node's
+// routing did).
+func TestARoutingWhoseReadFailedLogsNoEndOfItsOwn(t *testing.T) {
+	ctx := context.Background()
+	base := testkit.Store(t, testkit.SQLite)
+	st := &readLost{Store: base}
+	cfg := testkit.NewWorkflow().Set("board", "{prefix: DRV}").Prompt("Work on {{ card.title }}.").Config(t, t.TempDir())
+	var buf bytes.Buffer
+	d, err := New(Options{Store: st, Config: cfg, Node: "n1", LogDir: t.TempDir(), Log: slog.New(slog.NewJSONHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := base.CreateCard(ctx, "DRV", board.Card{Title: "raced", State: "ready"}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	claimed := c
+	claimed.Claim = &board.Claim{Owner: "n1", Epoch: c.Version + 1, LeaseUntil: now.Add(time.Minute)}
+	claimed.State = "in_progress"
+	run := board.Run{ID: board.NewID(), CardID: c.ID, Attempt: 1, RetryEpoch: c.RetryEpoch, ClaimEpoch: claimed.Claim.Epoch, Node: "n1", Agent: "sim", ClaimedAt: now}
+	if err := base.Apply(ctx, store.Change{Card: &claimed, NewRun: &run}); err != nil {
+		t.Fatal(err)
+	}
+	st.race = func() {
+		// n2 took the claim back and routed the run as interrupted.
+		cur, err := base.GetCard(ctx, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := cur
+		next.Claim, next.State = nil, "ready"
+		done := run
+		fin := time.Now().UTC()
+		done.Outcome, done.Kind, done.Decision, done.FinishedAt = board.OutcomeInterrupted, "interrupted", "recovered by n2", &fin
+		if err := base.Apply(ctx, store.Change{Card: &next, ClaimGuard: cur.Claim, Run: &done, RunMustBeOpen: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := &agent.Result{Signals: policy.Signals{AgentKind: "sim", ExitCode: 1}}
+	cls := policy.Classification{Kind: policy.KindAgentFailed, Message: "tests failed", Source: "test"}
+	if err := d.routes.route(ctx, routeReq{cardID: c.ID, claim: *claimed.Claim, run: run, cls: cls, res: res}); err != nil {
+		t.Fatal(err)
+	}
+	if !st.done {
+		t.Fatal("the read never failed")
+	}
+	if strings.Contains(buf.String(), `"msg":"run finished`) {
+		t.Errorf("n1 logged an end for a run n2 routed:\n%s", buf.String())
+	}
+	r, err := base.GetRun(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Decision != "recovered by n2" {
+		t.Errorf("the run's decision is %q; n2's routing should stand", r.Decision)
+	}
+}

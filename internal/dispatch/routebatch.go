@@ -110,8 +110,11 @@ func (r *router) routeBatch(ctx context.Context, reqs []routeReq) error {
 			r.onPath(PathLost)
 		case err != nil || refused[k] != nil:
 			req := reqs[at[k]]
-			// A batch whose commit failed may have committed all the same.
-			req.unsure = err != nil
+			if err != nil {
+				// A batch whose commit failed may have committed all the
+				// same: routed alone, the run found as w wrote it is w's.
+				req.pending = &ws[k]
+			}
 			single = append(single, req)
 		default:
 			rctx, sp := tracing.Start(tracing.RunContext(ctx, w.run.ID), tracing.SpanRoute, tracing.Recovered(reqs[at[k]].recovering))

@@ -30,6 +30,9 @@ type routing struct {
 	// conflict means someone else routed the run.
 	lost bool
 	cfg  *config.Config
+	// sent: the change went to the store (a failure after it may have
+	// committed it).
+	sent bool
 	run  board.Run  // the run as written
 	next board.Card // the card as written (as read, when lost)
 	verb policy.Verb

@@ -20,8 +20,9 @@ var Phrases = []Phrase{
 	// the OOM killer): nothing the card did; the crash-loop cap bounds it.
 	// A shell reports a job a signal ended with the signal's strsignal(3)
 	// name after its pid ("line 69: 10 Killed", bash; "Killed: 9", macOS;
-	// "zsh: killed").
-	phrase("terminated_by_signal", `(?i)\b(exited|exit(ed)? with|terminated with|killed with|failed with) (exit )?(code|status) 1(37|43)\b|\b(killed|terminated|stopped) by (signal )?(SIGTERM|SIGKILL|signal (9|15))\b|\breceived SIGTERM\b|\bline \d+: +\d+ (Killed|Terminated)\b|\b(Killed|Terminated): (9|15)\b|\b(zsh|bash|sh): (killed|terminated)\b|\bkilled by the OOM killer\b|\bOOM[- ]?killed\b|\bOut of memory: Killed process\b`, KindInterrupted,
+	// "zsh: killed"), and Windows' STATUS_CONTROL_C_EXIT (0xC000013A) is a
+	// console's Ctrl+C or its window closed.
+	phrase("terminated_by_signal", `(?i)\b(exited|exit(ed)? with|terminated with|killed with|failed with) (exit )?(code|status) 1(37|43)\b|\b(killed|terminated|stopped) by (signal )?(SIGTERM|SIGKILL|signal (9|15))\b|\breceived SIGTERM\b|\bline \d+: +\d+ (Killed|Terminated)\b|\b(Killed|Terminated): (9|15)\b|\b(exit(ed)?|exited with|failed with) (exit )?(code|status) (3221225786|-1073741510|0xC000013A)\b|\b(zsh|bash|sh): (killed|terminated)\b|\bkilled by the OOM killer\b|\bOOM[- ]?killed\b|\bOut of memory: Killed process\b`, KindInterrupted,
 		"Error: Claude Code process exited with code 143",
 		"hi024", "hj026", "hm060", "hn091"),
 
@@ -70,7 +71,7 @@ var Phrases = []Phrase{
 	phrase("tokens_over_limit", `(?i)\btoken limit (exceeded|reached)\b|\bexceeded (the )?(model('s)? )?(max(imum)? )?token limit\b`, KindContextExhausted,
 		"Session token limit exceeded: 32,531 tokens > 32,000 limit.",
 		"hf052", "hg049"),
-	phrase("usage_window", `(?i)\busage[ _]limits?\b|\b(limit|quota|credits?|allowance)\b.{0,40}\bresets? on\b|\byou['’]ve hit your (\w+ )?limit\b|\blimits? will reset\b|\b(session|weekly|daily|monthly)\b.{0,30}\b(limit|quota)\b|\blimit reached\b.{0,10}\bresets?\b|(?s:\b(quota|limit)\b.{0,100}\bper[ -]day\b)|\bfree (limit reached|usage (exceeded|limit))\b|\bout of (\w+ ){0,2}messages\b|\breset(s)?\s+(after|in)\s+\d+\s?h(ours?)?(\d|\b)|\bquotaId\W+\w*PerDay|\bfree (\w+ )?quota (exceeded|exhausted|reached|used up)\b|\b(TPD|RPD)\b|\b(tokens|requests) per day\b`, KindUsageLimited,
+	phrase("usage_window", `(?i)\busage[ _]limits?\b|\b(credit|usage|plan|message|token)s? (limit|quota|allowance)s?\b.{0,40}\bresets? on ((Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day,? )?((Jan|Febr)uary|March|April|May|June|July|August|(Sept|Nov|Dec)ember|October|(Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\.?) \d{1,2}\b|\byou['’]ve hit your (\w+ )?limit\b|\blimits? will reset\b|\b(session|weekly|daily|monthly)\b.{0,30}\b(limit|quota)\b|\blimit reached\b.{0,10}\bresets?\b|(?s:\b(quota|limit)\b.{0,100}\bper[ -]day\b)|\bfree (limit reached|usage (exceeded|limit))\b|\bout of (\w+ ){0,2}messages\b|\breset(s)?\s+(after|in)\s+\d+\s?h(ours?)?(\d|\b)|\bquotaId\W+\w*PerDay|\bfree (\w+ )?quota (exceeded|exhausted|reached|used up)\b|\b(TPD|RPD)\b|\b(tokens|requests) per day\b`, KindUsageLimited,
 		"You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 9:33 PM.",
 		"pc015", "pc016", "pc017", "pc018", "pc151", "pc152", "pc216", "pc219", "codex:usage_limit", "claude:usage_limit_subscription", "hb009", "hb090", "he009", "he013", "he042", "hg043", "hg048", "hi067"),
 

@@ -304,7 +304,7 @@ func TestEveryErrorStatusGivesAKind(t *testing.T) {
 			}
 		}
 	}
-	for _, code := range []int{405, 410, 421, 426} {
+	for _, code := range []int{405, 410, 426} {
 		text := fmt.Sprintf("API Error: %d status code (no body)", code)
 		if c := Classify(Signals{AgentKind: "command", ExitCode: 1, Stderr: text}, nil); c.Kind != KindConfigError {
 			t.Errorf("%q: %s (%s), want config_error", text, c.Kind, c.Source)
@@ -312,5 +312,40 @@ func TestEveryErrorStatusGivesAKind(t *testing.T) {
 	}
 	if c := Classify(Signals{AgentKind: "command", ExitCode: 1, Stderr: "HTTP 409 Conflict: the session is already running"}, nil); c.Kind == KindConfigError || !c.Kind.Valid() {
 		t.Errorf("a 409: %q (%s); want a valid kind other than the setup's", c.Kind, c.Source)
+	}
+}
+
+// What an adversarial review of the hm and hn families found them
+// misreading, written for this test: none may pause the profile or blame
+// the card for words that are not about the failure.
+func TestTheWideningDoesNotOverreach(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		not  []Kind
+	}{
+		// a 5xx carries the cause in its own body only
+		{"config option 'legacy' unknown, ignored\nupload: request failed with status code 500", []Kind{KindConfigError}},
+		{"npm WARN notsup Unsupported platform for fsevents\nError: Request failed with status code 500", []Kind{KindConfigError}},
+		{"Logged in as ci-bot (token expired soon warning)\nupload failed with status code 502", []Kind{KindAuthFailed}},
+		{"could not write cache: permission denied\nHTTP 500", []Kind{KindPermissionDenied}},
+		{"Error code: 500 - {'error': \"'NoneType' object has no attribute 'get'\"}", []Kind{KindAgentFailed}},
+		// a test runner's report pauses no profile
+		{"=================================== FAILURES ===================================\nE   curl: (60) SSL certificate problem: self-signed certificate\nFAILED tests/test_fetch.py::test_get", []Kind{KindConfigError}},
+		{"--- FAIL: TestFetch (0.01s)\n    fetch_test.go:12: status 404 Not Found\n    curl: (60) SSL certificate problem\nFAIL", []Kind{KindConfigError}},
+		// "resets on" is a usage window only for a plan's limit and a date
+		{"retry limit reached for job 441; counter resets on next deploy", []Kind{KindUsageLimited}},
+		{"cache: size limit 512MB hit, LRU resets on restart", []Kind{KindUsageLimited}},
+		// too long is the context's only for the prompt itself
+		{"Error: the request took too long to complete", []Kind{KindContextExhausted}},
+		{"fatal: message backlog grew too large", []Kind{KindContextExhausted}},
+		// a load balancer's 421 is retried, not the setup's
+		{"HTTP/2 421 Misdirected Request", []Kind{KindConfigError}},
+		{"No accounts available in the pool for test fixture 'admin'; skipping", []Kind{KindAuthFailed}},
+		{"worker exited with code 3221225786", []Kind{KindAgentFailed}},
+	} {
+		got := Classify(Signals{AgentKind: "command", ExitCode: 1, Stderr: c.text}, nil)
+		if hasKind(c.not, got.Kind) || !got.Kind.Valid() {
+			t.Errorf("%q → %s (%s); must not be %v", c.text, got.Kind, got.Source, c.not)
+		}
 	}
 }

@@ -23,7 +23,10 @@ import (
 // other users (unreadable environ) and this process's own group are
 // skipped; the node supervisor carries no tag.
 func KillTagged(key, value string) int {
-	return FindTagged(key).Kill(key, value)
+	if key == "" || value == "" {
+		return 0
+	}
+	return killTagged(key, value, FindTagged(key)[value])
 }
 
 // Tagged is what one scan of /proc found: the live processes whose
@@ -64,18 +67,27 @@ func FindTagged(key string) Tagged {
 	return t
 }
 
-// Kill SIGKILLs the processes t found tagged key=value, each with its
-// descendants and its process group, as KillTagged does, and returns how
-// many matched. Each is read again first: a pid reused since the scan
-// carries no such tag and is left alone.
+// Kill SIGKILLs what is left of the run tagged key=value, each tagged
+// process with its descendants and its process group, and returns how many
+// tagged processes matched. A run the scan found nothing of has nothing
+// left (what a dead run's processes start later descends from one the scan
+// saw). A run it found something of is looked for again now, since one of
+// those may have forked and exited since: the children, tagged too, are
+// found by this second scan. Each is read again before it is killed: a pid
+// reused since carries no such tag and is left alone.
 func (t Tagged) Kill(key, value string) int {
-	if key == "" || value == "" {
+	if key == "" || value == "" || len(t[value]) == 0 {
 		return 0
 	}
+	return killTagged(key, value, FindTagged(key)[value])
+}
+
+// killTagged kills the pids that still carry key=value.
+func killTagged(key, value string, pids []int) int {
 	tag := []byte(key + "=" + value)
 	selfGroup := syscall.Getpgrp()
 	n := 0
-	for _, pid := range t[value] {
+	for _, pid := range pids {
 		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 		if err != nil || !hasEnvEntry(env, tag) {
 			continue

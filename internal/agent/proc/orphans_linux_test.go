@@ -143,3 +143,34 @@ func BenchmarkLeftoversOf100Runs(b *testing.B) {
 		}
 	})
 }
+
+// A leftover that forked a child of its own session and exited after the
+// scan is still found through its tagged child.
+func TestAScanFindsWhatALeftoverForkedSince(t *testing.T) {
+	tag := "fork-" + strconv.FormatInt(time.Now().UnixNano(), 10)
+	dir := t.TempDir()
+	c := exec.Command("sh", "-c", "sleep 0.4; setsid sleep 30 & echo $! > "+dir+"/pid; exit 0")
+	c.Env = []string{"PATH=/usr/bin:/bin", RunTagKey + "=" + tag}
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL); _, _ = c.Process.Wait() })
+	time.Sleep(100 * time.Millisecond)
+	found := FindTagged(RunTagKey)
+	if len(found[tag]) == 0 {
+		t.Fatal("the scan missed the tagged shell")
+	}
+	_, _ = c.Process.Wait() // the shell forks its setsid child and exits
+	child := readPid(t, dir+"/pid")
+	t.Cleanup(func() { _ = killPid(child) })
+	if n := found.Kill(RunTagKey, tag); n < 1 {
+		t.Errorf("killed %d processes; want the child the shell left behind", n)
+	}
+	for deadline := time.Now().Add(3 * time.Second); processAlive(child) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if processAlive(child) {
+		t.Errorf("the child %d the leftover forked after the scan survived", child)
+	}
+}
