@@ -149,14 +149,7 @@ func TestARoutingWhoseReplyWasLostLogsWhatTheStoreHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now().UTC()
-	claimed := c
-	claimed.Claim = &board.Claim{Owner: "n1", Epoch: c.Version + 1, LeaseUntil: now.Add(time.Minute)}
-	claimed.State = "in_progress"
-	run := board.Run{ID: board.NewID(), CardID: c.ID, Attempt: 1, RetryEpoch: c.RetryEpoch, ClaimEpoch: claimed.Claim.Epoch, Node: "n1", Agent: "sim", ClaimedAt: now}
-	if err := st.Store.Apply(ctx, store.Change{Card: &claimed, NewRun: &run}); err != nil {
-		t.Fatal(err)
-	}
+	claimed, run := claimWithRun(t, st.Store, c)
 	cls := policy.Classification{Kind: policy.KindAgentFailed, Message: "tests failed", Source: "test"}
 	res := &agent.Result{Signals: policy.Signals{AgentKind: "sim", ExitCode: 1}}
 	if err := d.routes.route(ctx, routeReq{cardID: c.ID, claim: *claimed.Claim, run: run, cls: cls, res: res}); err != nil {
@@ -172,13 +165,7 @@ func TestARoutingWhoseReplyWasLostLogsWhatTheStoreHolds(t *testing.T) {
 	if cur.State != "blocked" {
 		t.Fatalf("card in %s, want blocked (gave up after its one attempt)", cur.State)
 	}
-	var ends []map[string]any
-	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
-		var rec map[string]any
-		if json.Unmarshal(line, &rec) == nil && strings.HasPrefix(fmt.Sprint(rec["msg"]), "run finished") {
-			ends = append(ends, rec)
-		}
-	}
+	ends := runEnds(buf.Bytes())
 	if len(ends) != 1 {
 		t.Fatalf("%d \"run finished\" lines, want 1:\n%s", len(ends), buf.String())
 	}
@@ -208,20 +195,13 @@ func TestABatchWhoseReplyWasLostLogsEachRunOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now().UTC()
 	var reqs []routeReq
 	for i := range 3 {
 		c, err := st.CreateCard(ctx, "DRV", board.Card{Title: fmt.Sprintf("card %d", i), State: "ready"}, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
-		claimed := c
-		claimed.Claim = &board.Claim{Owner: "n1", Epoch: c.Version + 1, LeaseUntil: now.Add(time.Minute)}
-		claimed.State = "in_progress"
-		run := board.Run{ID: board.NewID(), CardID: c.ID, Attempt: 1, RetryEpoch: c.RetryEpoch, ClaimEpoch: claimed.Claim.Epoch, Node: "n1", Agent: "sim", ClaimedAt: now}
-		if err := st.Store.Apply(ctx, store.Change{Card: &claimed, NewRun: &run}); err != nil {
-			t.Fatal(err)
-		}
+		claimed, run := claimWithRun(t, st.Store, c)
 		reqs = append(reqs, routeReq{cardID: c.ID, claim: *claimed.Claim, run: run,
 			cls: policy.Classification{Kind: policy.KindInterrupted, Message: "drover stopped mid-run", Source: "recovery"}})
 	}
@@ -232,11 +212,8 @@ func TestABatchWhoseReplyWasLostLogsEachRunOnce(t *testing.T) {
 		t.Fatal("the batch never went through the lossy store")
 	}
 	logged := map[string]int{}
-	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
-		var rec map[string]any
-		if json.Unmarshal(line, &rec) == nil && strings.HasPrefix(fmt.Sprint(rec["msg"]), "run finished") {
-			logged[fmt.Sprint(rec["run_id"])]++
-		}
+	for _, rec := range runEnds(buf.Bytes()) {
+		logged[fmt.Sprint(rec["run_id"])]++
 	}
 	for _, q := range reqs {
 		r, err := st.GetRun(ctx, q.run.ID)
@@ -286,14 +263,7 @@ func TestARoutingWhoseReadFailedLogsNoEndOfItsOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now().UTC()
-	claimed := c
-	claimed.Claim = &board.Claim{Owner: "n1", Epoch: c.Version + 1, LeaseUntil: now.Add(time.Minute)}
-	claimed.State = "in_progress"
-	run := board.Run{ID: board.NewID(), CardID: c.ID, Attempt: 1, RetryEpoch: c.RetryEpoch, ClaimEpoch: claimed.Claim.Epoch, Node: "n1", Agent: "sim", ClaimedAt: now}
-	if err := base.Apply(ctx, store.Change{Card: &claimed, NewRun: &run}); err != nil {
-		t.Fatal(err)
-	}
+	claimed, run := claimWithRun(t, base, c)
 	st.race = func() {
 		// n2 took the claim back and routed the run as interrupted.
 		cur, err := base.GetCard(ctx, c.ID)
@@ -317,7 +287,7 @@ func TestARoutingWhoseReadFailedLogsNoEndOfItsOwn(t *testing.T) {
 	if !st.done {
 		t.Fatal("the read never failed")
 	}
-	if strings.Contains(buf.String(), `"msg":"run finished`) {
+	if len(runEnds(buf.Bytes())) > 0 {
 		t.Errorf("n1 logged an end for a run n2 routed:\n%s", buf.String())
 	}
 	r, err := base.GetRun(ctx, run.ID)
@@ -327,4 +297,31 @@ func TestARoutingWhoseReadFailedLogsNoEndOfItsOwn(t *testing.T) {
 	if r.Decision != "recovered by n2" {
 		t.Errorf("the run's decision is %q; n2's routing should stand", r.Decision)
 	}
+}
+
+// claimWithRun claims c for n1 and opens its attempt 1, as claimAndStart
+// does, and returns the card as claimed and the open run.
+func claimWithRun(t *testing.T, st store.Store, c board.Card) (board.Card, board.Run) {
+	t.Helper()
+	now := time.Now().UTC()
+	claimed := c
+	claimed.Claim = &board.Claim{Owner: "n1", Epoch: c.Version + 1, LeaseUntil: now.Add(time.Minute)}
+	claimed.State = "in_progress"
+	run := board.Run{ID: board.NewID(), CardID: c.ID, Attempt: 1, RetryEpoch: c.RetryEpoch, ClaimEpoch: claimed.Claim.Epoch, Node: "n1", Agent: "sim", ClaimedAt: now}
+	if err := st.Apply(context.Background(), store.Change{Card: &claimed, NewRun: &run}); err != nil {
+		t.Fatal(err)
+	}
+	return claimed, run
+}
+
+// runEnds are the "run finished" records of a JSON log, in order.
+func runEnds(log []byte) []map[string]any {
+	var ends []map[string]any
+	for _, line := range bytes.Split(bytes.TrimSpace(log), []byte("\n")) {
+		var rec map[string]any
+		if json.Unmarshal(line, &rec) == nil && strings.HasPrefix(fmt.Sprint(rec["msg"]), "run finished") {
+			ends = append(ends, rec)
+		}
+	}
+	return ends
 }

@@ -54,9 +54,9 @@ var (
 	famNotFound  = family{"404", KindConfigError, []Kind{KindConfigError}}
 	// A status that says the request went to the wrong place or in a form
 	// the server no longer takes (RFC 9110: 405 Method Not Allowed, 410
-	// Gone, 426 Upgrade Required): the base URL,
-	// the proxy in front of it or the client's version, the same for every
-	// card. (A base URL that points at a web page answers POST with 405.)
+	// Gone, 426 Upgrade Required): the base URL, the proxy in front of it
+	// or the client's version, the same for every card. (A base URL that
+	// points at a web page answers POST with 405.)
 	famEndpoint = family{"endpoint", KindConfigError, []Kind{KindConfigError}}
 	famTimeout  = family{"408", KindTimeout, []Kind{KindTimeout}}
 	famTooLarge = family{"413", KindContextExhausted, []Kind{KindContextExhausted}}
@@ -167,7 +167,10 @@ func byTextStructure(text string, anyProgram bool) (Classification, bool) {
 		// provider not found"). Only the 400's: the lexicon's permission
 		// words beside a 403 are the key's, not a tool's (the corpus lost 7
 		// with every family, gained 2 with the 400's alone).
-		if h, ok := matchLexicon(text, fam.allowed); ok && fam.name == famBadRequest.name {
+		if fam.name != famBadRequest.name {
+			return Classification{Kind: fam.def, Source: src, Message: lineAt(text, at)}, true
+		}
+		if h, ok := matchLexicon(text, fam.allowed); ok {
 			return Classification{Kind: h.kind, Source: src + ",lexicon:" + h.term, Message: lineAt(text, at)}, true
 		}
 		return Classification{Kind: fam.def, Source: src, Message: lineAt(text, at)}, true
