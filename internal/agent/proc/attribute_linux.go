@@ -28,6 +28,8 @@ import (
 // is finishing and whichever finishing run asks takes it; otherwise it is
 // counted as unsure and left alone until those runs end (or drover does).
 func (s *super) runProcs(r *srun) (mine []procInfo, unsure int) {
+	s.forks.RLock()
+	defer s.forks.RUnlock()
 	t := s.snaps.after(time.Now())
 	s.mu.Lock()
 	defer s.mu.Unlock()

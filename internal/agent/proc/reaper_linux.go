@@ -32,12 +32,21 @@ func (s *super) reaper() {
 	}
 }
 
+// registerPause, zero but in a test, is how long startAgent waits between
+// forking an agent and registering its run, the window in which runProcs
+// must not take the agent for a leftover.
+var registerPause time.Duration
+
 // startAgent starts r's agent, on the reaper thread.
 func (s *super) startAgent(r *srun) {
 	stdin := r.files[0]
 	if stdin == nil {
 		stdin = s.null
 	}
+	// From the fork until the run is registered its agent is a child of
+	// the supervisor that no run owns: a finishing run's runProcs would
+	// take it for that run's leftover and kill it. runProcs waits for this.
+	s.forks.Lock()
 	p, err := os.StartProcess(r.spec.Path, r.spec.Argv, &os.ProcAttr{
 		Dir:   r.spec.Dir,
 		Env:   r.spec.Env,
@@ -51,6 +60,7 @@ func (s *super) startAgent(r *srun) {
 	}
 	r.files = nil
 	if err != nil {
+		s.forks.Unlock()
 		verb := "failed"
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOEXEC) {
 			verb = "notfound"
@@ -63,10 +73,14 @@ func (s *super) startAgent(r *srun) {
 	if info, ok := readProc(r.pid); ok {
 		r.start = info.start
 	}
+	if registerPause > 0 {
+		time.Sleep(registerPause)
+	}
 	s.mu.Lock()
 	s.runs[r.id] = r
 	s.byPid[r.pid] = r
 	s.mu.Unlock()
+	s.forks.Unlock()
 	s.send(r.id, "started", strconv.Itoa(r.pid))
 	if s.warn != "" {
 		s.note(r, "%s", s.warn)

@@ -115,6 +115,10 @@ type super struct {
 	owner  map[procKey]uint64 // processes already attributed to a run
 	starts chan *srun         // to the reaper thread
 	snaps  snapShare          // /proc snapshots, shared by runs that ask at once
+	// forks is held for writing from an agent's fork to its run's
+	// registration, and for reading by runProcs from its snapshot to its
+	// attribution, so no snapshot shows an agent its run does not own yet.
+	forks sync.RWMutex
 }
 
 // srun is one run as the supervisor knows it.
