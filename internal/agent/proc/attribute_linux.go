@@ -33,6 +33,11 @@ func (s *super) runProcs(r *srun) (mine []procInfo, unsure int) {
 	t := s.snaps.after(time.Now())
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.runs[r.id] != r {
+		// Reported and forgotten (a kill that outlived the run's finish):
+		// whatever is still unowned now is for the runs that remain.
+		return nil, 0
+	}
 	byLeader := make(map[int]*srun, len(s.runs))
 	byTag := make(map[string]*srun, len(s.runs))
 	for _, run := range s.runs {

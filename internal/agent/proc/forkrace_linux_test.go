@@ -7,24 +7,37 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"syscall"
 	"testing"
 	"time"
 )
 
-// registerPauseEnv sets registerPause in a supervisor started by
-// pausedSupervisor.
-const registerPauseEnv = "DROVER_TEST_REGISTER_PAUSE"
+// registerPauseEnv, in a supervisor started by pausedSupervisor, is how
+// long it waits between forking an agent and registering its run, for a
+// run whose env holds pauseMe.
+const (
+	registerPauseEnv = "DROVER_TEST_REGISTER_PAUSE"
+	pauseMe          = "DROVER_TEST_PAUSE_ME=1"
+)
 
 func init() {
-	if d, err := time.ParseDuration(os.Getenv(registerPauseEnv)); err == nil {
-		registerPause = d
+	d, err := time.ParseDuration(os.Getenv(registerPauseEnv))
+	if err != nil {
+		return
+	}
+	beforeRegister = func(r *srun) {
+		if slices.Contains(r.spec.Env, pauseMe) {
+			time.Sleep(d)
+		}
 	}
 }
 
 // pausedSupervisor makes the test's runs start under a new node supervisor
-// that waits pause between forking each agent and registering its run, and
-// the runs after the test under a new ordinary one.
+// that waits pause between forking the agent of a run with pauseMe and
+// registering the run, and the runs after the test under a new ordinary one.
 func pausedSupervisor(t *testing.T, pause time.Duration) {
 	t.Helper()
 	exe, err := os.Executable()
@@ -50,10 +63,11 @@ func pausedSupervisor(t *testing.T, pause time.Duration) {
 }
 
 // An agent that has just been forked, and is not yet known as its run's,
-// is not taken for the leftover of a run that is being killed at that
-// moment: run A's agent exits leaving a process that ignores SIGTERM, so
-// A's end SIGKILLs it after the grace; run B's agent is forked just before
-// that and registered well after it, and B runs to its end untouched.
+// is not taken for the leftover of a run that is ending at that moment:
+// run A's agent exits leaving a process that ignores SIGTERM, so A's end
+// looks for what A left through its grace and SIGKILLs it after; run B's
+// agent is forked half-way through that grace and registered long after
+// it, and B runs to its end untouched.
 func TestAnAgentBeingStartedIsNoLeftover(t *testing.T) {
 	pausedSupervisor(t, 2*time.Second)
 	dir := t.TempDir()
@@ -62,10 +76,9 @@ func TestAnAgentBeingStartedIsNoLeftover(t *testing.T) {
 	doneA := runAsync(context.Background(), a)
 	left := readPid(t, dir+"/leftover")
 	t.Cleanup(func() { _ = killPid(left) })
-	// A's grace ends about a second after its agent exits; B's agent is
-	// forked half a second in and registered two seconds later.
 	time.Sleep(500 * time.Millisecond)
-	b := shSpec(t, "sleep 0.2; echo finished")
+	b := shSpec(t, "sleep 1; echo finished")
+	b.Env = append(b.Env, pauseMe)
 	doneB := runAsync(context.Background(), b)
 	for name, done := range map[string]<-chan ranAsync{"A": doneA, "B": doneB} {
 		select {
@@ -78,4 +91,29 @@ func TestAnAgentBeingStartedIsNoLeftover(t *testing.T) {
 		}
 	}
 	waitGone(t, "run A's leftover", left)
+}
+
+// A run already reported and forgotten takes nothing: a kill that outlived
+// its run's finish does not claim the unowned processes the runs still
+// registered will take at their own end, with their grace.
+func TestAForgottenRunTakesNoLeftover(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	s := &super{self: os.Getpid(), runs: map[uint64]*srun{}, byPid: map[int]*srun{}, owner: map[procKey]uint64{}}
+	r := &srun{id: 7, pid: -1, exited: true}
+	takes := func() bool {
+		mine, _ := s.runProcs(r)
+		return slices.ContainsFunc(mine, func(p procInfo) bool { return p.pid == cmd.Process.Pid })
+	}
+	if takes() {
+		t.Error("a forgotten run took an unowned child")
+	}
+	s.runs[r.id] = r
+	if !takes() {
+		t.Error("a finishing run did not take an unowned child (the test shows nothing)")
+	}
 }

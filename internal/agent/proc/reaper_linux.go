@@ -32,10 +32,10 @@ func (s *super) reaper() {
 	}
 }
 
-// registerPause, zero but in a test, is how long startAgent waits between
-// forking an agent and registering its run, the window in which runProcs
-// must not take the agent for a leftover.
-var registerPause time.Duration
+// beforeRegister, nil but in a test, runs between an agent's fork and its
+// run's registration, the window in which runProcs must not take the agent
+// for a leftover.
+var beforeRegister func(*srun)
 
 // startAgent starts r's agent, on the reaper thread.
 func (s *super) startAgent(r *srun) {
@@ -45,7 +45,9 @@ func (s *super) startAgent(r *srun) {
 	}
 	// From the fork until the run is registered its agent is a child of
 	// the supervisor that no run owns: a finishing run's runProcs would
-	// take it for that run's leftover and kill it. runProcs waits for this.
+	// take it for that run's leftover and kill it. runProcs waits for this
+	// (and for an exec that hangs, on a hung mount: the supervisor is then
+	// stuck, and drover gives up on it after startBound).
 	s.forks.Lock()
 	p, err := os.StartProcess(r.spec.Path, r.spec.Argv, &os.ProcAttr{
 		Dir:   r.spec.Dir,
@@ -73,8 +75,8 @@ func (s *super) startAgent(r *srun) {
 	if info, ok := readProc(r.pid); ok {
 		r.start = info.start
 	}
-	if registerPause > 0 {
-		time.Sleep(registerPause)
+	if beforeRegister != nil {
+		beforeRegister(r)
 	}
 	s.mu.Lock()
 	s.runs[r.id] = r

@@ -26,7 +26,9 @@ type sharedSnap struct {
 	tree  procTree
 }
 
-// after returns a snapshot of /proc that began at or after asked.
+// after returns a snapshot of /proc that began at or after asked. Its only
+// caller, runProcs, holds super.forks for reading, so every snapshot is
+// taken while no agent is between its fork and its registration.
 func (c *snapShare) after(asked time.Time) procTree {
 	c.mu.Lock()
 	for {
