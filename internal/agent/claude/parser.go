@@ -284,7 +284,10 @@ func (p *Parser) rateLimit(ev *event) {
 	}
 	p.s.RateLimitStatus = info.Status
 	p.s.RateLimitType = info.RateLimitType
-	if info.ResetsAt > 0 && info.ResetsAt < 1e11 { // epoch seconds
+	// Every run of a subscription reports its window, "allowed" (or
+	// "allowed_warning") with resetsAt its end hours away: only a rejected
+	// window's reset is when the run may go again.
+	if info.Status == "rejected" && info.ResetsAt > 0 && info.ResetsAt < 1e11 { // epoch seconds
 		p.s.ResetsAt = time.Unix(int64(info.ResetsAt), 0).UTC()
 	}
 }
