@@ -72,6 +72,9 @@ func Explain(c Classification) Why {
 		if what, ok := strings.CutPrefix(p, "overruled:"); ok {
 			w.Words += fmt.Sprintf(" (the status wins over %s beside it, whose kind is not in the status's family)", strings.Replace(what, "=", " ", 1))
 		}
+		if d, ok := strings.CutPrefix(p, "wait:"); ok {
+			w.Words += fmt.Sprintf(" (a rate limit whose stated wait is %s, %s or more: a usage window, which every card of the profile would wait out alike)", d, FormatDuration(LongWait))
+		}
 		if p == "exit0:error_text" {
 			w.Words += " (the agent exited 0, but with error text and no final message)"
 		}
