@@ -325,3 +325,43 @@ func TestRecoveredRunsThatFailedAlikeHoldTheProfile(t *testing.T) {
 		t.Fatal("no recovered run's decision says the profile was held for the failure five cards shared")
 	}
 }
+
+// A rate limit that says to come back in two hours holds the profile at
+// the first card that meets it: the breaker opens as for a usage window,
+// and the other cards are not claimed only to meet it too (with a plain
+// rate limit, three cards would each run and fail before it opened).
+func TestALongRetryAfterHoldsTheProfileAtOnce(t *testing.T) {
+	wf := worldWorkflow(3).Set("dispatch", "{node: n1, lease: 3s, poll_interval: 100ms, max_concurrent: 1}")
+	w := newWorldFrom(t, wf)
+	var cards []board.Card
+	for i := range 3 {
+		cards = append(cards, w.add(fmt.Sprint("limited ", i), "", `{"sim":["rate_limited","succeeded"],"sim_reset":"2h","sim_delay":"1ms"}`))
+	}
+	stop := w.run(w.dispatcher("n1"))
+	defer stop()
+	var opened *board.Event
+	for deadline := time.Now().Add(10 * time.Second); opened == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		evs, _ := w.st.ListEvents(context.Background(), store.EventFilter{})
+		for i, e := range evs {
+			if e.Type == "agent_open" {
+				opened = &evs[i]
+			}
+		}
+	}
+	if opened == nil {
+		t.Fatal("a retry-after of two hours did not open the profile's breaker")
+	}
+	if !contains(opened.Reason, "usage window") {
+		t.Errorf("the breaker opened for %q; want the usage window named", opened.Reason)
+	}
+	time.Sleep(time.Second) // ten poll intervals: time to claim the others, were they eligible
+	var ran []string
+	for _, c := range cards {
+		for _, r := range w.runs(c.ID) {
+			ran = append(ran, c.Identifier+":"+r.Kind)
+		}
+	}
+	if len(ran) != 1 || !contains(ran[0], ":usage_limited") {
+		t.Errorf("runs %v; want one, usage_limited, and no other card claimed while the window lasts", ran)
+	}
+}
