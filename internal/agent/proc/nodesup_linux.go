@@ -28,6 +28,9 @@ var supervisor atomic.Value // string
 // call it.
 func UseSupervisor() { supervisor.Store("/proc/self/exe") }
 
+// supervisorEnv is the node supervisor's whole environment.
+const supervisorEnv = "DROVER_NODE_SUPERVISOR=1"
+
 func supervisorPath() string {
 	s, _ := supervisor.Load().(string)
 	return s
@@ -105,9 +108,12 @@ func startNode(sup string) (*node, error) {
 		return nil, fmt.Errorf("supervisor socket: %w", err)
 	}
 	cmd := &exec.Cmd{
-		Path:       sup,
-		Args:       []string{"drover", SuperviseArg},
-		Env:        []string{}, // nothing of drover's: it needs none, and no run's tag
+		Path: sup,
+		Args: []string{"drover", SuperviseArg},
+		// Nothing of drover's: it needs none, and no run's tag. One entry
+		// all the same: a scan for leftovers reads an empty environment
+		// again, as a process caught mid-exec (see execWaits).
+		Env:        []string{supervisorEnv},
 		ExtraFiles: []*os.File{theirs},
 		Stderr:     os.Stderr, // a crash of the supervisor is drover's to show
 		// Its own group, out of reach of a terminal's ^C (drover stops
