@@ -327,9 +327,9 @@ func TestRecoveredRunsThatFailedAlikeHoldTheProfile(t *testing.T) {
 }
 
 // A rate limit that says to come back in two hours holds the profile at
-// the first card that meets it: the breaker opens as for a usage window,
-// and the other cards are not claimed only to meet it too (with a plain
-// rate limit, three cards would each run and fail before it opened).
+// the first card that meets it: the breaker opens at once until then,
+// naming the wait, and the other cards are not claimed only to meet it too
+// (before, three cards each ran and failed, the breaker's threshold).
 func TestALongRetryAfterHoldsTheProfileAtOnce(t *testing.T) {
 	wf := worldWorkflow(3).Set("dispatch", "{node: n1, lease: 3s, poll_interval: 100ms, max_concurrent: 1}")
 	w := newWorldFrom(t, wf)
@@ -351,8 +351,8 @@ func TestALongRetryAfterHoldsTheProfileAtOnce(t *testing.T) {
 	if opened == nil {
 		t.Fatal("a retry-after of two hours did not open the profile's breaker")
 	}
-	if !contains(opened.Reason, "usage window") {
-		t.Errorf("the breaker opened for %q; want the usage window named", opened.Reason)
+	if !contains(opened.Reason, "the provider asks to wait 2h") {
+		t.Errorf("the breaker opened for %q; want the stated wait named", opened.Reason)
 	}
 	time.Sleep(time.Second) // ten poll intervals: time to claim the others, were they eligible
 	var ran []string
@@ -361,7 +361,7 @@ func TestALongRetryAfterHoldsTheProfileAtOnce(t *testing.T) {
 			ran = append(ran, c.Identifier+":"+r.Kind)
 		}
 	}
-	if len(ran) != 1 || !contains(ran[0], ":usage_limited") {
-		t.Errorf("runs %v; want one, usage_limited, and no other card claimed while the window lasts", ran)
+	if len(ran) != 1 || !contains(ran[0], ":rate_limited") {
+		t.Errorf("runs %v; want one, rate_limited, and no other card claimed while the wait lasts", ran)
 	}
 }

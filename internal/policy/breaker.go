@@ -74,7 +74,11 @@ func (c CardRef) String() string {
 //   - usage_limited opens the breaker at once until retryAt (or the cooldown).
 //   - rate_limited and provider_unavailable are hits: BreakerThreshold hits
 //     within BreakerWindow open it until max(retryAt, at+BreakerCooldown). A hit
-//     while half-open re-opens it; a hit while open may push Until later.
+//     while half-open re-opens it; a hit while open may push Until later. A
+//     hit whose server states a wait of BreakerWindow or more (a retry-after
+//     of two hours, a reset time tomorrow) opens it at once until then: the
+//     other cards would each claim, run and meet the same wait, and the
+//     threshold could not be reached within the window anyway.
 //   - any other outcome of the probe card while half-open closes the breaker:
 //     the provider answered.
 //
@@ -120,6 +124,9 @@ func Observe(cfg Config, st BreakerState, kind Kind, card CardRef, at, retryAt t
 			return st.open(kind, at, until, fmt.Sprintf("%s on card %s while half-open", kind, card)), true
 		case s.Profile == ProfileUntilReset:
 			return st.open(kind, at, until, fmt.Sprintf("%s on card %s: the plan's usage window is spent", kind, card)), true
+		case cfg.BreakerWindow > 0 && retryAt.Sub(at) >= cfg.BreakerWindow:
+			return st.open(kind, at, until, fmt.Sprintf("%s on card %s: the provider asks to wait %s, longer than the breaker's window of %s",
+				kind, card, FormatDuration(retryAt.Sub(at)), FormatDuration(cfg.BreakerWindow))), true
 		case len(st.Hits) >= max(cfg.BreakerThreshold, 1):
 			return st.open(kind, at, until, fmt.Sprintf("%d profile-level failures within %s (last: %s on card %s)",
 				len(st.Hits), FormatDuration(cfg.BreakerWindow), kind, card)), true

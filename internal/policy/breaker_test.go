@@ -94,6 +94,26 @@ func TestBreakerUsageLimitOpensAtOnce(t *testing.T) {
 	}
 }
 
+// A rate limit or an outage whose server states a wait of the breaker's
+// window or more opens the breaker at once until then, naming the wait; a
+// shorter stated wait is one hit of the threshold.
+func TestBreakerALongStatedWaitOpensAtOnce(t *testing.T) {
+	cfg := Defaults() // window 5m, threshold 5
+	for _, k := range []Kind{KindRateLimited, KindProviderUnavailable} {
+		st, changed := Observe(cfg, BreakerState{}, k, CardRef{ID: "c1", Identifier: "DRV-1"}, t0, t0.Add(2*time.Hour))
+		if !changed || st.State != BreakerOpen || !st.Until.Equal(t0.Add(2*time.Hour)) || st.Kind != k {
+			t.Errorf("%s with a two-hour wait: %+v; want open until the wait's end", k, st)
+		}
+		if want := "the provider asks to wait 2h, longer than the breaker's window of 5m"; !strings.Contains(st.Reason, want) {
+			t.Errorf("%s: reason %q; want %q", k, st.Reason, want)
+		}
+		st, changed = Observe(cfg, BreakerState{}, k, CardRef{ID: "c1"}, t0, t0.Add(4*time.Minute))
+		if changed || st.state() != BreakerClosed || len(st.Hits) != 1 {
+			t.Errorf("%s with a four-minute wait: %+v, changed %v; want one hit, closed", k, st, changed)
+		}
+	}
+}
+
 func TestBreakerPausedUntilOperator(t *testing.T) {
 	cfg := Defaults()
 	cfg.QuotaProbe = 0 // quota_exhausted pauses only with its probe off

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Classify gives the verdict on one finished run. It is pure: everything it
@@ -40,32 +39,7 @@ func Classify(s Signals, rules []Rule) Classification {
 		c.Message = primaryMessage(s)
 	}
 	addRetry(&c, s, text)
-	longLimit(&c, s)
 	return c
-}
-
-// LongWait is the stated wait beyond which a rate limit is a usage window:
-// every card of the profile would wait it out alike, so the profile waits
-// at once rather than after BreakerThreshold cards each found it. The
-// long_wait phrase row reads the same bound in words (minutes from 30 up,
-// hours, days; seconds from 1,000 up).
-const LongWait = 30 * time.Minute
-
-// longLimit makes a rate limit whose stated wait (a retry-after, a reset
-// time) is LongWait or more a usage window; a profile's own rule stands.
-func longLimit(c *Classification, s Signals) {
-	if c.Kind != KindRateLimited || strings.HasPrefix(c.Source, "rule:") {
-		return
-	}
-	wait := c.RetryAfter
-	if !c.RetryAt.IsZero() && !s.Now.IsZero() {
-		wait = max(wait, c.RetryAt.Sub(s.Now))
-	}
-	if wait < LongWait {
-		return
-	}
-	c.Kind = KindUsageLimited
-	c.Source += ",wait:" + FormatDuration(wait)
 }
 
 func classify(s Signals, rules []Rule, text string) Classification {

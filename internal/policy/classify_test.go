@@ -245,36 +245,3 @@ func TestForbiddenSplitsByStructure(t *testing.T) {
 		}
 	}
 }
-
-// A rate limit that states a long wait, as a number or as a time, is a
-// usage window; one that states a short wait, or none, stays a rate limit;
-// a profile's own rule is not second-guessed.
-func TestALongStatedWaitIsAUsageWindow(t *testing.T) {
-	now := time.Date(2026, 12, 4, 18, 0, 0, 0, time.UTC)
-	rule := []Rule{{Name: "ours", Kind: KindRateLimited, Regex: "custom throttle"}}
-	cases := []struct {
-		name  string
-		text  string
-		rules []Rule
-		kind  Kind
-		after time.Duration
-	}{
-		{"a retry-after of two hours", "API Error: 429 Too Many Requests\nretry-after: 7200", nil, KindUsageLimited, 2 * time.Hour},
-		{"a reset at a clock time hours away", "Error: 429 rate limit exceeded; try again at 9:30 PM (UTC)", nil, KindUsageLimited, 3*time.Hour + 30*time.Minute},
-		{"a retry-after of a minute", "API Error: 429 Too Many Requests\nretry-after: 60", nil, KindRateLimited, time.Minute},
-		{"a reset at a clock time minutes away", "Error: 429 rate limit exceeded; try again at 6:10 PM (UTC)", nil, KindRateLimited, 10 * time.Minute},
-		{"no wait stated", "API Error: 429 Too Many Requests", nil, KindRateLimited, 0},
-		{"a profile's rule", "custom throttle; retry-after: 7200", rule, KindRateLimited, 2 * time.Hour},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got := Classify(Signals{ExitCode: 1, Stderr: c.text, Now: now}, c.rules)
-			if got.Kind != c.kind || got.RetryAfter != c.after {
-				t.Errorf("%q → %s after %s (%s); want %s after %s", c.text, got.Kind, got.RetryAfter, got.Source, c.kind, c.after)
-			}
-			if w := Explain(got); c.kind == KindUsageLimited && !strings.Contains(w.Words, "usage window") {
-				t.Errorf("explain does not say why: %q", w.Words)
-			}
-		})
-	}
-}

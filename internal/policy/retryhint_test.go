@@ -31,6 +31,18 @@ func TestRetryHint(t *testing.T) {
 		{"bare number is not a time", "resets 3", now, 0, time.Time{}},
 		{"nonsense hour", "resets 13pm", now, 0, time.Time{}},
 		{"nothing", "Request timed out", now, 0, time.Time{}},
+		{"retry after in milliseconds", "429: retry after 5000ms", now, 5 * time.Second, time.Time{}},
+		{"retry after in milliseconds, spelled", "retry after 2500 milliseconds", now, 2500 * time.Millisecond, time.Time{}},
+		{"retry after in hours", "rate limited; retry after 1 hour", now, time.Hour, time.Time{}},
+		{"retry after in minutes", "Retry after 2 minutes.", now, 2 * time.Minute, time.Time{}},
+		{"the last wait stated counts", "const h = {'retry-after': 3600}\nError: 429 Too Many Requests retry-after: 2", now, 2 * time.Second, time.Time{}},
+		{"retrying in seconds", "Retrying in 2892 seconds… (attempt 9/10)", now, 2892 * time.Second, time.Time{}},
+		{"a date is no delay (Cody)", "You have exceeded the concurrency limit of 3. Retry after 2026-11-30 07:28:18 +0000 UTC", now, 0, time.Date(2026, 11, 30, 7, 28, 18, 0, time.UTC)},
+		{"an RFC 3339 time", "retry-after: 2026-11-29T20:00:00Z", now, 0, time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC)},
+		{"an HTTP-date", "Retry-After: Sun, 29 Nov 2026 21:00:00 GMT", now, 0, time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)},
+		{"a date passed is over", "Retry after 2025-03-07 12:28:18 +0000 UTC", now, 0, time.Time{}},
+		{"a clock time just passed has passed", "try again at 6:05 PM (UTC)", now, 0, time.Time{}},
+		{"a clock time passed long ago is tomorrow's", "resets 9am (UTC)", now, 0, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

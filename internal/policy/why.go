@@ -68,16 +68,9 @@ func Explain(c Classification) Why {
 	default:
 		w = Why{By: kind, Detail: detail, Words: "source " + c.Source}
 	}
-	narrowed := c.Kind
-	if strings.Contains(c.Source, ",wait:") {
-		narrowed = KindRateLimited // what the wait then made a usage window
-	}
 	for _, p := range rest {
 		if what, ok := strings.CutPrefix(p, "overruled:"); ok {
 			w.Words += fmt.Sprintf(" (the status wins over %s beside it, whose kind is not in the status's family)", strings.Replace(what, "=", " ", 1))
-		}
-		if d, ok := strings.CutPrefix(p, "wait:"); ok {
-			w.Words += fmt.Sprintf("; its stated wait is %s, %s or more: a usage window, which every card of the profile would wait out alike", d, FormatDuration(LongWait))
 		}
 		if p == "exit0:error_text" {
 			w.Words += " (the agent exited 0, but with error text and no final message)"
@@ -92,7 +85,7 @@ func Explain(c Classification) Why {
 			if w.By == "phrase" {
 				w.Words = fmt.Sprintf("the phrase family %s", name)
 			} else {
-				w.Words += fmt.Sprintf(", narrowed to %s by the phrase family %s", narrowed, name)
+				w.Words += fmt.Sprintf(", narrowed to %s by the phrase family %s", c.Kind, name)
 			}
 		}
 	}

@@ -22,7 +22,8 @@ func TestFixtures(t *testing.T) { fixtures.Run(t, "claude", "testdata", registry
 // "allowed_warning") while the window lasts, with resetsAt its end hours
 // away. A rate limit of the API in such a run (the organisation's tokens a
 // minute) waits for the API, not for the window's end: only a rejected
-// window's reset is the run's retry time.
+// window's reset is the run's retry time, and not even that while the run
+// goes on past it as extra usage (overage).
 func TestAnAllowedUsageWindowIsNoRetryTime(t *testing.T) {
 	stdout, err := os.ReadFile("testdata/rate_limit_429/stdout")
 	if err != nil {
@@ -30,8 +31,13 @@ func TestAnAllowedUsageWindowIsNoRetryTime(t *testing.T) {
 	}
 	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 	resets := now.Add(4 * time.Hour)
-	for _, status := range []string{"allowed", "allowed_warning", "rejected"} {
-		event := fmt.Sprintf(`{"type":"rate_limit_event","rate_limit_info":{"status":%q,"resetsAt":%d,"rateLimitType":"five_hour","isUsingOverage":false}}`, status, resets.Unix())
+	overage := fmt.Sprintf(`"status":"rejected","resetsAt":%d,"rateLimitType":"five_hour","overageStatus":"allowed","isUsingOverage":true`, resets.Unix())
+	for _, status := range []string{"allowed", "allowed_warning", "rejected", "on overage"} {
+		info := fmt.Sprintf(`"status":%q,"resetsAt":%d,"rateLimitType":"five_hour","isUsingOverage":false`, status, resets.Unix())
+		if status == "on overage" {
+			info = overage
+		}
+		event := `{"type":"rate_limit_event","rate_limit_info":{` + info + `}}`
 		init, rest, _ := bytes.Cut(stdout, []byte("\n"))
 		out := append(append(append(append([]byte{}, init...), '\n'), event+"\n"...), rest...)
 		c := policy.Classify(registry.BuildSignals("claude", 1, out, nil, now), nil)

@@ -86,9 +86,12 @@ type event struct {
 
 	// rate_limit_event
 	RateLimitInfo *struct {
-		Status        string  `json:"status"`
-		ResetsAt      float64 `json:"resetsAt"`
-		RateLimitType string  `json:"rateLimitType"`
+		Status          string  `json:"status"`
+		ResetsAt        float64 `json:"resetsAt"`
+		RateLimitType   string  `json:"rateLimitType"`
+		OverageStatus   string  `json:"overageStatus"`
+		OverageResetsAt float64 `json:"overageResetsAt"`
+		IsUsingOverage  bool    `json:"isUsingOverage"`
 	} `json:"rate_limit_info"`
 
 	// stream_event (--include-partial-messages)
@@ -282,14 +285,36 @@ func (p *Parser) rateLimit(ev *event) {
 	if info == nil {
 		return
 	}
-	p.s.RateLimitStatus = info.Status
-	p.s.RateLimitType = info.RateLimitType
 	// Every run of a subscription reports its window, "allowed" (or
 	// "allowed_warning") with resetsAt its end hours away: only a rejected
-	// window's reset is when the run may go again.
-	if info.Status == "rejected" && info.ResetsAt > 0 && info.ResetsAt < 1e11 { // epoch seconds
-		p.s.ResetsAt = time.Unix(int64(info.ResetsAt), 0).UTC()
+	// window's reset is when the run may go again. A rejected window the
+	// run goes on past as extra usage (isUsingOverage, overage allowed)
+	// binds it no more than an allowed one. The status kept is the one that
+	// binds the run; the last event wins.
+	status := info.Status
+	overage := info.OverageStatus == "allowed" || info.OverageStatus == "allowed_warning"
+	if status == "rejected" && info.IsUsingOverage && overage {
+		status = "allowed"
 	}
+	p.s.RateLimitStatus = status
+	p.s.RateLimitType = info.RateLimitType
+	p.s.ResetsAt = time.Time{}
+	if status != "rejected" {
+		return
+	}
+	reset := epoch(info.ResetsAt)
+	if o := epoch(info.OverageResetsAt); info.OverageStatus == "rejected" && !o.IsZero() && (reset.IsZero() || o.Before(reset)) {
+		reset = o // the extra usage comes back first
+	}
+	p.s.ResetsAt = reset
+}
+
+// epoch reads a time in Unix seconds; zero for none or one out of range.
+func epoch(sec float64) time.Time {
+	if sec <= 0 || sec >= 1e11 {
+		return time.Time{}
+	}
+	return time.Unix(int64(sec), 0).UTC()
 }
 
 func (p *Parser) stream(ev *event) {

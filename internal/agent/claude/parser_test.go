@@ -168,3 +168,40 @@ func TestParserAskUserQuestion(t *testing.T) {
 		t.Errorf("old input shape: %q", got)
 	}
 }
+
+// The window kept is the one that binds the run, as the last event says:
+// a rejected window's reset (or the extra usage's, when that is rejected
+// too and comes back first); none for a window allowed again, or one the
+// run goes on past as extra usage.
+func TestParserRateLimitWindowThatBinds(t *testing.T) {
+	ev := func(info string) []byte {
+		return []byte(`{"type":"rate_limit_event","rate_limit_info":{` + info + `}}`)
+	}
+	cases := []struct {
+		name   string
+		events []string
+		status string
+		resets int64
+	}{
+		{"rejected", []string{`"status":"rejected","resetsAt":2000000000`}, "rejected", 2000000000},
+		{"rejected, overage rejected sooner", []string{`"status":"rejected","resetsAt":2000000000,"overageStatus":"rejected","overageResetsAt":1900000000`}, "rejected", 1900000000},
+		{"rejected, overage rejected later", []string{`"status":"rejected","resetsAt":2000000000,"overageStatus":"rejected","overageResetsAt":2100000000`}, "rejected", 2000000000},
+		{"rejected, on overage", []string{`"status":"rejected","resetsAt":2000000000,"overageStatus":"allowed","isUsingOverage":true`}, "allowed", 0},
+		{"rejected, then allowed again", []string{`"status":"rejected","resetsAt":2000000000`, `"status":"allowed","resetsAt":2000018000`}, "allowed", 0},
+		{"allowed", []string{`"status":"allowed_warning","resetsAt":2000000000`}, "allowed_warning", 0},
+	}
+	for _, c := range cases {
+		p := NewParser()
+		for _, e := range c.events {
+			p.Feed(ev(e))
+		}
+		s := p.Structured()
+		want := time.Time{}
+		if c.resets > 0 {
+			want = time.Unix(c.resets, 0)
+		}
+		if s.RateLimitStatus != c.status || !s.ResetsAt.Equal(want) {
+			t.Errorf("%s: status %q, resets %v; want %q, %v", c.name, s.RateLimitStatus, s.ResetsAt, c.status, want)
+		}
+	}
+}
