@@ -113,20 +113,31 @@ func Observe(cfg Config, st BreakerState, kind Kind, card CardRef, at, retryAt t
 		if retryAt.After(until) {
 			until = retryAt
 		}
+		long, waitWords := statedWait(cfg, s.Profile, kind, card, at, retryAt)
+		if long && until.After(at.Add(MaxStatedHold)) {
+			// The cards wait as stated; the profile probes sooner, so a
+			// misread or overcautious wait cannot stop it for days.
+			until = at.Add(max(MaxStatedHold, cfg.BreakerCooldown))
+			waitWords += fmt.Sprintf("; one probe card runs at %s", clock(until, at))
+		}
 		switch {
 		case prev == BreakerOpen:
 			if st.Until == nil || until.After(*st.Until) {
 				st.Until = &until
+				if long && st.Fingerprint == "" {
+					st.Kind, st.Reason = kind, waitWords // what now keeps it open
+				}
 				return st, true
 			}
 			return st, false
+		case prev == BreakerHalfOpen && long:
+			return st.open(kind, at, until, waitWords+" (the probe met it)"), true
 		case prev == BreakerHalfOpen:
 			return st.open(kind, at, until, fmt.Sprintf("%s on card %s while half-open", kind, card)), true
 		case s.Profile == ProfileUntilReset:
 			return st.open(kind, at, until, fmt.Sprintf("%s on card %s: the plan's usage window is spent", kind, card)), true
-		case cfg.BreakerWindow > 0 && retryAt.Sub(at) >= cfg.BreakerWindow:
-			return st.open(kind, at, until, fmt.Sprintf("%s on card %s: the provider asks to wait %s, longer than the breaker's window of %s",
-				kind, card, FormatDuration(retryAt.Sub(at)), FormatDuration(cfg.BreakerWindow))), true
+		case long:
+			return st.open(kind, at, until, waitWords), true
 		case len(st.Hits) >= max(cfg.BreakerThreshold, 1):
 			return st.open(kind, at, until, fmt.Sprintf("%d profile-level failures within %s (last: %s on card %s)",
 				len(st.Hits), FormatDuration(cfg.BreakerWindow), kind, card)), true
@@ -212,6 +223,23 @@ func ProbeResult(cfg Config, st BreakerState, succeeded bool, now time.Time) Bre
 // MaxQuotaProbe bounds the wait between the probes of a profile whose
 // credit is spent.
 const MaxQuotaProbe = 4 * time.Hour
+
+// MaxStatedHold bounds how long one stated wait holds a profile before a
+// probe card tries the provider again (the cards themselves wait as
+// stated).
+const MaxStatedHold = 4 * time.Hour
+
+// statedWait reports whether a rate limit's or an outage's server stated a
+// wait of the breaker's window or more (then one hit opens the breaker),
+// and says so for its reason.
+func statedWait(cfg Config, p ProfileEffect, kind Kind, card CardRef, at, retryAt time.Time) (bool, string) {
+	wait := retryAt.Sub(at)
+	if p != ProfileBreaker || cfg.BreakerWindow <= 0 || wait < cfg.BreakerWindow {
+		return false, ""
+	}
+	return true, fmt.Sprintf("%s on card %s: the provider asks to wait %s, at least the breaker's window of %s",
+		kind, card, FormatDuration(wait), FormatDuration(cfg.BreakerWindow))
+}
 
 // ProbesCredit says whether kind k holds its profile with probes at
 // growing waits (policy.quota_probe) instead of pausing it until an

@@ -104,13 +104,39 @@ func TestBreakerALongStatedWaitOpensAtOnce(t *testing.T) {
 		if !changed || st.State != BreakerOpen || !st.Until.Equal(t0.Add(2*time.Hour)) || st.Kind != k {
 			t.Errorf("%s with a two-hour wait: %+v; want open until the wait's end", k, st)
 		}
-		if want := "the provider asks to wait 2h, longer than the breaker's window of 5m"; !strings.Contains(st.Reason, want) {
+		if want := "the provider asks to wait 2h, at least the breaker's window of 5m"; !strings.Contains(st.Reason, want) {
 			t.Errorf("%s: reason %q; want %q", k, st.Reason, want)
 		}
 		st, changed = Observe(cfg, BreakerState{}, k, CardRef{ID: "c1"}, t0, t0.Add(4*time.Minute))
 		if changed || st.state() != BreakerClosed || len(st.Hits) != 1 {
 			t.Errorf("%s with a four-minute wait: %+v, changed %v; want one hit, closed", k, st, changed)
 		}
+	}
+}
+
+// A stated wait beyond MaxStatedHold holds the profile that long, then a
+// probe card; a long wait that comes while the breaker is open, or to its
+// probe, pushes the end out and says so; a hold's reason stays.
+func TestBreakerALongStatedWaitIsBoundedAndSaid(t *testing.T) {
+	cfg := Defaults()
+	card := CardRef{ID: "c2", Identifier: "DRV-2"}
+	st, _ := Observe(cfg, BreakerState{}, KindProviderUnavailable, card, t0, t0.Add(24*time.Hour))
+	if !st.Until.Equal(t0.Add(MaxStatedHold)) || !strings.Contains(st.Reason, "wait 24h") || !strings.Contains(st.Reason, "one probe card runs at") {
+		t.Errorf("a day's wait: until %v, reason %q; want held %s, then a probe, both said", st.Until, st.Reason, MaxStatedHold)
+	}
+	open := BreakerState{State: BreakerOpen, Kind: KindRateLimited, Reason: "5 profile-level failures within 5m", Since: &t0, Until: ptr(t0.Add(time.Minute))}
+	st, changed := Observe(cfg, open, KindRateLimited, card, t0, t0.Add(2*time.Hour))
+	if !changed || !st.Until.Equal(t0.Add(2*time.Hour)) || !strings.Contains(st.Reason, "wait 2h") {
+		t.Errorf("while open: %+v, changed %v; want the end pushed and the wait said", st, changed)
+	}
+	held := open
+	held.Fingerprint, held.Reason = "f1", "the same failure on 3 cards"
+	if st, _ := Observe(cfg, held, KindRateLimited, card, t0, t0.Add(2*time.Hour)); st.Reason != held.Reason || st.Fingerprint != "f1" {
+		t.Errorf("a hold: reason %q; want the hold's", st.Reason)
+	}
+	half := BreakerState{State: BreakerHalfOpen, Kind: KindRateLimited, ProbeCardID: "c2"}
+	if st, _ := Observe(cfg, half, KindRateLimited, card, t0, t0.Add(2*time.Hour)); st.State != BreakerOpen || !strings.Contains(st.Reason, "wait 2h") || !strings.Contains(st.Reason, "the probe met it") {
+		t.Errorf("the probe: %+v; want open again, the wait said", st)
 	}
 }
 

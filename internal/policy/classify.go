@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Classify gives the verdict on one finished run. It is pure: everything it
@@ -230,6 +231,22 @@ func joinUnique(parts []string) string {
 	return strings.Join(out, "\n")
 }
 
+// retryHintOf reads the stated wait from the failure's text: for an agent
+// without structured output, from stderr, where its error goes, and only
+// when that states none from stdout, where the code it printed or edited
+// may carry a retry-after of its own.
+func retryHintOf(s Signals, text string) (time.Duration, time.Time) {
+	if len(s.Structured.ErrorMessages) > 0 || s.Structured.Present {
+		return RetryHint(text, s.Now)
+	}
+	for _, src := range []string{s.Stderr, s.Stdout} {
+		if after, at := RetryHint(src, s.Now); after > 0 || !at.IsZero() {
+			return after, at
+		}
+	}
+	return 0, time.Time{}
+}
+
 // addRetry fills RetryAfter/RetryAt for kinds that wait on time.
 func addRetry(c *Classification, s Signals, text string) {
 	switch c.Kind {
@@ -241,7 +258,7 @@ func addRetry(c *Classification, s Signals, text string) {
 	if !st.ResetsAt.IsZero() && (c.Kind == KindRateLimited || c.Kind == KindUsageLimited) {
 		c.RetryAt = st.ResetsAt
 	}
-	after, at := RetryHint(text, s.Now)
+	after, at := retryHintOf(s, text)
 	if c.RetryAt.IsZero() {
 		c.RetryAt = at
 	}

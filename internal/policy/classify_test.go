@@ -245,3 +245,18 @@ func TestForbiddenSplitsByStructure(t *testing.T) {
 		}
 	}
 }
+
+// A command agent's stated wait is read from its stderr, where its error
+// goes, before its stdout, where the code it printed may carry another.
+func TestAStatedWaitComesFromTheError(t *testing.T) {
+	c := Classify(Signals{ExitCode: 1, Now: time.Date(2026, 12, 4, 18, 0, 0, 0, time.UTC),
+		Stdout: "patched server.py:\n    self.send_header('Retry-After', '3600')\n    self.send_header('Retry-After: 3600')",
+		Stderr: "Error: 429 Too Many Requests; retry-after: 2"}, nil)
+	if c.Kind != KindRateLimited || c.RetryAfter != 2*time.Second {
+		t.Errorf("got %s after %s; want rate_limited after the error's 2s", c.Kind, c.RetryAfter)
+	}
+	c = Classify(Signals{ExitCode: 1, Stdout: "Error: 429 Too Many Requests; retry-after: 20"}, nil)
+	if c.RetryAfter != 20*time.Second {
+		t.Errorf("with nothing on stderr, stdout's wait: got %s, want 20s", c.RetryAfter)
+	}
+}

@@ -14,16 +14,26 @@ var (
 	resetsClockRe = regexp.MustCompile(`(?i)\bresets?\s+(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*(?:\(([^)]+)\))?`)
 	// "… or try again at 9:33 PM." (Codex CLI 0.171.0)
 	tryAgainAtRe = regexp.MustCompile(`(?i)\btry again at\s+(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*(?:\(([^)]+)\))?`)
-	// "retry-after: 20", "Retry-After=20", "retry after 5000ms", "retry
-	// after 2 minutes"; a number followed by -, :, / or . and a digit is a
-	// date or a time, not a delay (the last group says so).
-	retryAfterRe = regexp.MustCompile(`(?i)\bretry[- _]after["']?\s*[:=]?\s*(\d+(?:\.\d+)?)(?:\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b)?([-:/.]\d)?`)
-	// "Please try again in 20s", "try again in 1.5 seconds", "retry in 3
-	// minutes", Claude Code's "Retrying in 2892 seconds…", "resets in 4h".
-	tryAgainInRe = regexp.MustCompile(`(?i)\b(?:try again|retry(?:ing)?|resets?|available again) in\s+(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b`)
+	// A header or a field ("retry-after: 20", "Retry-After=20",
+	// "retry_after": 20): the number alone is seconds. In words ("retry
+	// after 5000ms", "retry after 2 minutes") only with its unit: "retry
+	// after 500 more requests" states no wait. A number followed by -, :, /
+	// or . and a digit is a date, a time or a version, not a delay (the last
+	// group says so; RE2 prefers the longer number, so it cannot be dodged).
+	retryAfterRe = regexp.MustCompile(`(?i)\bretry[- _]after["']?([ \t]*[:=])?[ \t]*(\d+(?:\.\d+)?)(?:[ \t]*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b)?([-:/.]\d)?`)
+	// "Please try again in 20s", "in 1.5 seconds", "retry in 3 minutes",
+	// OpenAI's "in 1m30s" and "6m0s", Claude Code's "Retrying in 2892
+	// seconds…", "resets in 4h".
+	tryAgainInRe = regexp.MustCompile(`(?i)\b(?:try again|retry(?:ing)?|resets?|available again) in[ \t]+((?:\d+(?:\.\d+)?(?:ms|h|m|s))+|\d+(?:\.\d+)?[ \t]*(?:ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?))\b`)
+	// google.rpc.RetryInfo as Gemini's errors carry it: "retryDelay": "40s".
+	retryDelayRe = regexp.MustCompile(`"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"`)
 	// "Retry after 2025-03-07 12:28:18 +0000 UTC" (Cody), an RFC 3339
 	// time, or an HTTP-date ("Retry-After: Wed, 21 Oct 2026 07:28:00 GMT").
-	retryAfterDateRe = regexp.MustCompile(`(?i)\bretry[- _]after["']?\s*[:=]?\s*(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:\s*(?:Z|[+-]\d{2}:?\d{2}))?|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT)`)
+	retryAfterDateRe = regexp.MustCompile(`(?i)\bretry[- _]after["']?[ \t]*[:=]?[ \t]*(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[ \t]*(?:Z|[+-]\d{2}:?\d{2}))?|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT)`)
+	// Claude Code 1.x: "Claude AI usage limit reached|1735000000" (the
+	// reset as a Unix time in seconds).
+	limitEpochRe = regexp.MustCompile(`(?i)usage limit reached\|(\d{9,11})\b`)
+	numUnitRe    = regexp.MustCompile(`^(\d+(?:\.\d+)?)[ \t]*([a-zA-Z]+)$`)
 )
 
 // RetryHint reads a retry time out of an error text. after is a relative
@@ -33,65 +43,93 @@ var (
 // than two hours ago means tomorrow, one that passed less than that has
 // passed (no time: the wait is over, or was stated before the agent's own
 // retries). A time without a zone is read in now's location (the CLI runs
-// on the same machine as drover). Where the text states several waits the
-// last one counts: it is the latest said. With a zero now, clock times are
-// not resolved. Pure: it never reads the clock.
-var limitEpochRe = regexp.MustCompile(`(?i)usage limit reached\|(\d{9,11})\b`)
-
+// on the same machine as drover). Where the text states several waits, in
+// whatever forms, the last one counts: it is the latest said ("Retry-After:
+// 0" included). At most one of after and at is set. With a zero now,
+// absolute times are not resolved. Pure: it never reads the clock.
 func RetryHint(text string, now time.Time) (after time.Duration, at time.Time) {
-	for _, m := range retryAfterRe.FindAllStringSubmatch(text, -1) {
-		if m[3] == "" {
-			if d := parseAmount(m[1], cmp.Or(m[2], "s")); d > 0 {
-				after = d
-			}
+	last := -1
+	take := func(pos int, a time.Duration, t time.Time) {
+		if pos > last {
+			last, after, at = pos, a, t
 		}
 	}
-	if after == 0 {
-		for _, m := range tryAgainInRe.FindAllStringSubmatch(text, -1) {
-			if d := parseAmount(m[1], m[2]); d > 0 {
-				after = d
-			}
+	for _, m := range retryAfterRe.FindAllStringSubmatchIndex(text, -1) {
+		sep, unit, date := m[2] >= 0, sub(text, m, 3), m[8] >= 0
+		if date || (!sep && unit == "") {
+			continue
+		}
+		if d, ok := parseAmount(sub(text, m, 2), cmp.Or(unit, "s")); ok {
+			take(m[0], d, time.Time{})
 		}
 	}
-	if now.IsZero() {
-		return after, time.Time{}
-	}
-	// Claude Code 1.x: "Claude AI usage limit reached|1735000000" (the reset
-	// as a Unix time in seconds).
-	if m := limitEpochRe.FindStringSubmatch(text); m != nil {
-		if sec, err := strconv.ParseInt(m[1], 10, 64); err == nil {
-			if t := time.Unix(sec, 0); t.After(now) && t.Sub(now) < 31*24*time.Hour {
-				return after, t
-			}
+	for _, m := range tryAgainInRe.FindAllStringSubmatchIndex(text, -1) {
+		if d, ok := parseWait(sub(text, m, 1)); ok {
+			take(m[0], d, time.Time{})
 		}
 	}
-	if ms := retryAfterDateRe.FindAllStringSubmatch(text, -1); ms != nil {
-		if t, ok := parseRetryDate(ms[len(ms)-1][1]); ok {
+	for _, m := range retryDelayRe.FindAllStringSubmatchIndex(text, -1) {
+		if d, ok := parseAmount(sub(text, m, 1), "s"); ok {
+			take(m[0], d, time.Time{})
+		}
+	}
+	if !now.IsZero() {
+		absolute := func(pos int, t time.Time) {
 			if t.After(now) && t.Sub(now) < maxHint {
-				return after, t
-			}
-			return after, time.Time{} // passed: the wait is over
-		}
-	}
-	for _, re := range []*regexp.Regexp{resetsClockRe, tryAgainAtRe} {
-		if ms := re.FindAllStringSubmatch(text, -1); ms != nil {
-			m := ms[len(ms)-1]
-			if t, ok := resolveClock(m[1], m[2], m[3], m[4], now); ok {
-				return after, t
+				take(pos, 0, t)
+			} else if !t.After(now) {
+				take(pos, 0, time.Time{}) // passed: the wait is over
 			}
 		}
+		for _, m := range limitEpochRe.FindAllStringSubmatchIndex(text, -1) {
+			if sec, err := strconv.ParseInt(sub(text, m, 1), 10, 64); err == nil {
+				absolute(m[0], time.Unix(sec, 0))
+			}
+		}
+		for _, m := range retryAfterDateRe.FindAllStringSubmatchIndex(text, -1) {
+			if t, ok := parseRetryDate(sub(text, m, 1), now.Location()); ok {
+				absolute(m[0], t)
+			}
+		}
+		for _, re := range []*regexp.Regexp{resetsClockRe, tryAgainAtRe} {
+			for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
+				if t, ok := resolveClock(sub(text, m, 1), sub(text, m, 2), sub(text, m, 3), sub(text, m, 4), now); ok {
+					take(m[0], 0, t) // zero when it just passed
+				}
+			}
+		}
 	}
-	return after, time.Time{}
+	return after, at
 }
 
-// parseRetryDate reads the absolute forms retryAfterDateRe finds.
-func parseRetryDate(s string) (time.Time, bool) {
+// sub is submatch i of m in text, "" when it did not take part.
+func sub(text string, m []int, i int) string {
+	if 2*i+1 >= len(m) || m[2*i] < 0 {
+		return ""
+	}
+	return text[m[2*i]:m[2*i+1]]
+}
+
+// parseWait reads "20s", "1m30s", "1.5 seconds", "3 minutes".
+func parseWait(s string) (time.Duration, bool) {
+	if d, err := time.ParseDuration(strings.ToLower(s)); err == nil {
+		return d, d >= 0 && d <= maxHint
+	}
+	if m := numUnitRe.FindStringSubmatch(s); m != nil {
+		return parseAmount(m[1], m[2])
+	}
+	return 0, false
+}
+
+// parseRetryDate reads the absolute forms retryAfterDateRe finds; one
+// without a zone is in loc.
+func parseRetryDate(s string, loc *time.Location) (time.Time, bool) {
 	if t, err := http.ParseTime(s); err == nil {
 		return t, true
 	}
-	s = strings.Replace(strings.TrimSpace(s), "T", " ", 1)
-	for _, layout := range []string{"2006-01-02 15:04:05.999999999 -0700", "2006-01-02 15:04:05.999999999 -07:00", "2006-01-02 15:04:05.999999999Z", "2006-01-02 15:04:05.999999999"} {
-		if t, err := time.Parse(layout, strings.ReplaceAll(s, "  ", " ")); err == nil {
+	s = strings.Join(strings.Fields(strings.Replace(strings.ToUpper(s), "T", " ", 1)), " ")
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999 -0700", "2006-01-02 15:04:05.999999999 -07:00", "2006-01-02 15:04:05.999999999Z", "2006-01-02 15:04:05.999999999 Z", "2006-01-02 15:04:05.999999999"} {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
 			return t, true
 		}
 	}
@@ -101,10 +139,12 @@ func parseRetryDate(s string) (time.Time, bool) {
 // maxHint bounds a believable relative delay; anything longer is ignored.
 const maxHint = 31 * 24 * time.Hour
 
-func parseAmount(num, unit string) time.Duration {
+// parseAmount reads a number of unit (ms, s, m or h and their longer
+// spellings); false for no number or more than maxHint.
+func parseAmount(num, unit string) (time.Duration, bool) {
 	f, err := strconv.ParseFloat(num, 64)
 	if err != nil || f < 0 {
-		return 0
+		return 0, false
 	}
 	per := time.Second
 	u := strings.ToLower(unit)
@@ -117,12 +157,14 @@ func parseAmount(num, unit string) time.Duration {
 		per = time.Minute
 	}
 	if f*float64(per) > float64(maxHint) {
-		return 0
+		return 0, false
 	}
-	return time.Duration(f * float64(per))
+	return time.Duration(f * float64(per)), true
 }
 
-// resolveClock turns "10", "18", "pm", "UTC" into the next such instant after now.
+// resolveClock turns "10", "18", "pm", "UTC" into the next such instant
+// after now; into the zero time, still ok, when that time passed under two
+// hours ago (the wait is over); false when it is no clock time.
 func resolveClock(hs, ms, ampm, zone string, now time.Time) (time.Time, bool) {
 	h, err := strconv.Atoi(hs)
 	if err != nil {
@@ -161,7 +203,7 @@ func resolveClock(hs, ms, ampm, zone string, now time.Time) (time.Time, bool) {
 		if now.Sub(t) < 2*time.Hour {
 			// Just passed: the reset came while the agent retried, or
 			// before a recovery read the run's log.
-			return time.Time{}, false
+			return time.Time{}, true
 		}
 		t = t.AddDate(0, 0, 1)
 	}

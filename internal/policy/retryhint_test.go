@@ -43,6 +43,21 @@ func TestRetryHint(t *testing.T) {
 		{"a date passed is over", "Retry after 2025-03-07 12:28:18 +0000 UTC", now, 0, time.Time{}},
 		{"a clock time just passed has passed", "try again at 6:05 PM (UTC)", now, 0, time.Time{}},
 		{"a clock time passed long ago is tomorrow's", "resets 9am (UTC)", now, 0, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)},
+		{"a number in prose is no wait", "retry after 2026", now, 0, time.Time{}},
+		{"a count in prose is no wait", "retry after 500 more requests", now, 0, time.Time{}},
+		{"prose", "retry after fixing the config", now, 0, time.Time{}},
+		{"a day is no wait", "retry after 12/05", now, 0, time.Time{}},
+		{"a version is no wait", "retry-after: 1.2.3", now, 0, time.Time{}},
+		{"the unit is on the same line", "Retry-After: 30\nmin-tokens: 5", now, 30 * time.Second, time.Time{}},
+		{"the unit is on the same line, ms", "Retry-After: 5\nms-azureml-model-error: x", now, 5 * time.Second, time.Time{}},
+		{"OpenAI's compound wait", "Rate limit reached for gpt-4o. Please try again in 1m30s.", now, 90 * time.Second, time.Time{}},
+		{"OpenAI's compound wait with zero seconds", "Please try again in 6m0s. Visit https://platform.openai.com", now, 6 * time.Minute, time.Time{}},
+		{"Gemini's retryDelay", `"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "40s"`, now, 40 * time.Second, time.Time{}},
+		{"the last wait counts across forms", "You've hit your limit · resets 9am (UTC)\nretry-after: 2", now, 2 * time.Second, time.Time{}},
+		{"a last wait of zero counts", "retry-after: 3600\n... later: Retry-After: 0", now, 0, time.Time{}},
+		{"a bare reset after a clock time takes nothing", "resets 10:18pm (UTC). Use /reset 3", now, 0, time.Date(2026, 11, 29, 22, 18, 0, 0, time.UTC)},
+		{"a date without a zone is local", "retry after 2026-11-29 20:00:00", now.In(est), 0, time.Date(2026, 11, 29, 20, 0, 0, 0, est)},
+		{"a lowercase RFC 3339 time", "retry-after: 2026-11-29t20:00:00z", now, 0, time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
