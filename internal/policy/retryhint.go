@@ -15,12 +15,13 @@ var (
 	// "… or try again at 9:33 PM." (Codex CLI 0.171.0)
 	tryAgainAtRe = regexp.MustCompile(`(?i)\btry again at\s+(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*(?:\(([^)]+)\))?`)
 	// A header or a field ("retry-after: 20", "Retry-After=20",
-	// "retry_after": 20): the number alone is seconds. In words ("retry
+	// "retry_after": 20, a dict's 'retry-after': '20'): the number alone is
+	// seconds. In words ("retry
 	// after 5000ms", "retry after 2 minutes") only with its unit: "retry
 	// after 500 more requests" states no wait. A number followed by -, :, /
 	// or . and a digit is a date, a time or a version, not a delay (the last
 	// group says so; RE2 prefers the longer number, so it cannot be dodged).
-	retryAfterRe = regexp.MustCompile(`(?i)\bretry[- _]after["']?([ \t]*[:=])?[ \t]*(\d+(?:\.\d+)?)(?:[ \t]*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b)?([-:/.]\d)?`)
+	retryAfterRe = regexp.MustCompile(`(?i)\bretry[- _]after["']?([ \t]*[:=])?[ \t]*["']?(\d+(?:\.\d+)?)(?:[ \t]*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b)?([-:/.]\d)?`)
 	// "Please try again in 20s", "in 1.5 seconds", "retry in 3 minutes",
 	// OpenAI's "in 1m30s" and "6m0s", Claude Code's "Retrying in 2892
 	// seconds…", "resets in 4h".
@@ -29,7 +30,7 @@ var (
 	retryDelayRe = regexp.MustCompile(`"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"`)
 	// "Retry after 2025-03-07 12:28:18 +0000 UTC" (Cody), an RFC 3339
 	// time, or an HTTP-date ("Retry-After: Wed, 21 Oct 2026 07:28:00 GMT").
-	retryAfterDateRe = regexp.MustCompile(`(?i)\bretry[- _]after["']?[ \t]*[:=]?[ \t]*(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[ \t]*(?:Z|[+-]\d{2}:?\d{2}))?|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT)`)
+	retryAfterDateRe = regexp.MustCompile(`(?i)\bretry[- _]after["']?[ \t]*[:=]?[ \t]*["']?(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[ \t]*(?:Z|[+-]\d{2}:?\d{2}))?|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT)`)
 	// Claude Code 1.x: "Claude AI usage limit reached|1735000000" (the
 	// reset as a Unix time in seconds).
 	limitEpochRe = regexp.MustCompile(`(?i)usage limit reached\|(\d{9,11})\b`)
