@@ -124,21 +124,8 @@ func environOf(pid int) ([]byte, error) {
 // userProcess reports whether pid is alive and not a kernel thread (whose
 // environment is always empty).
 func userProcess(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return false
-	}
-	// "state ppid pgrp session tty_nr tpgid flags …" after the comm.
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 7 || len(f[0]) != 1 || f[0][0] == 'Z' || f[0][0] == 'X' {
-		return false
-	}
-	flags, err := strconv.ParseUint(string(f[6]), 10, 64)
-	return err == nil && flags&pfKthread == 0
+	p, ok := readProc(pid)
+	return ok && p.live() && p.flags&pfKthread == 0
 }
 
 const pfKthread = 0x00200000 // PF_KTHREAD in /proc/PID/stat's flags

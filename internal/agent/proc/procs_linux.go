@@ -12,6 +12,7 @@ import (
 type procInfo struct {
 	pid, ppid, pgrp, sid int
 	start                uint64 // clock ticks after boot
+	flags                uint64 // the kernel's PF_* flags
 	state                byte
 }
 
@@ -65,11 +66,12 @@ func readProc(pid int) (procInfo, bool) {
 	ppid, err1 := strconv.Atoi(f[1])
 	pgrp, err2 := strconv.Atoi(f[2])
 	sid, err3 := strconv.Atoi(f[3])
+	flags, err5 := strconv.ParseUint(f[6], 10, 64)
 	start, err4 := strconv.ParseUint(f[19], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil {
 		return procInfo{}, false
 	}
-	return procInfo{pid: pid, ppid: ppid, pgrp: pgrp, sid: sid, start: start, state: f[0][0]}, true
+	return procInfo{pid: pid, ppid: ppid, pgrp: pgrp, sid: sid, start: start, flags: flags, state: f[0][0]}, true
 }
 
 // procTree is one snapshot of /proc indexed by parent.
